@@ -1,0 +1,169 @@
+"""The pipeline API: upload runs and question sets, read scores.
+
+Authenticated by a bearer token (`manage.py api_token USER`). The OpenAPI
+schema is served at /api/openapi.json and browsable at /api/docs.
+"""
+
+from __future__ import annotations
+
+from django.shortcuts import get_object_or_404
+from django.utils import timezone
+from ninja import File, Form, NinjaAPI, Schema
+from ninja.files import UploadedFile
+from ninja.security import HttpBearer
+
+from reviewapp import selectors
+from reviewapp.models import ApiToken, Run, Scoring
+from reviewapp.services.question_sets import set_version_upload
+from reviewapp.services.runs import run_receive
+from reviewapp.services.uploads import UploadRejected
+
+
+class TokenAuth(HttpBearer):
+    def authenticate(self, request, token):
+        found = ApiToken.objects.select_related("user").filter(key_hash=ApiToken.hash(token)).first()
+        if found is None or not found.user.is_active:
+            return None
+        ApiToken.objects.filter(id=found.id).update(last_used_at=timezone.now())
+        request.user = found.user
+        return found.user
+
+
+api = NinjaAPI(
+    title="Answer review API",
+    version="1",
+    description="Upload runs of logged answers and read their automatic measures.",
+    auth=TokenAuth(),
+    urls_namespace="api",
+)
+
+
+class ErrorOut(Schema):
+    detail: str
+    errors: list[str]
+
+
+class ScoringOut(Schema):
+    id: int
+    set_version: str
+    status: str
+    progress: int
+    error: str
+    unmatched_answers: int
+    scores: dict[str, dict[str, dict[str, float]]]
+
+
+class RunOut(Schema):
+    id: int
+    url: str
+    status: str
+    progress: int
+    duplicate: bool = False
+    assistant_version: str
+    set_version: str
+    file_name: str
+    sha256: str
+    answers: int
+    error: str
+    line_errors: list[dict]
+    line_error_count: int
+    scorings: list[ScoringOut]
+
+
+class SetVersionOut(Schema):
+    version: str
+    question_set: str
+    questions: int
+
+
+def _run_out(request, run: Run, *, duplicate: bool = False) -> dict:
+    scorings = run.scorings.select_related("set_version").order_by("created_at", "id")
+    return {
+        "id": run.id,
+        "url": request.build_absolute_uri(run.get_absolute_url()),
+        "status": run.status,
+        "progress": selectors.run_progress(run),
+        "duplicate": duplicate,
+        "assistant_version": run.assistant_version.label,
+        "set_version": run.set_version.version,
+        "file_name": run.file_name,
+        "sha256": run.sha256,
+        "answers": run.answer_count,
+        "error": run.error,
+        "line_errors": run.line_errors,
+        "line_error_count": run.line_error_count,
+        "scorings": [
+            {
+                "id": s.id,
+                "set_version": s.set_version.version,
+                "status": s.status,
+                "progress": s.progress,
+                "error": s.error,
+                "unmatched_answers": s.unmatched_answers,
+                "scores": selectors.scores_as_dict(s) if s.status == Scoring.Status.DONE else {},
+            }
+            for s in scorings
+        ],
+    }
+
+
+def _error(rejected: UploadRejected):
+    return rejected.status, {"detail": "the upload was refused", "errors": rejected.errors}
+
+
+@api.post(
+    "/runs",
+    response={201: RunOut, 200: RunOut, 400: ErrorOut, 413: ErrorOut},
+    summary="Upload a run log",
+)
+def upload_run(
+    request,
+    file: File[UploadedFile],
+    assistant_version: Form[str] = "",
+    set_version: Form[str] = "",
+    set_from_file: Form[bool] = False,
+    set_name: Form[str] = "",
+):
+    """Store the log and queue its validation and scoring. 201 for a new run,
+    200 with `duplicate: true` when the same file is held by a run already.
+    Poll `GET /api/runs/{id}` until `status` is stored, rejected or failed and
+    each scoring is done; a rejected run lists its bad lines."""
+    try:
+        received = run_receive(
+            upload=file,
+            uploaded_by=request.user,
+            source=Run.Source.API,
+            assistant_version=assistant_version,
+            set_version=set_version,
+            set_from_file=set_from_file,
+            set_name=set_name,
+        )
+    except UploadRejected as rejected:
+        return _error(rejected)
+    run = Run.objects.get(id=received.run.id)
+    return (201 if received.created else 200), _run_out(request, run, duplicate=not received.created)
+
+
+@api.get("/runs/{run_id}", response=RunOut, summary="A run's status and scores")
+def get_run(request, run_id: int):
+    run = get_object_or_404(Run.objects.select_related("assistant_version", "set_version"), id=run_id)
+    return _run_out(request, run)
+
+
+@api.post(
+    "/question-sets",
+    response={201: SetVersionOut, 400: ErrorOut, 413: ErrorOut},
+    summary="Upload a question set version",
+)
+def upload_question_set(
+    request, file: File[UploadedFile], version: Form[str] = "", set_name: Form[str] = ""
+):
+    try:
+        created = set_version_upload(upload=file, version=version, set_name=set_name, created_by=request.user)
+    except UploadRejected as rejected:
+        return _error(rejected)
+    return 201, {
+        "version": created.version,
+        "question_set": created.question_set.name,
+        "questions": created.questions.count(),
+    }

@@ -1,0 +1,86 @@
+"""Load demo data: the spec's running example and a generated run of a few
+thousand answers in three languages, with users to log in as."""
+
+import tempfile
+from pathlib import Path
+
+from django.contrib.auth import get_user_model
+from django.core.files import File
+from django.core.management.base import BaseCommand
+
+from reviewapp.models import ApiToken, Run, SetVersion
+from reviewapp.services.question_sets import set_version_create, set_version_upload
+from reviewapp.services.runs import run_receive
+from scoring import synthetic
+from scoring.logfile import normalise_question
+
+DEMO_DIR = Path(__file__).resolve().parents[2] / "demo"
+DEMO_PASSWORD = "review-demo"
+DEMO_USERS = ("lead", "reviewer", "manager")
+
+
+class Command(BaseCommand):
+    help = "Load demo data (idempotent) and print how to log in."
+
+    def add_arguments(self, parser):
+        parser.add_argument("--answers", type=int, default=3000, help="size of the generated run")
+
+    def handle(self, *args, answers: int, **options):
+        User = get_user_model()
+        for name in DEMO_USERS:
+            user, created = User.objects.get_or_create(username=name)
+            if created:
+                user.set_password(DEMO_PASSWORD)
+                user.save()
+        admin, created = User.objects.get_or_create(
+            username="admin", defaults={"is_staff": True, "is_superuser": True}
+        )
+        if created:
+            admin.set_password(DEMO_PASSWORD)
+            admin.save()
+        lead = User.objects.get(username="lead")
+
+        if not SetVersion.objects.filter(version="1.2").exists():
+            with open(DEMO_DIR / "questions_set-1.2.jsonl", "rb") as f:
+                set_version_upload(upload=File(f, name=f"{DEMO_DIR}/questions_set-1.2.jsonl"),
+                                   set_name="statistics", created_by=lead)
+        self._upload(DEMO_DIR / "answers_run_assistant-1.3_set-1.2.jsonl", lead)
+
+        if not SetVersion.objects.filter(version="demo-1.0").exists():
+            questions = synthetic.generate_question_set(questions=answers, seed=7, set_version="demo-1.0")
+            set_version_create(
+                version="demo-1.0",
+                questions=[normalise_question(q) for q in questions],
+                set_name="demo",
+                created_by=lead,
+                source_name="generated",
+            )
+        questions = synthetic.generate_question_set(questions=answers, seed=7, set_version="demo-1.0")
+        for assistant, seed in (("assistant-demo-2.0", 11), ("assistant-demo-2.1", 12)):
+            rows = synthetic.generate_run(question_set=questions, answers=answers, seed=seed,
+                                          assistant_version=assistant)
+            with tempfile.TemporaryDirectory() as folder:
+                path = Path(folder) / f"answers_run_{assistant}_set-demo-1.0.jsonl"
+                synthetic.write_jsonl(path, rows, header={"assistant_version": assistant,
+                                                          "set_version": "demo-1.0"})
+                self._upload(path, lead)
+
+        token_note = ""
+        pipeline, _ = User.objects.get_or_create(username="pipeline")
+        if not ApiToken.objects.filter(user=pipeline, name="demo").exists():
+            _, key = ApiToken.issue(user=pipeline, name="demo")
+            token_note = f"  API token for pipelines (shown once): {key}\n"
+
+        self.stdout.write(
+            self.style.SUCCESS("Demo data ready.")
+            + f"\n  {Run.objects.count()} runs; open http://127.0.0.1:8000/ and log in as "
+            + ", ".join(DEMO_USERS)
+            + f" or admin, password {DEMO_PASSWORD}\n"
+            + token_note
+        )
+
+    def _upload(self, path: Path, user) -> None:
+        with open(path, "rb") as f:
+            received = run_receive(upload=File(f, name=path.name), uploaded_by=user, source=Run.Source.COMMAND)
+        state = "loaded" if received.created else "already there"
+        self.stdout.write(f"  {path.name}: run #{received.run.id} {state} ({received.run.status})")

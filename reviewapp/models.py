@@ -1,0 +1,334 @@
+"""The data: question sets and their versions, assistants, runs of logged
+answers, and the scorings of a run against a set version.
+
+Counts (k, n) are stored; rates and intervals are derived where shown.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import secrets
+from functools import cached_property
+
+from django.conf import settings
+from django.db import models
+from django.db.models import Q
+from django.urls import reverse
+
+
+class QuestionSet(models.Model):
+    name = models.CharField(max_length=200, unique=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ("name",)
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class SetVersion(models.Model):
+    """One version of a question set: the judgement runs are scored against.
+
+    Version labels are unique across the app because run logs name them alone
+    ("set_version": "1.2").
+    """
+
+    question_set = models.ForeignKey(QuestionSet, on_delete=models.PROTECT, related_name="versions")
+    version = models.CharField(max_length=100, unique=True)
+    based_on = models.ForeignKey(
+        "self", null=True, blank=True, on_delete=models.PROTECT, related_name="revisions"
+    )
+    source_name = models.CharField(max_length=255, blank=True)
+    note = models.TextField(blank=True)
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ("-created_at", "-id")
+
+    def __str__(self) -> str:
+        return f"set {self.version}"
+
+
+class Question(models.Model):
+    class Behaviour(models.TextChoices):
+        ANSWER = "answer"
+        DECLINE = "decline"
+
+    class Split(models.TextChoices):
+        TUNING = "tuning"
+        SEALED = "sealed"
+
+    set_version = models.ForeignKey(SetVersion, on_delete=models.CASCADE, related_name="questions")
+    question_id = models.CharField(max_length=200)
+    language = models.CharField(max_length=20)
+    question = models.TextField(blank=True)
+    expected_behaviour = models.CharField(max_length=10, choices=Behaviour.choices)
+    expected_values = models.JSONField(default=list)
+    expected_series = models.CharField(max_length=200, null=True, blank=True)
+    expected_period = models.CharField(max_length=100, null=True, blank=True)
+    expected_unit = models.CharField(max_length=200, null=True, blank=True)
+    expected_caveats = models.JSONField(default=list)
+    stratum = models.CharField(max_length=100, null=True, blank=True)
+    split = models.CharField(max_length=10, choices=Split.choices, default=Split.TUNING)
+
+    class Meta:
+        ordering = ("set_version", "id")
+        constraints = [
+            models.UniqueConstraint(
+                fields=("set_version", "question_id"), name="question_unique_in_version"
+            )
+        ]
+
+    def __str__(self) -> str:
+        return self.question_id
+
+    def as_scoring_dict(self) -> dict:
+        return {
+            "question_id": self.question_id,
+            "language": self.language,
+            "expected_behaviour": self.expected_behaviour,
+            "expected_values": self.expected_values,
+            "stratum": self.stratum,
+            "split": self.split,
+        }
+
+
+class Assistant(models.Model):
+    name = models.CharField(max_length=200, unique=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class AssistantVersion(models.Model):
+    """What is measured. The label is what logs say: "assistant-1.3"."""
+
+    assistant = models.ForeignKey(Assistant, on_delete=models.PROTECT, related_name="versions")
+    label = models.CharField(max_length=200, unique=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ("-created_at", "-id")
+
+    def __str__(self) -> str:
+        return self.label
+
+
+class Run(models.Model):
+    """One uploaded log: the answers of an assistant version to a set version."""
+
+    class Status(models.TextChoices):
+        RECEIVED = "received"
+        INGESTING = "ingesting"
+        STORED = "stored"
+        REJECTED = "rejected"
+        FAILED = "failed"
+
+    FINAL = (Status.STORED, Status.REJECTED, Status.FAILED)
+
+    class Source(models.TextChoices):
+        WEB = "web"
+        API = "api"
+        COMMAND = "command"
+
+    assistant_version = models.ForeignKey(
+        AssistantVersion, on_delete=models.PROTECT, related_name="runs"
+    )
+    set_version = models.ForeignKey(SetVersion, on_delete=models.PROTECT, related_name="runs")
+    file_name = models.CharField(max_length=255)
+    file_path = models.CharField(max_length=500)
+    size_bytes = models.BigIntegerField()
+    sha256 = models.CharField(max_length=64)
+    uploaded_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL
+    )
+    source = models.CharField(max_length=10, choices=Source.choices, default=Source.WEB)
+    created_at = models.DateTimeField(auto_now_add=True)
+    status = models.CharField(max_length=12, choices=Status.choices, default=Status.RECEIVED)
+    progress = models.PositiveSmallIntegerField(default=0)
+    answer_count = models.PositiveIntegerField(default=0)
+    error = models.TextField(blank=True)
+    line_errors = models.JSONField(default=list, blank=True)
+    line_error_count = models.PositiveIntegerField(default=0)
+    stored_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ("-created_at", "-id")
+        constraints = [
+            # A file is held by one run; a rejected run holds nothing, so the
+            # same file may be sent again once it has been fixed elsewhere.
+            models.UniqueConstraint(
+                fields=("sha256",), condition=~Q(status="rejected"), name="run_unique_file"
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"run {self.id}: {self.assistant_version} on {self.set_version}"
+
+    def get_absolute_url(self) -> str:
+        return reverse("run-detail", args=[self.id])
+
+    @property
+    def is_final(self) -> bool:
+        return self.status in self.FINAL
+
+
+class Answer(models.Model):
+    """One logged line, kept verbatim in ``raw``; a few fields are copied out
+    to be filtered on."""
+
+    run = models.ForeignKey(Run, on_delete=models.CASCADE, related_name="answers")
+    line_number = models.PositiveIntegerField()
+    question_id = models.CharField(max_length=200)
+    language = models.CharField(max_length=20)
+    declined = models.BooleanField()
+    raw = models.TextField()
+
+    class Meta:
+        ordering = ("run", "line_number")
+        constraints = [
+            models.UniqueConstraint(fields=("run", "question_id"), name="answer_unique_question"),
+            models.UniqueConstraint(fields=("run", "line_number"), name="answer_unique_line"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.question_id} (line {self.line_number})"
+
+    @cached_property
+    def record(self) -> dict:
+        return json.loads(self.raw)
+
+
+class Scoring(models.Model):
+    """A run scored against one set version; a run can have several."""
+
+    class Status(models.TextChoices):
+        QUEUED = "queued"
+        SCORING = "scoring"
+        DONE = "done"
+        FAILED = "failed"
+
+    FINAL = (Status.DONE, Status.FAILED)
+
+    run = models.ForeignKey(Run, on_delete=models.CASCADE, related_name="scorings")
+    set_version = models.ForeignKey(SetVersion, on_delete=models.PROTECT, related_name="scorings")
+    status = models.CharField(max_length=10, choices=Status.choices, default=Status.QUEUED)
+    progress = models.PositiveSmallIntegerField(default=0)
+    error = models.TextField(blank=True)
+    # Answers whose question this set version does not hold: not scored.
+    unmatched_answers = models.PositiveIntegerField(default=0)
+    requested_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    started_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ("created_at", "id")
+        constraints = [
+            models.UniqueConstraint(fields=("run", "set_version"), name="scoring_unique_version")
+        ]
+
+    def __str__(self) -> str:
+        return f"run {self.run_id} against {self.set_version}"
+
+    @property
+    def is_final(self) -> bool:
+        return self.status in self.FINAL
+
+    @property
+    def seconds(self) -> float | None:
+        if self.started_at and self.finished_at:
+            return (self.finished_at - self.started_at).total_seconds()
+        return None
+
+
+class AnswerCheck(models.Model):
+    """The checks of one answer in one scoring: k and n per measure, and the
+    numbers read from the answer with what each matched."""
+
+    scoring = models.ForeignKey(Scoring, on_delete=models.CASCADE, related_name="checks")
+    answer = models.ForeignKey(Answer, on_delete=models.CASCADE, related_name="checks")
+    numeric_accuracy_k = models.PositiveSmallIntegerField(default=0)
+    numeric_accuracy_n = models.PositiveSmallIntegerField(default=0)
+    citation_validity_k = models.PositiveSmallIntegerField(default=0)
+    citation_validity_n = models.PositiveSmallIntegerField(default=0)
+    refusal_accuracy_k = models.PositiveSmallIntegerField(default=0)
+    refusal_accuracy_n = models.PositiveSmallIntegerField(default=0)
+    answer_rate_k = models.PositiveSmallIntegerField(default=0)
+    answer_rate_n = models.PositiveSmallIntegerField(default=0)
+    unsupported_numbers_k = models.PositiveSmallIntegerField(default=0)
+    unsupported_numbers_n = models.PositiveSmallIntegerField(default=0)
+    numbers = models.JSONField(default=list)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=("scoring", "answer"), name="check_unique_answer")
+        ]
+
+
+class Finding(models.Model):
+    """One failure of one answer on one measure, with its reason."""
+
+    class Kind(models.TextChoices):
+        NUMERIC = "numeric", "wrong number"
+        UNSUPPORTED = "unsupported", "unsupported number"
+        REFUSAL = "refusal", "should have declined"
+        DECLINED = "declined", "should have answered"
+        CITATION = "citation", "invalid citation"
+
+    scoring = models.ForeignKey(Scoring, on_delete=models.CASCADE, related_name="findings")
+    answer = models.ForeignKey(Answer, on_delete=models.CASCADE, related_name="findings")
+    kind = models.CharField(max_length=12, choices=Kind.choices)
+    detail = models.TextField()
+
+    class Meta:
+        ordering = ("answer__line_number", "id")
+        indexes = [models.Index(fields=("scoring", "kind"), name="finding_scoring_kind")]
+
+
+class Score(models.Model):
+    """Counts for one slice and one measure of a scoring."""
+
+    scoring = models.ForeignKey(Scoring, on_delete=models.CASCADE, related_name="scores")
+    slice = models.CharField(max_length=200)
+    measure = models.CharField(max_length=50)
+    k = models.PositiveIntegerField()
+    n = models.PositiveIntegerField()
+
+    class Meta:
+        ordering = ("id",)
+        constraints = [
+            models.UniqueConstraint(
+                fields=("scoring", "slice", "measure"), name="score_unique_slice_measure"
+            )
+        ]
+
+
+class ApiToken(models.Model):
+    """A pipeline's bearer token. Only its hash is stored; the token is shown once."""
+
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE)
+    name = models.CharField(max_length=100)
+    key_hash = models.CharField(max_length=64, unique=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    last_used_at = models.DateTimeField(null=True, blank=True)
+
+    def __str__(self) -> str:
+        return f"{self.name} ({self.user})"
+
+    @staticmethod
+    def hash(key: str) -> str:
+        return hashlib.sha256(key.encode()).hexdigest()
+
+    @classmethod
+    def issue(cls, *, user, name: str) -> tuple[ApiToken, str]:
+        key = secrets.token_urlsafe(32)
+        return cls.objects.create(user=user, name=name, key_hash=cls.hash(key)), key

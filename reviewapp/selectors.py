@@ -1,0 +1,157 @@
+"""Reads that pages and the API share."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from reviewapp import progress
+from reviewapp.models import Answer, Finding, Run, Scoring
+from scoring.measures import MEASURE_LABELS, MEASURES
+from scoring.rates import Rate, rate
+
+# What an empty cell means, so that a blank is never a mystery.
+EMPTY_REASONS = {
+    "numeric_accuracy": "no question expected an answer",
+    "citation_validity": "no answer cited anything",
+    "refusal_accuracy": "no question expected a refusal",
+    "answer_rate": "no question expected an answer",
+    "unsupported_numbers": "no figures in the answers",
+}
+
+
+@dataclass(frozen=True)
+class Cell:
+    measure: str
+    rate: Rate | None
+
+    @property
+    def empty_reason(self) -> str:
+        return EMPTY_REASONS[self.measure]
+
+
+@dataclass(frozen=True)
+class SliceRow:
+    slice: str
+    cells: list[Cell]
+
+
+def score_table(scoring: Scoring) -> list[SliceRow]:
+    """One row per slice (all first), one cell per measure with k, n and interval."""
+    by_slice: dict[str, dict[str, Rate]] = {}
+    for score in scoring.scores.all():
+        by_slice.setdefault(score.slice, {})[score.measure] = rate(score.k, score.n)
+    ordered = sorted(by_slice, key=lambda name: (name != "all", name))
+    return [
+        SliceRow(name, [Cell(m, by_slice[name].get(m)) for m in MEASURES]) for name in ordered
+    ]
+
+
+def measure_headers() -> list[tuple[str, str]]:
+    return [(measure, MEASURE_LABELS[measure]) for measure in MEASURES]
+
+
+def scores_as_dict(scoring: Scoring) -> dict:
+    """{slice: {measure: {k, n, rate, low, high}}} for the API."""
+    result: dict[str, dict] = {}
+    for row in score_table(scoring):
+        result[row.slice] = {
+            cell.measure: {
+                "k": cell.rate.k,
+                "n": cell.rate.n,
+                "rate": cell.rate.value,
+                "low": cell.rate.low,
+                "high": cell.rate.high,
+            }
+            for cell in row.cells
+            if cell.rate is not None
+        }
+    return result
+
+
+def run_progress(run: Run) -> int:
+    """How far the run is, 0 to 100, live while its answers are being stored."""
+    if run.status == Run.Status.INGESTING:
+        return progress.read("run", run.id, default=run.progress)
+    return 100 if run.is_final else run.progress
+
+
+def findings_page(scoring: Scoring, *, kind: str = "", language: str = ""):
+    findings = Finding.objects.filter(scoring=scoring).select_related("answer")
+    if kind:
+        findings = findings.filter(kind=kind)
+    if language:
+        findings = findings.filter(answer__language=language)
+    return findings.order_by("answer__line_number", "id")
+
+
+def finding_kinds(scoring: Scoring) -> list[tuple[str, str, int]]:
+    """(kind, label, count) for each kind of finding in the scoring."""
+    from django.db.models import Count
+
+    counts = dict(
+        Finding.objects.filter(scoring=scoring).values_list("kind").annotate(n=Count("id"))
+    )
+    return [(kind, label, counts.get(kind, 0)) for kind, label in Finding.Kind.choices]
+
+
+def run_languages(run: Run) -> list[str]:
+    return list(
+        Answer.objects.filter(run=run).order_by("language").values_list("language", flat=True).distinct()
+    )
+
+
+STANDARD_FIELDS = {
+    "question_id", "language", "retrieved_ids", "retrieved_values", "answer",
+    "cited_ids", "declined", "retrieved_records",
+}
+
+
+def answer_evidence(record: dict) -> dict:
+    """The evidence an answer was shown: its records with values, period, unit
+    and caveats when the log has them, else the retrieved ids and values."""
+    records = record.get("retrieved_records") or []
+    described = {r.get("id") for r in records}
+    cited = set(record.get("cited_ids") or [])
+    return {
+        "records": [
+            {
+                "id": r.get("id"),
+                "label": r.get("label"),
+                "values": r.get("values") or [],
+                "period": r.get("period"),
+                "unit": r.get("unit"),
+                "caveats": r.get("caveats") or [],
+                "cited": r.get("id") in cited,
+            }
+            for r in records
+        ],
+        "bare_ids": [i for i in record.get("retrieved_ids") or [] if i not in described],
+        "values": record.get("retrieved_values") or [],
+        "cited_ids": [
+            {"id": i, "retrieved": i in set(record.get("retrieved_ids") or [])}
+            for i in dict.fromkeys(record.get("cited_ids") or [])
+        ],
+    }
+
+
+def answer_question(answer: Answer):
+    return answer.run.set_version.questions.filter(question_id=answer.question_id).first()
+
+
+def marked_text(text: str, numbers: list[dict]) -> list[dict]:
+    """The answer text cut into plain parts and numbers, each number with
+    whether it was supported and by which value."""
+    segments, position = [], 0
+    for number in sorted(numbers, key=lambda n: n["start"]):
+        if number["start"] < position:
+            continue
+        segments.append({"text": text[position : number["start"]]})
+        segments.append({"text": text[number["start"] : number["end"]], "number": number})
+        position = number["end"]
+    segments.append({"text": text[position:]})
+    return [segment for segment in segments if segment["text"]]
+
+
+def extra_fields(record: dict) -> dict:
+    """Fields beyond recipe 4.1's (timings, tool calls), kept verbatim."""
+    return {name: value for name, value in record.items() if name not in STANDARD_FIELDS}

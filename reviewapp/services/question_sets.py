@@ -1,0 +1,164 @@
+"""Question sets: creating versions from files, and revising them."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from pathlib import Path
+
+from django.db import IntegrityError, transaction
+
+from reviewapp.models import Question, QuestionSet, SetVersion
+from reviewapp.services.uploads import UploadRejected, store_upload
+from scoring import logfile
+
+DEFAULT_SET_NAME = "default"
+
+
+def _rejected(file_name: str, error: logfile.LogFileError) -> UploadRejected:
+    messages = [f"{file_name}: {line_error}" for line_error in error.errors]
+    if error.total > len(error.errors):
+        messages.append(f"{file_name}: and {error.total - len(error.errors)} more errors")
+    return UploadRejected(messages)
+
+
+def set_version_create(
+    *,
+    version: str,
+    questions: Iterable[dict],
+    set_name: str = "",
+    based_on: SetVersion | None = None,
+    created_by=None,
+    source_name: str = "",
+    note: str = "",
+) -> SetVersion:
+    """Create a set version holding ``questions`` (normalised question dicts).
+
+    With ``based_on``, the new version starts from that version's questions
+    and the given ones replace or add to them. Refuses a version label that
+    exists already.
+    """
+    version = version.strip()
+    if not version:
+        raise UploadRejected("a set version is needed: give it in a header line, the file name or the form")
+    if SetVersion.objects.filter(version=version).exists():
+        raise UploadRejected(f"set version {version} exists already; versions are never changed, choose a new one")
+    if based_on is not None:
+        question_set = based_on.question_set
+    else:
+        question_set, _ = QuestionSet.objects.get_or_create(name=set_name.strip() or DEFAULT_SET_NAME)
+
+    merged: dict[str, dict] = {}
+    if based_on is not None:
+        for question in based_on.questions.all():
+            merged[question.question_id] = _question_fields(question)
+    for question in questions:
+        merged[question["question_id"]] = question
+
+    try:
+        with transaction.atomic():
+            set_version = SetVersion.objects.create(
+                question_set=question_set,
+                version=version,
+                based_on=based_on,
+                created_by=created_by,
+                source_name=source_name,
+                note=note,
+            )
+            Question.objects.bulk_create(
+                [Question(set_version=set_version, **fields) for fields in merged.values()],
+                batch_size=2000,
+            )
+    except IntegrityError as error:  # two uploads of the same new version at once
+        raise UploadRejected(f"set version {version} exists already") from error
+    return set_version
+
+
+def _question_fields(question: Question) -> dict:
+    return {
+        name: getattr(question, name)
+        for name in (
+            "question_id", "language", "question", "expected_behaviour", "expected_values",
+            "expected_series", "expected_period", "expected_unit", "expected_caveats",
+            "stratum", "split",
+        )
+    }
+
+
+def set_version_upload(*, upload, version: str = "", set_name: str = "", created_by=None) -> SetVersion:
+    """Create a set version from an uploaded question-set file.
+
+    The version comes from the form, the file's header line or its name
+    (questions_set-<version>.jsonl); when two of them disagree the upload is
+    refused, as is any bad line.
+    """
+    stored = store_upload(upload, folder="question-sets")
+    try:
+        header = logfile.read_header(stored.path)
+        named = logfile.SET_FILE_NAME.match(stored.name)
+        version = _agree(
+            "set version",
+            {
+                "the form": version.strip(),
+                "the header line": str(header.get("set_version") or ""),
+                "the file name": named["set_version"] if named else "",
+            },
+            file_name=stored.name,
+        )
+        try:
+            questions = logfile.read_questions(stored.path)
+        except logfile.LogFileError as error:
+            raise _rejected(stored.name, error) from error
+        return set_version_create(
+            version=version,
+            questions=questions,
+            set_name=set_name,
+            created_by=created_by,
+            source_name=stored.name,
+        )
+    finally:
+        stored.path.unlink(missing_ok=True)
+
+
+def _agree(what: str, sources: dict[str, str], *, file_name: str) -> str:
+    """The one value the sources give; refuse when none does or two differ."""
+    given = {source: value for source, value in sources.items() if value}
+    values = set(given.values())
+    if len(values) > 1:
+        said = ", ".join(f"{source} says {value!r}" for source, value in given.items())
+        raise UploadRejected(f"{file_name}: the {what} disagrees: {said}")
+    if not values:
+        raise UploadRejected(
+            f"{file_name}: no {what}: give it in a header line, the file name or the form"
+        )
+    return values.pop()
+
+
+def questions_for_scoring(set_version: SetVersion) -> dict[str, dict]:
+    return {
+        question.question_id: question.as_scoring_dict()
+        for question in set_version.questions.only(
+            "question_id", "language", "expected_behaviour", "expected_values", "stratum", "split"
+        )
+    }
+
+
+def set_version_from_combined_log(
+    *, path: Path, file_name: str, version: str, set_name: str = "", created_by=None
+) -> SetVersion:
+    """Create, or revise into a new version, the question set from a log in
+    the spec's combined form (answers carrying expected behaviour and values).
+    The latest version of the named set is the base of a revision."""
+    try:
+        questions = logfile.questions_from_combined(path)
+    except logfile.LogFileError as error:
+        raise _rejected(file_name, error) from error
+    base = SetVersion.objects.filter(question_set__name=set_name.strip() or DEFAULT_SET_NAME).first()
+    return set_version_create(
+        version=version,
+        questions=questions,
+        set_name=set_name,
+        based_on=base,
+        created_by=created_by,
+        source_name=file_name,
+        note="taken from the expected values of a combined-form log",
+    )

@@ -1,0 +1,50 @@
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.core.paginator import Paginator
+from django.shortcuts import get_object_or_404, redirect, render
+from django.views.decorators.http import require_GET, require_http_methods
+
+from reviewapp.forms import SetUploadForm
+from reviewapp.models import SetVersion
+from reviewapp.services.question_sets import set_version_upload
+from reviewapp.services.uploads import UploadRejected, limit_text
+
+
+@require_http_methods(["GET", "POST"])
+@login_required
+def set_list(request):
+    form = SetUploadForm(request.POST or None, request.FILES or None)
+    errors: list[str] = []
+    status = 200
+    if request.method == "POST" and form.is_valid():
+        try:
+            set_version = set_version_upload(
+                upload=form.cleaned_data["file"],
+                version=form.cleaned_data["version"],
+                set_name=form.cleaned_data["set_name"],
+                created_by=request.user,
+            )
+        except UploadRejected as rejected:
+            errors, status = rejected.errors, rejected.status
+        else:
+            messages.success(request, f"Set version {set_version.version} created.")
+            return redirect("set-detail", version=set_version.version)
+    elif request.method == "POST":
+        status = 400
+    versions = SetVersion.objects.select_related("question_set", "based_on", "created_by")
+    return render(
+        request,
+        "sets/list.html",
+        {"versions": versions, "form": form, "errors": errors, "limit": limit_text()},
+        status=status,
+    )
+
+
+@require_GET
+@login_required
+def set_detail(request, version: str):
+    set_version = get_object_or_404(
+        SetVersion.objects.select_related("question_set", "based_on"), version=version
+    )
+    questions = Paginator(set_version.questions.order_by("id"), 100).get_page(request.GET.get("page"))
+    return render(request, "sets/detail.html", {"set_version": set_version, "questions": questions})

@@ -1,0 +1,163 @@
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.core.paginator import Paginator
+from django.shortcuts import get_object_or_404, redirect, render
+from django.views.decorators.http import require_GET, require_http_methods, require_POST
+
+from reviewapp import selectors
+from reviewapp.forms import RescoreForm, RunUploadForm
+from reviewapp.models import Answer, Finding, Run, Scoring
+from reviewapp.services.runs import run_receive, run_retry
+from reviewapp.services.scoring import scoring_request, scoring_retry
+from reviewapp.services.uploads import UploadRejected, limit_text
+
+
+@require_GET
+@login_required
+def home(request):
+    runs = Run.objects.select_related("assistant_version", "set_version", "uploaded_by")
+    page = Paginator(runs, 50).get_page(request.GET.get("page"))
+    return render(request, "runs/list.html", {"page": page})
+
+
+@require_http_methods(["GET", "POST"])
+@login_required
+def run_upload(request):
+    form = RunUploadForm(request.POST or None, request.FILES or None)
+    errors: list[str] = []
+    status = 200
+    if request.method == "POST" and form.is_valid():
+        try:
+            received = run_receive(
+                upload=form.cleaned_data["file"],
+                uploaded_by=request.user,
+                assistant_version=form.cleaned_data["assistant_version"],
+                set_version=form.cleaned_data["set_version"],
+                set_from_file=form.cleaned_data["set_from_file"],
+                set_name=form.cleaned_data["set_name"],
+            )
+        except UploadRejected as rejected:
+            errors, status = rejected.errors, rejected.status
+        else:
+            if not received.created:
+                messages.info(request, "This file was uploaded before; here is the run that holds it.")
+            return redirect("run-detail", run_id=received.run.id)
+    elif request.method == "POST":
+        status = 400
+    return render(
+        request,
+        "runs/upload.html",
+        {"form": form, "errors": errors, "limit": limit_text()},
+        status=status,
+    )
+
+
+@require_GET
+@login_required
+def run_detail(request, run_id: int):
+    run = get_object_or_404(
+        Run.objects.select_related("assistant_version", "set_version", "uploaded_by"), id=run_id
+    )
+    scorings = list(run.scorings.select_related("set_version").order_by("created_at", "id"))
+    chosen = _chosen_scoring(request, scorings)
+    context = {
+        "run": run,
+        "progress": selectors.run_progress(run),
+        "scorings": scorings,
+        "chosen": chosen,
+        "busy": not run.is_final or any(not s.is_final for s in scorings),
+        "headers": selectors.measure_headers(),
+        "tables": {s.id: selectors.score_table(s) for s in scorings if s.status == Scoring.Status.DONE},
+        "rescore_form": RescoreForm(),
+    }
+    if chosen is not None and chosen.status == Scoring.Status.DONE:
+        kind = request.GET.get("kind", "")
+        language = request.GET.get("language", "")
+        findings = selectors.findings_page(chosen, kind=kind, language=language)
+        context.update(
+            findings=Paginator(findings, 50).get_page(request.GET.get("page")),
+            kinds=selectors.finding_kinds(chosen),
+            languages=selectors.run_languages(run),
+            kind=kind,
+            language=language,
+        )
+    if request.htmx and request.htmx.target == "run-status":
+        return render(request, "runs/detail.html#run-status", context)
+    if request.htmx and request.htmx.target == "findings":
+        return render(request, "runs/detail.html#findings", context)
+    return render(request, "runs/detail.html", context)
+
+
+def _chosen_scoring(request, scorings: list[Scoring]) -> Scoring | None:
+    wanted = request.GET.get("scoring")
+    for scoring in scorings:
+        if str(scoring.id) == wanted:
+            return scoring
+    done = [s for s in scorings if s.status == Scoring.Status.DONE]
+    return done[0] if done else (scorings[0] if scorings else None)
+
+
+@require_POST
+@login_required
+def run_rescore(request, run_id: int):
+    run = get_object_or_404(Run, id=run_id)
+    form = RescoreForm(request.POST)
+    if not form.is_valid():
+        messages.error(request, "Choose a set version to score against.")
+        return redirect("run-detail", run_id=run.id)
+    try:
+        scoring = scoring_request(
+            run=run, set_version=form.cleaned_data["set_version"], requested_by=request.user
+        )
+    except UploadRejected as rejected:
+        messages.error(request, rejected.errors[0])
+        return redirect("run-detail", run_id=run.id)
+    return redirect(f"{run.get_absolute_url()}?scoring={scoring.id}")
+
+
+@require_POST
+@login_required
+def run_retry_view(request, run_id: int):
+    run = get_object_or_404(Run, id=run_id)
+    if not run_retry(run=run):
+        messages.info(request, "Only a failed run can be tried again.")
+    return redirect("run-detail", run_id=run.id)
+
+
+@require_POST
+@login_required
+def scoring_retry_view(request, run_id: int, scoring_id: int):
+    scoring = get_object_or_404(Scoring, id=scoring_id, run_id=run_id)
+    if not scoring_retry(scoring=scoring):
+        messages.info(request, "Only a failed scoring can be tried again.")
+    return redirect(f"{scoring.run.get_absolute_url()}?scoring={scoring.id}")
+
+
+@require_GET
+@login_required
+def answer_detail(request, run_id: int, answer_id: int):
+    answer = get_object_or_404(
+        Answer.objects.select_related("run__assistant_version", "run__set_version"),
+        id=answer_id,
+        run_id=run_id,
+    )
+    checks = list(answer.checks.select_related("scoring__set_version").order_by("scoring_id"))
+    findings = list(Finding.objects.filter(answer=answer).order_by("scoring_id", "id"))
+    record = answer.record
+    return render(
+        request,
+        "runs/answer.html",
+        {
+            "answer": answer,
+            "run": answer.run,
+            "record": record,
+            "evidence": selectors.answer_evidence(record),
+            "question": selectors.answer_question(answer),
+            "checks": [
+                {"check": c, "segments": selectors.marked_text(record.get("answer", ""), c.numbers),
+                 "findings": [f for f in findings if f.scoring_id == c.scoring_id]}
+                for c in checks
+            ],
+            "extra": selectors.extra_fields(record),
+        },
+    )

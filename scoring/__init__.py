@@ -1,0 +1,1 @@
+"""Scoring of logged assistant answers: a pure library, usable without Django."""

@@ -1,0 +1,28 @@
+"""Shared people and files for the app's tests."""
+
+import json
+
+from django.contrib.auth import get_user_model
+from django.core.files.uploadedfile import SimpleUploadedFile
+
+from tests.conftest import SHARED_DATA
+
+PASSWORD = "a-test-password-9"
+
+
+def make_user(username: str = "lead", **extra):
+    return get_user_model().objects.create_user(username=username, password=PASSWORD, **extra)
+
+
+def example_file(name: str) -> SimpleUploadedFile:
+    return SimpleUploadedFile(name, (SHARED_DATA / name).read_bytes())
+
+
+def jsonl(*rows, name: str = "run.jsonl") -> SimpleUploadedFile:
+    lines = [row if isinstance(row, str) else json.dumps(row) for row in rows]
+    return SimpleUploadedFile(name, ("\n".join(lines) + "\n").encode())
+
+
+def example_answers() -> list[dict]:
+    lines = (SHARED_DATA / "answers_run_assistant-1.3_set-1.2.jsonl").read_text().splitlines()
+    return [json.loads(line) for line in lines[1:]]

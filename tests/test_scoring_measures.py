@@ -1,0 +1,127 @@
+import json
+
+from scoring.measures import check_answer, merge_slice_counts, score_run, slice_counts
+from tests.conftest import SHARED_DATA
+
+EXPECTED_SLICES = {
+    "all": {
+        "numeric_accuracy": {"k": 5, "n": 6},
+        "citation_validity": {"k": 7, "n": 8},
+        "refusal_accuracy": {"k": 1, "n": 2},
+        "answer_rate": {"k": 6, "n": 6},
+        "unsupported_numbers": {"k": 2, "n": 8},
+    },
+    "language=en": {
+        "numeric_accuracy": {"k": 3, "n": 4},
+        "citation_validity": {"k": 5, "n": 6},
+        "refusal_accuracy": {"k": 1, "n": 2},
+        "answer_rate": {"k": 4, "n": 4},
+        "unsupported_numbers": {"k": 2, "n": 6},
+    },
+    "language=fr": {
+        "numeric_accuracy": {"k": 2, "n": 2},
+        "citation_validity": {"k": 2, "n": 2},
+        "answer_rate": {"k": 2, "n": 2},
+        "unsupported_numbers": {"k": 0, "n": 2},
+    },
+}
+
+
+def running_example():
+    rows = [json.loads(line) for line in (SHARED_DATA / "running_example.jsonl").read_text().splitlines()]
+    return rows, {row["question_id"]: row for row in rows}
+
+
+def question(behaviour="answer", values=(41.0,)):
+    return {"expected_behaviour": behaviour, "expected_values": list(values)}
+
+
+def answer(text, *, declined=False, retrieved=(41.0,), cited=(), retrieved_ids=("A_SERIES",)):
+    return {
+        "question_id": "q1",
+        "language": "en",
+        "answer": text,
+        "declined": declined,
+        "retrieved_values": list(retrieved),
+        "retrieved_ids": list(retrieved_ids),
+        "cited_ids": list(cited),
+    }
+
+
+def test_it_gives_the_running_example_exactly():
+    rows, questions = running_example()
+    scores = score_run(rows, questions)
+    assert scores.answers == 8
+    assert scores.slices == EXPECTED_SLICES
+    assert [(f.question_id, f.kind) for f in scores.findings] == [
+        ("a03", "numeric"),
+        ("a03", "unsupported"),
+        ("a06", "refusal"),
+        ("a06", "unsupported"),
+        ("a07", "citation"),
+    ]
+    assert scores.findings[0].detail == "expected 41; the answer gave 35, 2020"
+    assert scores.findings[4].detail == "cited EDU_STATS_2024, which was not retrieved"
+
+
+def test_it_counts_a_hit_only_when_an_answer_states_the_expected_value():
+    hit = check_answer(answer("It was 41 in 2020."), question())
+    miss = check_answer(answer("It was 40 in 2020."), question())
+    assert (hit.counts["numeric_accuracy_k"], hit.counts["numeric_accuracy_n"]) == (1, 1)
+    assert (miss.counts["numeric_accuracy_k"], miss.counts["numeric_accuracy_n"]) == (0, 1)
+
+
+def test_it_fails_numeric_accuracy_and_answer_rate_for_a_wrong_refusal():
+    check = check_answer(answer("I cannot say; 41 maybe.", declined=True), question())
+    assert check.counts["numeric_accuracy_k"] == 0
+    assert (check.counts["answer_rate_k"], check.counts["answer_rate_n"]) == (0, 1)
+    assert [f.kind for f in check.findings] == ["numeric", "declined"]
+
+
+def test_it_scores_refusals_only_on_questions_expected_to_be_declined():
+    right = check_answer(answer("No.", declined=True), question("decline", ()))
+    wrong = check_answer(answer("About 12."), question("decline", ()))
+    assert (right.counts["refusal_accuracy_k"], right.counts["refusal_accuracy_n"]) == (1, 1)
+    assert (wrong.counts["refusal_accuracy_k"], wrong.counts["refusal_accuracy_n"]) == (0, 1)
+    assert right.counts["numeric_accuracy_n"] == right.counts["answer_rate_n"] == 0
+
+
+def test_it_counts_each_cited_id_once():
+    check = check_answer(answer("41", cited=("A_SERIES", "A_SERIES", "OTHER_ONE", "OTHER_ONE")), question())
+    assert (check.counts["citation_validity_k"], check.counts["citation_validity_n"]) == (1, 2)
+    assert [f.detail for f in check.findings] == ["cited OTHER_ONE, which was not retrieved"]
+
+
+def test_it_supports_numbers_by_retrieved_or_expected_values_but_not_years():
+    check = check_answer(
+        answer("It was 41, then 44, then 50 and 50 again in 2021.", retrieved=(44.0,)), question()
+    )
+    assert (check.counts["unsupported_numbers_k"], check.counts["unsupported_numbers_n"]) == (1, 3)
+    assert [(n.number.text, n.counted, n.supported, n.matched) for n in check.numbers] == [
+        ("41", True, True, 41.0),
+        ("44", True, True, 44.0),
+        ("50", True, False, None),
+        ("50", False, False, None),
+        ("2021", False, None, None),
+    ]
+
+
+def test_it_matches_values_with_math_isclose_defaults():
+    close = check_answer(answer("41.00000000001"), question())
+    far = check_answer(answer("41.0001"), question(values=(41.0,)))
+    assert close.counts["numeric_accuracy_k"] == 1
+    assert far.counts["numeric_accuracy_k"] == 0
+
+
+def test_it_adds_up_chunks_to_the_whole():
+    rows, questions = running_example()
+    checks = [check_answer(row, questions[row["question_id"]]) for row in rows]
+    assert merge_slice_counts(slice_counts(checks[:3]), slice_counts(checks[3:])) == slice_counts(checks)
+
+
+def test_it_leaves_out_measures_with_no_denominator():
+    rows, questions = running_example()
+    fr_only = [row for row in rows if row["language"] == "fr"]
+    assert "refusal_accuracy" not in slice_counts(
+        [check_answer(row, questions[row["question_id"]]) for row in fr_only]
+    )["all"]
