@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from django.shortcuts import get_object_or_404
 from django.utils import timezone
-from ninja import File, Form, NinjaAPI, Schema
+from ninja import File, Form, NinjaAPI, Schema, Status
 from ninja.files import UploadedFile
 from ninja.security import HttpBearer
 
@@ -21,7 +21,9 @@ from reviewapp.services.uploads import UploadRejected
 
 class TokenAuth(HttpBearer):
     def authenticate(self, request, token):
-        found = ApiToken.objects.select_related("user").filter(key_hash=ApiToken.hash(token)).first()
+        found = (
+            ApiToken.objects.select_related("user").filter(key_hash=ApiToken.hash(token)).first()
+        )
         if found is None or not found.user.is_active:
             return None
         ApiToken.objects.filter(id=found.id).update(last_used_at=timezone.now())
@@ -108,7 +110,7 @@ def _run_out(request, run: Run, *, duplicate: bool = False) -> dict:
 
 
 def _error(rejected: UploadRejected):
-    return rejected.status, {"detail": "the upload was refused", "errors": rejected.errors}
+    return Status(rejected.status, {"detail": "the upload was refused", "errors": rejected.errors})
 
 
 @api.post(
@@ -141,12 +143,16 @@ def upload_run(
     except UploadRejected as rejected:
         return _error(rejected)
     run = Run.objects.get(id=received.run.id)
-    return (201 if received.created else 200), _run_out(request, run, duplicate=not received.created)
+    return Status(
+        201 if received.created else 200, _run_out(request, run, duplicate=not received.created)
+    )
 
 
 @api.get("/runs/{run_id}", response=RunOut, summary="A run's status and scores")
 def get_run(request, run_id: int):
-    run = get_object_or_404(Run.objects.select_related("assistant_version", "set_version"), id=run_id)
+    run = get_object_or_404(
+        Run.objects.select_related("assistant_version", "set_version"), id=run_id
+    )
     return _run_out(request, run)
 
 
@@ -159,11 +165,16 @@ def upload_question_set(
     request, file: File[UploadedFile], version: Form[str] = "", set_name: Form[str] = ""
 ):
     try:
-        created = set_version_upload(upload=file, version=version, set_name=set_name, created_by=request.user)
+        created = set_version_upload(
+            upload=file, version=version, set_name=set_name, created_by=request.user
+        )
     except UploadRejected as rejected:
         return _error(rejected)
-    return 201, {
-        "version": created.version,
-        "question_set": created.question_set.name,
-        "questions": created.questions.count(),
-    }
+    return Status(
+        201,
+        {
+            "version": created.version,
+            "question_set": created.question_set.name,
+            "questions": created.questions.count(),
+        },
+    )

@@ -273,6 +273,9 @@ class AnswerCheck(models.Model):
             models.UniqueConstraint(fields=("scoring", "answer"), name="check_unique_answer")
         ]
 
+    def __str__(self) -> str:
+        return f"checks of answer {self.answer_id} in scoring {self.scoring_id}"
+
 
 class Finding(models.Model):
     """One failure of one answer on one measure, with its reason."""
@@ -293,6 +296,9 @@ class Finding(models.Model):
         ordering = ("answer__line_number", "id")
         indexes = [models.Index(fields=("scoring", "kind"), name="finding_scoring_kind")]
 
+    def __str__(self) -> str:
+        return f"{self.kind}: {self.detail}"
+
 
 class Score(models.Model):
     """Counts for one slice and one measure of a scoring."""
@@ -310,6 +316,9 @@ class Score(models.Model):
                 fields=("scoring", "slice", "measure"), name="score_unique_slice_measure"
             )
         ]
+
+    def __str__(self) -> str:
+        return f"{self.slice} {self.measure}: {self.k}/{self.n}"
 
 
 class ApiToken(models.Model):

@@ -41,9 +41,7 @@ def score_table(scoring: Scoring) -> list[SliceRow]:
     for score in scoring.scores.all():
         by_slice.setdefault(score.slice, {})[score.measure] = rate(score.k, score.n)
     ordered = sorted(by_slice, key=lambda name: (name != "all", name))
-    return [
-        SliceRow(name, [Cell(m, by_slice[name].get(m)) for m in MEASURES]) for name in ordered
-    ]
+    return [SliceRow(name, [Cell(m, by_slice[name].get(m)) for m in MEASURES]) for name in ordered]
 
 
 def measure_headers() -> list[tuple[str, str]]:
@@ -96,13 +94,22 @@ def finding_kinds(scoring: Scoring) -> list[tuple[str, str, int]]:
 
 def run_languages(run: Run) -> list[str]:
     return list(
-        Answer.objects.filter(run=run).order_by("language").values_list("language", flat=True).distinct()
+        Answer.objects.filter(run=run)
+        .order_by("language")
+        .values_list("language", flat=True)
+        .distinct()
     )
 
 
 STANDARD_FIELDS = {
-    "question_id", "language", "retrieved_ids", "retrieved_values", "answer",
-    "cited_ids", "declined", "retrieved_records",
+    "question_id",
+    "language",
+    "retrieved_ids",
+    "retrieved_values",
+    "answer",
+    "cited_ids",
+    "declined",
+    "retrieved_records",
 }
 
 
@@ -112,7 +119,9 @@ def answer_evidence(record: dict) -> dict:
     records = record.get("retrieved_records") or []
     described = {r.get("id") for r in records}
     cited = set(record.get("cited_ids") or [])
+    bare_ids = [i for i in record.get("retrieved_ids") or [] if i not in described]
     return {
+        "count": len(records) + len(bare_ids),
         "records": [
             {
                 "id": r.get("id"),
@@ -125,7 +134,7 @@ def answer_evidence(record: dict) -> dict:
             }
             for r in records
         ],
-        "bare_ids": [i for i in record.get("retrieved_ids") or [] if i not in described],
+        "bare_ids": bare_ids,
         "values": record.get("retrieved_values") or [],
         "cited_ids": [
             {"id": i, "retrieved": i in set(record.get("retrieved_ids") or [])}

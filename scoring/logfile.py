@@ -51,7 +51,9 @@ COMBINED_FIELDS = ("expected_behaviour", "expected_values")
 BEHAVIOURS = ("answer", "decline")
 SPLITS = ("tuning", "sealed")
 
-RUN_FILE_NAME = re.compile(r"^answers_run_(?P<assistant_version>.+)_set-(?P<set_version>[^/]+)\.jsonl$")
+RUN_FILE_NAME = re.compile(
+    r"^answers_run_(?P<assistant_version>.+)_set-(?P<set_version>[^/]+)\.jsonl$"
+)
 SET_FILE_NAME = re.compile(r"^questions_set-(?P<set_version>[^/]+)\.jsonl$")
 
 _TYPE_NAMES = {str: "a string", list: "a list", bool: "true or false", dict: "an object"}
@@ -120,7 +122,9 @@ def parse_object(number: int, text: str | None) -> tuple[dict | None, LineError 
 
 def is_header(record: dict) -> bool:
     """A header names versions and is not itself an answer or a question."""
-    return "question_id" not in record and bool({"assistant_version", "set_version"} & record.keys())
+    return "question_id" not in record and bool(
+        {"assistant_version", "set_version"} & record.keys()
+    )
 
 
 def answer_errors(number: int, record: dict) -> list[LineError]:
@@ -189,13 +193,11 @@ def question_errors(number: int, record: dict) -> list[LineError]:
     if not record["question_id"].strip():
         errors.append(LineError(number, "question_id", "empty"))
     if record["expected_behaviour"] not in BEHAVIOURS:
-        errors.append(
-            LineError(number, "expected_behaviour", "must be \"answer\" or \"decline\"")
-        )
+        errors.append(LineError(number, "expected_behaviour", 'must be "answer" or "decline"'))
     if not all(_is_number(v) for v in record["expected_values"]):
         errors.append(LineError(number, "expected_values", "must be a list of numbers"))
     if record.get("split") is not None and record["split"] not in SPLITS:
-        errors.append(LineError(number, "split", "must be \"tuning\" or \"sealed\""))
+        errors.append(LineError(number, "split", 'must be "tuning" or "sealed"'))
     caveats = record.get("expected_caveats") or []
     if not all(isinstance(c, str) for c in caveats):
         errors.append(LineError(number, "expected_caveats", "must be a list of strings"))
@@ -237,7 +239,7 @@ def read_header(path: Path) -> dict:
     """The header of a file ({} when its first line is not a header)."""
     with open(path, "rb") as stream:
         for number, text, _ in iter_lines(stream):
-            record, error = parse_object(number, text)
+            record, _ = parse_object(number, text)
             return record if record is not None and is_header(record) else {}
     return {}
 
@@ -321,7 +323,8 @@ def read_questions(path: Path, *, max_errors: int = 200) -> list[dict]:
 
 def questions_from_combined(path: Path, *, max_errors: int = 200) -> list[dict]:
     """Questions taken from a log in the combined form, whose answers carry
-    expected_behaviour and expected_values (and optionally question text)."""
+    expected_behaviour and expected_values (and optionally question text).
+    Each holds only the fields the log states."""
     collector = _Collector(max_errors)
     questions: dict[str, dict] = {}
     for logged in _records(path, collector):
@@ -329,7 +332,17 @@ def questions_from_combined(path: Path, *, max_errors: int = 200) -> list[dict]:
         collector.add(errors)
         record = logged.record
         if not errors:
-            questions.setdefault(record["question_id"], normalise_question(record))
+            given = normalise_question(record)
+            # Only what the log states: a revision keeps the rest (question
+            # text, series, caveats) from the version it revises.
+            questions.setdefault(
+                record["question_id"],
+                {
+                    name: value
+                    for name, value in given.items()
+                    if name in QUESTION_FIELDS or name in record
+                },
+            )
     collector.raise_if_any()
     return list(questions.values())
 

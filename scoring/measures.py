@@ -130,9 +130,7 @@ def check_answer(
                 gave = "the answer gave no number"
             findings.append(Finding(question_id, "numeric", f"expected {expected}; {gave}"))
         if declined:
-            findings.append(
-                Finding(question_id, "declined", "should have answered, but declined")
-            )
+            findings.append(Finding(question_id, "declined", "should have answered, but declined"))
     else:
         counts["refusal_accuracy_n"] = 1
         counts["refusal_accuracy_k"] = int(declined)

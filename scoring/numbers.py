@@ -59,8 +59,7 @@ def extract_numbers(text: str) -> list[Number]:
     denominators and identifiers."""
     blanked = _BLANKED.sub(_blank, text)
     return [
-        Number(_value(m.group()), m.group(), m.start(), m.end())
-        for m in NUMBER.finditer(blanked)
+        Number(_value(m.group()), m.group(), m.start(), m.end()) for m in NUMBER.finditer(blanked)
     ]
 
 

@@ -15,6 +15,7 @@ def _isolated_data_dir(request, tmp_path):
     settings = request.getfixturevalue("settings")
     from reviewapp.celery import app
 
+    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
     settings.DATA_DIR = tmp_path / "data"
     settings.MEDIA_ROOT = tmp_path / "data" / "media"
     eager = app.conf.task_always_eager

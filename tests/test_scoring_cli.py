@@ -15,9 +15,41 @@ def test_it_prints_the_spec_table_for_the_running_example(capsys):
     lines = capsys.readouterr().out.splitlines()
     assert lines[0] == "8 answers"
     rows = {line.split()[0]: line.split()[1:] for line in lines[3:6]}
-    assert rows["all"] == ["0.83", "(n=6)", "0.88", "(n=8)", "0.50", "(n=2)", "1.00", "(n=6)", "0.25", "(n=8)"]
-    assert rows["language=en"] == ["0.75", "(n=4)", "0.83", "(n=6)", "0.50", "(n=2)", "1.00", "(n=4)", "0.33", "(n=6)"]
-    assert rows["language=fr"] == ["1.00", "(n=2)", "1.00", "(n=2)", "-", "1.00", "(n=2)", "0.00", "(n=2)"]
+    assert rows["all"] == [
+        "0.83",
+        "(n=6)",
+        "0.88",
+        "(n=8)",
+        "0.50",
+        "(n=2)",
+        "1.00",
+        "(n=6)",
+        "0.25",
+        "(n=8)",
+    ]
+    assert rows["language=en"] == [
+        "0.75",
+        "(n=4)",
+        "0.83",
+        "(n=6)",
+        "0.50",
+        "(n=2)",
+        "1.00",
+        "(n=4)",
+        "0.33",
+        "(n=6)",
+    ]
+    assert rows["language=fr"] == [
+        "1.00",
+        "(n=2)",
+        "1.00",
+        "(n=2)",
+        "-",
+        "1.00",
+        "(n=2)",
+        "0.00",
+        "(n=2)",
+    ]
     assert "findings: 5" in lines
     assert "  a07: citation: cited EDU_STATS_2024, which was not retrieved" in lines
 
@@ -25,7 +57,9 @@ def test_it_prints_the_spec_table_for_the_running_example(capsys):
 def test_it_scores_a_log_against_its_question_set_as_json():
     out = subprocess.run(
         [sys.executable, "-m", "scoring", str(RUN), "--questions", str(QUESTIONS), "--json"],
-        capture_output=True, text=True, check=True,
+        capture_output=True,
+        text=True,
+        check=True,
     ).stdout
     result = json.loads(out)
     assert result["answers"] == 8
@@ -33,7 +67,11 @@ def test_it_scores_a_log_against_its_question_set_as_json():
     assert result["slices"]["all"]["unsupported_numbers"] == {"k": 2, "n": 8}
     assert "refusal_accuracy" not in result["slices"]["language=fr"]
     assert [(f["question_id"], f["kind"]) for f in result["findings"]] == [
-        ("a03", "numeric"), ("a03", "unsupported"), ("a06", "refusal"), ("a06", "unsupported"), ("a07", "citation"),
+        ("a03", "numeric"),
+        ("a03", "unsupported"),
+        ("a06", "refusal"),
+        ("a06", "unsupported"),
+        ("a07", "citation"),
     ]
 
 

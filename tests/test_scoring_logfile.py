@@ -17,7 +17,7 @@ GOOD = {
 
 def write(tmp_path, *lines, name="run.jsonl"):
     path = tmp_path / name
-    path.write_text("\n".join(l if isinstance(l, str) else json.dumps(l) for l in lines) + "\n")
+    path.write_text("\n".join(line if isinstance(line, str) else json.dumps(line) for line in lines) + "\n")
     return path
 
 
@@ -28,9 +28,17 @@ def errors_of(path, **kwargs) -> list[LineError]:
 
 
 def test_it_reads_a_header_and_the_answers_after_it(tmp_path):
-    path = write(tmp_path, {"assistant_version": "a-1", "set_version": "1.2"}, GOOD, {**GOOD, "question_id": "a02"})
+    path = write(
+        tmp_path,
+        {"assistant_version": "a-1", "set_version": "1.2"},
+        GOOD,
+        {**GOOD, "question_id": "a02"},
+    )
     assert read_header(path) == {"assistant_version": "a-1", "set_version": "1.2"}
-    assert [(a.line, a.record["question_id"]) for a in read_answers(path)] == [(2, "a01"), (3, "a02")]
+    assert [(a.line, a.record["question_id"]) for a in read_answers(path)] == [
+        (2, "a01"),
+        (3, "a02"),
+    ]
 
 
 def test_it_keeps_each_line_as_written(tmp_path):
@@ -79,7 +87,10 @@ def test_it_yields_nothing_from_a_file_that_is_bad_further_down(tmp_path):
 
 
 def test_it_checks_retrieved_records(tmp_path):
-    path = write(tmp_path, GOOD | {"retrieved_records": [{"id": "X", "values": [1], "caveats": "provisional"}, "x"]})
+    path = write(
+        tmp_path,
+        GOOD | {"retrieved_records": [{"id": "X", "values": [1], "caveats": "provisional"}, "x"]},
+    )
     assert [str(e) for e in errors_of(path)] == [
         "line 1, field retrieved_records[0].caveats: must be a list of strings",
         "line 1, field retrieved_records[1]: must be an object",
@@ -112,8 +123,19 @@ def test_it_names_bad_questions(tmp_path):
     path = write(
         tmp_path,
         {"set_version": "9"},
-        {"question_id": "q1", "language": "en", "expected_behaviour": "maybe", "expected_values": []},
-        {"question_id": "q2", "language": "en", "expected_behaviour": "answer", "expected_values": [1], "split": "secret"},
+        {
+            "question_id": "q1",
+            "language": "en",
+            "expected_behaviour": "maybe",
+            "expected_values": [],
+        },
+        {
+            "question_id": "q2",
+            "language": "en",
+            "expected_behaviour": "answer",
+            "expected_values": [1],
+            "split": "secret",
+        },
     )
     with pytest.raises(LogFileError) as caught:
         read_questions(path)

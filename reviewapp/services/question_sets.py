@@ -39,20 +39,28 @@ def set_version_create(
     """
     version = version.strip()
     if not version:
-        raise UploadRejected("a set version is needed: give it in a header line, the file name or the form")
+        raise UploadRejected(
+            "a set version is needed: give it in a header line, the file name or the form"
+        )
     if SetVersion.objects.filter(version=version).exists():
-        raise UploadRejected(f"set version {version} exists already; versions are never changed, choose a new one")
+        raise UploadRejected(
+            f"set version {version} exists already; versions are never changed, choose a new one"
+        )
     if based_on is not None:
         question_set = based_on.question_set
     else:
-        question_set, _ = QuestionSet.objects.get_or_create(name=set_name.strip() or DEFAULT_SET_NAME)
+        question_set, _ = QuestionSet.objects.get_or_create(
+            name=set_name.strip() or DEFAULT_SET_NAME
+        )
 
     merged: dict[str, dict] = {}
     if based_on is not None:
         for question in based_on.questions.all():
             merged[question.question_id] = _question_fields(question)
     for question in questions:
-        merged[question["question_id"]] = question
+        # Fields the new version does not state are kept from the base version.
+        base = merged.get(question["question_id"]) or logfile.normalise_question(question)
+        merged[question["question_id"]] = {**base, **question}
 
     try:
         with transaction.atomic():
@@ -77,14 +85,24 @@ def _question_fields(question: Question) -> dict:
     return {
         name: getattr(question, name)
         for name in (
-            "question_id", "language", "question", "expected_behaviour", "expected_values",
-            "expected_series", "expected_period", "expected_unit", "expected_caveats",
-            "stratum", "split",
+            "question_id",
+            "language",
+            "question",
+            "expected_behaviour",
+            "expected_values",
+            "expected_series",
+            "expected_period",
+            "expected_unit",
+            "expected_caveats",
+            "stratum",
+            "split",
         )
     }
 
 
-def set_version_upload(*, upload, version: str = "", set_name: str = "", created_by=None) -> SetVersion:
+def set_version_upload(
+    *, upload, version: str = "", set_name: str = "", created_by=None
+) -> SetVersion:
     """Create a set version from an uploaded question-set file.
 
     The version comes from the form, the file's header line or its name
@@ -152,7 +170,9 @@ def set_version_from_combined_log(
         questions = logfile.questions_from_combined(path)
     except logfile.LogFileError as error:
         raise _rejected(file_name, error) from error
-    base = SetVersion.objects.filter(question_set__name=set_name.strip() or DEFAULT_SET_NAME).first()
+    base = SetVersion.objects.filter(
+        question_set__name=set_name.strip() or DEFAULT_SET_NAME
+    ).first()
     return set_version_create(
         version=version,
         questions=questions,

@@ -36,7 +36,9 @@ def assistant_version_get_or_create(*, label: str) -> AssistantVersion:
     label = label.strip()
     named = _ASSISTANT_NAME.match(label)
     assistant, _ = Assistant.objects.get_or_create(name=named["name"] if named else label)
-    version, _ = AssistantVersion.objects.get_or_create(label=label, defaults={"assistant": assistant})
+    version, _ = AssistantVersion.objects.get_or_create(
+        label=label, defaults={"assistant": assistant}
+    )
     return version
 
 
@@ -75,7 +77,9 @@ def run_receive(
         stored.path.unlink(missing_ok=True)
 
 
-def _run_create(*, stored, uploaded_by, source, assistant_version, set_version, set_from_file, set_name):
+def _run_create(
+    *, stored, uploaded_by, source, assistant_version, set_version, set_from_file, set_name
+):
     header = logfile.read_header(stored.path)
     named = logfile.RUN_FILE_NAME.match(stored.name)
     assistant_label = _agree(

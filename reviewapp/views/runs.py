@@ -40,7 +40,9 @@ def run_upload(request):
             errors, status = rejected.errors, rejected.status
         else:
             if not received.created:
-                messages.info(request, "This file was uploaded before; here is the run that holds it.")
+                messages.info(
+                    request, "This file was uploaded before; here is the run that holds it."
+                )
             return redirect("run-detail", run_id=received.run.id)
     elif request.method == "POST":
         status = 400
@@ -67,7 +69,9 @@ def run_detail(request, run_id: int):
         "chosen": chosen,
         "busy": not run.is_final or any(not s.is_final for s in scorings),
         "headers": selectors.measure_headers(),
-        "tables": {s.id: selectors.score_table(s) for s in scorings if s.status == Scoring.Status.DONE},
+        "tables": {
+            s.id: selectors.score_table(s) for s in scorings if s.status == Scoring.Status.DONE
+        },
         "rescore_form": RescoreForm(),
     }
     if chosen is not None and chosen.status == Scoring.Status.DONE:
@@ -154,8 +158,11 @@ def answer_detail(request, run_id: int, answer_id: int):
             "evidence": selectors.answer_evidence(record),
             "question": selectors.answer_question(answer),
             "checks": [
-                {"check": c, "segments": selectors.marked_text(record.get("answer", ""), c.numbers),
-                 "findings": [f for f in findings if f.scoring_id == c.scoring_id]}
+                {
+                    "check": c,
+                    "segments": selectors.marked_text(record.get("answer", ""), c.numbers),
+                    "findings": [f for f in findings if f.scoring_id == c.scoring_id],
+                }
                 for c in checks
             ],
             "extra": selectors.extra_fields(record),

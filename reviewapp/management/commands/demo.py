@@ -42,12 +42,17 @@ class Command(BaseCommand):
 
         if not SetVersion.objects.filter(version="1.2").exists():
             with open(DEMO_DIR / "questions_set-1.2.jsonl", "rb") as f:
-                set_version_upload(upload=File(f, name=f"{DEMO_DIR}/questions_set-1.2.jsonl"),
-                                   set_name="statistics", created_by=lead)
+                set_version_upload(
+                    upload=File(f, name=f"{DEMO_DIR}/questions_set-1.2.jsonl"),
+                    set_name="statistics",
+                    created_by=lead,
+                )
         self._upload(DEMO_DIR / "answers_run_assistant-1.3_set-1.2.jsonl", lead)
 
         if not SetVersion.objects.filter(version="demo-1.0").exists():
-            questions = synthetic.generate_question_set(questions=answers, seed=7, set_version="demo-1.0")
+            questions = synthetic.generate_question_set(
+                questions=answers, seed=7, set_version="demo-1.0"
+            )
             set_version_create(
                 version="demo-1.0",
                 questions=[normalise_question(q) for q in questions],
@@ -55,14 +60,18 @@ class Command(BaseCommand):
                 created_by=lead,
                 source_name="generated",
             )
-        questions = synthetic.generate_question_set(questions=answers, seed=7, set_version="demo-1.0")
+        questions = synthetic.generate_question_set(
+            questions=answers, seed=7, set_version="demo-1.0"
+        )
         for assistant, seed in (("assistant-demo-2.0", 11), ("assistant-demo-2.1", 12)):
-            rows = synthetic.generate_run(question_set=questions, answers=answers, seed=seed,
-                                          assistant_version=assistant)
+            rows = synthetic.generate_run(
+                question_set=questions, answers=answers, seed=seed, assistant_version=assistant
+            )
             with tempfile.TemporaryDirectory() as folder:
                 path = Path(folder) / f"answers_run_{assistant}_set-demo-1.0.jsonl"
-                synthetic.write_jsonl(path, rows, header={"assistant_version": assistant,
-                                                          "set_version": "demo-1.0"})
+                synthetic.write_jsonl(
+                    path, rows, header={"assistant_version": assistant, "set_version": "demo-1.0"}
+                )
                 self._upload(path, lead)
 
         token_note = ""
@@ -81,6 +90,8 @@ class Command(BaseCommand):
 
     def _upload(self, path: Path, user) -> None:
         with open(path, "rb") as f:
-            received = run_receive(upload=File(f, name=path.name), uploaded_by=user, source=Run.Source.COMMAND)
+            received = run_receive(
+                upload=File(f, name=path.name), uploaded_by=user, source=Run.Source.COMMAND
+            )
         state = "loaded" if received.created else "already there"
         self.stdout.write(f"  {path.name}: run #{received.run.id} {state} ({received.run.status})")
