@@ -46,3 +46,9 @@ class RescoreForm(forms.Form):
     set_version = forms.ModelChoiceField(
         queryset=SetVersion.objects.all(), to_field_name="version", empty_label=None
     )
+
+    def __init__(self, *args, run=None, **kwargs):
+        super().__init__(*args, **kwargs)
+        if run is not None:
+            # Offer only the versions this run has not been scored against.
+            self.fields["set_version"].queryset = SetVersion.objects.exclude(scorings__run=run)

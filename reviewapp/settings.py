@@ -34,9 +34,11 @@ PRODUCTION = env("DJANGO_ENV", "development") == "production"
 DEBUG = env_bool("DJANGO_DEBUG", not PRODUCTION)
 
 SECRET_KEY = env("DJANGO_SECRET_KEY")
+# docker-compose.yml passes "replace-me" when nothing is set, so that its
+# config validates; production refuses it.
+if PRODUCTION and (not SECRET_KEY or SECRET_KEY.startswith("replace-me")):
+    raise ImproperlyConfigured("DJANGO_SECRET_KEY must be set when DJANGO_ENV=production")
 if not SECRET_KEY:
-    if PRODUCTION:
-        raise ImproperlyConfigured("DJANGO_SECRET_KEY must be set when DJANGO_ENV=production")
     SECRET_KEY = "development-only-key-never-use-it-in-production-3f9c2a7d1e8b4c6a"
 
 ALLOWED_HOSTS = env_list("DJANGO_ALLOWED_HOSTS", "" if PRODUCTION else "127.0.0.1,localhost")
@@ -157,6 +159,12 @@ LOGGING = {
     "disable_existing_loggers": False,
     "handlers": {"console": {"class": "logging.StreamHandler"}},
     "root": {"handlers": ["console"], "level": env("LOG_LEVEL", "INFO")},
+    # In-process tasks have no broker to connect to; their chatter is noise.
+    "loggers": (
+        {"kombu.connection": {"level": "ERROR"}, "celery.app.trace": {"level": "WARNING"}}
+        if CELERY_TASK_ALWAYS_EAGER
+        else {}
+    ),
 }
 
 if PRODUCTION:

@@ -72,7 +72,7 @@ def run_detail(request, run_id: int):
         "tables": {
             s.id: selectors.score_table(s) for s in scorings if s.status == Scoring.Status.DONE
         },
-        "rescore_form": RescoreForm(),
+        "rescore_form": RescoreForm(run=run),
     }
     if chosen is not None and chosen.status == Scoring.Status.DONE:
         kind = request.GET.get("kind", "")

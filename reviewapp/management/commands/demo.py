@@ -93,5 +93,6 @@ class Command(BaseCommand):
             received = run_receive(
                 upload=File(f, name=path.name), uploaded_by=user, source=Run.Source.COMMAND
             )
+        run = Run.objects.get(id=received.run.id)
         state = "loaded" if received.created else "already there"
-        self.stdout.write(f"  {path.name}: run #{received.run.id} {state} ({received.run.status})")
+        self.stdout.write(f"  {path.name}: run #{run.id} {state} ({run.status})")

@@ -1,0 +1,53 @@
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from django.test import TestCase
+from django.urls import reverse
+
+from tests.helpers import PASSWORD, make_user
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def manage(*args, **env):
+    return subprocess.run(
+        [sys.executable, "manage.py", *args],
+        cwd=ROOT,
+        env={**os.environ, **env},
+        capture_output=True,
+        text=True,
+    )
+
+
+def test_it_passes_the_deployment_checks_in_production():
+    result = manage(
+        "check",
+        "--deploy",
+        "--fail-level",
+        "WARNING",
+        DJANGO_ENV="production",
+        DJANGO_SECRET_KEY="k" * 20 + "a-long-random-production-secret-key-9f8e7d6c5b4a",
+        DJANGO_ALLOWED_HOSTS="review.example.org",
+    )
+    assert result.returncode == 0, result.stderr
+    assert "no issues" in result.stdout
+
+
+def test_it_refuses_production_without_a_secret_key():
+    result = manage("check", DJANGO_ENV="production", DJANGO_SECRET_KEY="")
+    assert result.returncode != 0
+    assert "DJANGO_SECRET_KEY must be set" in result.stderr
+
+
+class FooterTests(TestCase):
+    def test_it_says_where_data_live_and_where_tasks_run(self):
+        make_user("lead")
+        self.client.login(username="lead", password=PASSWORD)
+        with self.settings(CELERY_TASK_ALWAYS_EAGER=True):
+            response = self.client.get(reverse("home"))
+        self.assertContains(response, "tasks run in-process (no broker set)")
+        with self.settings(CELERY_TASK_ALWAYS_EAGER=False):
+            response = self.client.get(reverse("home"))
+        self.assertContains(response, "tasks run on Celery workers")
