@@ -219,6 +219,12 @@ class RunPageTests(UploadTestCase):
         self.assertContains(response, 'hx-trigger="every 1s"')
         self.assertContains(response, "validating and storing answers")
 
+    def test_it_reloads_the_page_once_the_work_is_done(self):
+        response = self.client.get(
+            self.run_obj.get_absolute_url(), HTTP_HX_REQUEST="true", HTTP_HX_TARGET="run-status"
+        )
+        self.assertEqual(response.headers["HX-Refresh"], "true")
+
     def test_it_rescores_against_another_set_version_and_keeps_both(self):
         other = SetVersion.objects.create(question_set=self.set_version.question_set, version="1.3")
         for question in self.set_version.questions.all():

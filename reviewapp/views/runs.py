@@ -3,6 +3,7 @@ from django.contrib.auth.decorators import login_required
 from django.core.paginator import Paginator
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
+from django_htmx.http import HttpResponseClientRefresh
 
 from reviewapp import selectors
 from reviewapp.forms import RescoreForm, RunUploadForm
@@ -86,6 +87,9 @@ def run_detail(request, run_id: int):
             language=language,
         )
     if request.htmx and request.htmx.target == "run-status":
+        if not context["busy"]:
+            # The work is done: reload once so the scores and findings appear.
+            return HttpResponseClientRefresh()
         return render(request, "runs/detail.html#run-status", context)
     if request.htmx and request.htmx.target == "findings":
         return render(request, "runs/detail.html#findings", context)
