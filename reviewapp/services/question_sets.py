@@ -8,7 +8,7 @@ from pathlib import Path
 from django.db import IntegrityError, transaction
 
 from reviewapp.models import Question, QuestionSet, SetVersion
-from reviewapp.services.uploads import UploadRejected, store_upload
+from reviewapp.services.uploads import UploadRejected, resolve_version, store_upload
 from scoring import logfile
 
 DEFAULT_SET_NAME = "default"
@@ -84,19 +84,7 @@ def set_version_create(
 def _question_fields(question: Question) -> dict:
     return {
         name: getattr(question, name)
-        for name in (
-            "question_id",
-            "language",
-            "question",
-            "expected_behaviour",
-            "expected_values",
-            "expected_series",
-            "expected_period",
-            "expected_unit",
-            "expected_caveats",
-            "stratum",
-            "split",
-        )
+        for name in (*logfile.QUESTION_FIELDS, *logfile.QUESTION_OPTIONAL)
     }
 
 
@@ -111,15 +99,12 @@ def set_version_upload(
     """
     stored = store_upload(upload, folder="question-sets")
     try:
-        header = logfile.read_header(stored.path)
-        named = logfile.SET_FILE_NAME.match(stored.name)
-        version = _agree(
+        version = resolve_version(
             "set version",
-            {
-                "the form": version.strip(),
-                "the header line": str(header.get("set_version") or ""),
-                "the file name": named["set_version"] if named else "",
-            },
+            "set_version",
+            given=version,
+            header=logfile.read_header(stored.path),
+            name_match=logfile.SET_FILE_NAME.match(stored.name),
             file_name=stored.name,
         )
         try:
@@ -135,20 +120,6 @@ def set_version_upload(
         )
     finally:
         stored.path.unlink(missing_ok=True)
-
-
-def _agree(what: str, sources: dict[str, str], *, file_name: str) -> str:
-    """The one value the sources give; refuse when none does or two differ."""
-    given = {source: value for source, value in sources.items() if value}
-    values = set(given.values())
-    if len(values) > 1:
-        said = ", ".join(f"{source} says {value!r}" for source, value in given.items())
-        raise UploadRejected(f"{file_name}: the {what} disagrees: {said}")
-    if not values:
-        raise UploadRejected(
-            f"{file_name}: no {what}: give it in a header line, the file name or the form"
-        )
-    return values.pop()
 
 
 def questions_for_scoring(set_version: SetVersion) -> dict[str, dict]:

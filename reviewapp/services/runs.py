@@ -13,8 +13,9 @@ from django.utils import timezone
 
 from reviewapp import progress
 from reviewapp.models import Answer, Assistant, AssistantVersion, Run, Scoring, SetVersion
-from reviewapp.services.question_sets import _agree, set_version_from_combined_log
-from reviewapp.services.uploads import UploadRejected, store_upload
+from reviewapp.services.question_sets import set_version_from_combined_log
+from reviewapp.services.scoring import queue_scoring
+from reviewapp.services.uploads import UploadRejected, resolve_version, store_upload
 from scoring import logfile
 
 logger = logging.getLogger(__name__)
@@ -80,26 +81,15 @@ def run_receive(
 def _run_create(
     *, stored, uploaded_by, source, assistant_version, set_version, set_from_file, set_name
 ):
-    header = logfile.read_header(stored.path)
-    named = logfile.RUN_FILE_NAME.match(stored.name)
-    assistant_label = _agree(
-        "assistant version",
-        {
-            "the form": assistant_version.strip(),
-            "the header line": str(header.get("assistant_version") or ""),
-            "the file name": named["assistant_version"] if named else "",
-        },
-        file_name=stored.name,
+    sources = {
+        "header": logfile.read_header(stored.path),
+        "name_match": logfile.RUN_FILE_NAME.match(stored.name),
+        "file_name": stored.name,
+    }
+    assistant_label = resolve_version(
+        "assistant version", "assistant_version", given=assistant_version, **sources
     )
-    set_label = _agree(
-        "set version",
-        {
-            "the form": set_version.strip(),
-            "the header line": str(header.get("set_version") or ""),
-            "the file name": named["set_version"] if named else "",
-        },
-        file_name=stored.name,
-    )
+    set_label = resolve_version("set version", "set_version", given=set_version, **sources)
     combined = logfile.is_combined_form(stored.path)
     if combined and not set_from_file:
         raise UploadRejected(
@@ -206,7 +196,7 @@ def run_ingest(*, run_id: int) -> Run | None:
             run.stored_at = timezone.now()
             run.save(update_fields=("status", "progress", "answer_count", "stored_at"))
             scoring = Scoring.objects.create(run=run, set_version=run.set_version)
-            transaction.on_commit(lambda: _queue_scoring(scoring.id))
+            transaction.on_commit(lambda: queue_scoring(scoring.id))
     except logfile.LogFileError as error:
         run.status = Run.Status.REJECTED
         run.line_errors = [line_error.as_dict() for line_error in error.errors]
@@ -232,9 +222,3 @@ def run_retry(*, run: Run) -> bool:
     if reset:
         transaction.on_commit(lambda: _queue_ingest(run.id))
     return bool(reset)
-
-
-def _queue_scoring(scoring_id: int) -> None:
-    from reviewapp.tasks import score_run_task
-
-    score_run_task.delay(scoring_id)

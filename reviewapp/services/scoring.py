@@ -28,7 +28,7 @@ def scoring_request(*, run: Run, set_version: SetVersion, requested_by=None) -> 
             run=run, set_version=set_version, defaults={"requested_by": requested_by}
         )
         if created:
-            transaction.on_commit(lambda: _queue(scoring.id))
+            transaction.on_commit(lambda: queue_scoring(scoring.id))
     return scoring
 
 
@@ -38,11 +38,11 @@ def scoring_retry(*, scoring: Scoring) -> bool:
         status=Scoring.Status.QUEUED, error="", progress=0
     )
     if reset:
-        transaction.on_commit(lambda: _queue(scoring.id))
+        transaction.on_commit(lambda: queue_scoring(scoring.id))
     return bool(reset)
 
 
-def _queue(scoring_id: int) -> None:
+def queue_scoring(scoring_id: int) -> None:
     from reviewapp.tasks import score_run_task
 
     score_run_task.delay(scoring_id)

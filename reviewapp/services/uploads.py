@@ -58,3 +58,25 @@ def store_upload(upload, *, folder: str) -> StoredFile:
         path.unlink(missing_ok=True)
         raise UploadRejected(f"{upload.name}: the file is empty")
     return StoredFile(path=path, name=Path(upload.name).name, sha256=digest.hexdigest(), size=size)
+
+
+def resolve_version(
+    what: str, key: str, *, given: str, header: dict, name_match, file_name: str
+) -> str:
+    """The version named by the form, the file's header line and its name:
+    refused when none names it or two disagree."""
+    sources = {
+        "the form": given.strip(),
+        "the header line": str(header.get(key) or ""),
+        "the file name": name_match[key] if name_match else "",
+    }
+    named = {source: value for source, value in sources.items() if value}
+    values = set(named.values())
+    if len(values) > 1:
+        said = ", ".join(f"{source} says {value!r}" for source, value in named.items())
+        raise UploadRejected(f"{file_name}: the {what} disagrees: {said}")
+    if not values:
+        raise UploadRejected(
+            f"{file_name}: no {what}: give it in a header line, the file name or the form"
+        )
+    return values.pop()
