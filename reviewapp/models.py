@@ -266,6 +266,8 @@ class AnswerCheck(models.Model):
     answer_rate_n = models.PositiveSmallIntegerField(default=0)
     unsupported_numbers_k = models.PositiveSmallIntegerField(default=0)
     unsupported_numbers_n = models.PositiveSmallIntegerField(default=0)
+    unsupported_answers_k = models.PositiveSmallIntegerField(default=0)
+    unsupported_answers_n = models.PositiveSmallIntegerField(default=0)
     numbers = models.JSONField(default=list)
 
     class Meta:

@@ -16,6 +16,7 @@ EMPTY_REASONS = {
     "refusal_accuracy": "no question expected a refusal",
     "answer_rate": "no question expected an answer",
     "unsupported_numbers": "no figures in the answers",
+    "unsupported_answers": "every answer declined",
 }
 
 

@@ -1,8 +1,9 @@
-"""python -m scoring RUN.jsonl [--questions SET.jsonl] [--json]
+"""python -m scoring RUN.jsonl [--questions SET.jsonl] [--json] [options]
 
-Scores a run log on the automatic measures and prints a table per slice and
-the findings, or one JSON object with --json. Without --questions the log
-must be in the combined form, carrying expected behaviour and values.
+Scores a run log on the automatic measures and prints a table per slice,
+every rate with its denominator and 95 % interval, then the findings; or one
+JSON object with --json. Without --questions the log must be in the combined
+form, carrying expected behaviour and values.
 """
 
 from __future__ import annotations
@@ -12,32 +13,61 @@ import json
 import sys
 from pathlib import Path
 
-from scoring.logfile import (
-    LogFileError,
-    is_combined_form,
-    questions_from_combined,
-    read_answers,
-    read_questions,
-)
-from scoring.measures import MEASURE_LABELS, MEASURES, RunScores, score_run
+from scoring.logfile import LogFileError, is_combined_form, questions_from_combined, read_questions
+from scoring.measures import FAILURE_MEASURES, MEASURE_LABELS, MEASURES, Options, RunScores
+from scoring.rates import INTERVAL_METHODS, rate
+from scoring.runner import score_file
 
 
-def format_table(scores: RunScores) -> str:
-    """The scores as a text table, one row per slice, then the findings."""
+def with_intervals(scores: RunScores, *, method: str) -> dict:
+    """The scores as JSON-ready data, each measure with its interval."""
+    result = scores.as_dict()
+    for measures in result["slices"].values():
+        for counts in measures.values():
+            interval = rate(counts["k"], counts["n"], method=method)
+            counts["low"], counts["high"] = round(interval.low, 6), round(interval.high, 6)
+    if scores.options.as_dict():
+        result["options"] = scores.options.as_dict()
+    result["interval"] = {"method": method, "confidence": 0.95}
+    return result
+
+
+def format_table(scores: RunScores, *, method: str = "wilson") -> str:
+    """One row per slice, each measure as rate (n=…) [low–high], then the findings."""
     width = max([len("slice"), *(len(name) for name in scores.slices)]) + 2
-    columns = [max(len(MEASURE_LABELS[m]), 12) + 2 for m in MEASURES]
-    lines = [f"{scores.answers} answers", ""]
-    header = "slice".ljust(width) + "".join(
-        MEASURE_LABELS[m].rjust(w) for m, w in zip(MEASURES, columns, strict=True)
-    )
-    lines.append(header)
+    cells_by_slice = {}
     for slice_name, measures in scores.slices.items():
         cells = []
-        for measure, column in zip(MEASURES, columns, strict=True):
+        for measure in MEASURES:
             counts = measures.get(measure)
-            cell = f"{counts['k'] / counts['n']:.2f} (n={counts['n']})" if counts else "-"
-            cells.append(cell.rjust(column))
-        lines.append(slice_name.ljust(width) + "".join(cells))
+            if counts is None:
+                cells.append("-")
+                continue
+            r = rate(counts["k"], counts["n"], method=method)
+            cells.append(f"{r.value:.2f} (n={r.n}) [{r.low:.2f}-{r.high:.2f}]")
+        cells_by_slice[slice_name] = cells
+    columns = [
+        max([len(MEASURE_LABELS[m]), *(len(c[i]) for c in cells_by_slice.values())]) + 2
+        for i, m in enumerate(MEASURES)
+    ]
+    lines = [f"{scores.answers} answers", ""]
+    lines.append(
+        "slice".ljust(width)
+        + "".join(MEASURE_LABELS[m].rjust(w) for m, w in zip(MEASURES, columns, strict=True))
+    )
+    for slice_name, cells in cells_by_slice.items():
+        lines.append(
+            slice_name.ljust(width)
+            + "".join(cell.rjust(w) for cell, w in zip(cells, columns, strict=True))
+        )
+    failures = ", ".join(MEASURE_LABELS[m] for m in MEASURES if m in FAILURE_MEASURES)
+    lines.append("")
+    lines.append(
+        f"rate (n=denominator) [95 % {method.replace('_', '-')} interval]; "
+        f"lower is better for {failures}"
+    )
+    if scores.options.as_dict():
+        lines.append("options: " + ", ".join(scores.options.as_dict()))
     lines += ["", f"findings: {len(scores.findings)}"]
     lines += [f"  {f.question_id}: {f.kind}: {f.detail}" for f in scores.findings]
     return "\n".join(lines)
@@ -48,6 +78,25 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("run", type=Path, help="run log, JSON Lines")
     parser.add_argument("--questions", type=Path, help="question set, JSON Lines")
     parser.add_argument("--json", action="store_true", help="print one JSON object")
+    parser.add_argument(
+        "--interval", choices=sorted(INTERVAL_METHODS), default="wilson", help="interval method"
+    )
+    parser.add_argument(
+        "--slice",
+        action="append",
+        dest="slices",
+        metavar="FIELD",
+        help="slice by an answer or question field (repeatable; default: language)",
+    )
+    parser.add_argument(
+        "--rounding", action="store_true", help="a number matches values rounded to its precision"
+    )
+    parser.add_argument(
+        "--scale-words", action="store_true", help='read "1.2 million" also as 1200000'
+    )
+    parser.add_argument(
+        "--workers", type=int, default=1, help="processes to score with (0: every core)"
+    )
     args = parser.parse_args(argv)
 
     for path in filter(None, (args.run, args.questions)):
@@ -66,19 +115,23 @@ def main(argv: list[str] | None = None) -> int:
         questions = (
             read_questions(args.questions) if args.questions else questions_from_combined(args.run)
         )
+        source = args.run
+        scores = score_file(
+            args.run,
+            {q["question_id"]: q for q in questions},
+            slice_fields=tuple(args.slices or ("language",)),
+            options=Options(rounding=args.rounding, scale_words=args.scale_words),
+            workers=args.workers,
+        )
     except LogFileError as error:
         return _report(source, error)
-    by_id = {q["question_id"]: q for q in questions}
-    try:
-        answers = [logged.record for logged in read_answers(args.run, question_ids=set(by_id))]
-    except LogFileError as error:
-        return _report(args.run, error)
 
-    scores = score_run(answers, by_id)
     if args.json:
-        print(json.dumps(scores.as_dict(), ensure_ascii=False, indent=2))
+        print(
+            json.dumps(with_intervals(scores, method=args.interval), ensure_ascii=False, indent=2)
+        )
     else:
-        print(format_table(scores))
+        print(format_table(scores, method=args.interval))
     return 0
 
 

@@ -2,28 +2,33 @@
 
 Each answer is checked against its question (expected behaviour and values
 come from the question set, never from the log). A check holds, for every
-measure, k (successes) and n (how many things were judged), so that slices
-are plain sums and runs scored in chunks add up exactly.
+measure, k and n, so that slices are plain sums and runs scored in chunks
+add up exactly.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass
 
+import numpy as np
 import pandas as pd
 
-from scoring.numbers import Number, extract_numbers, is_close_to_any
+from scoring.numbers import Number, extract_numbers, match_value
 
-# In the order they are shown. For unsupported_numbers, k counts the
-# unsupported numbers: a failure count, where lower is better.
+# In the order they are shown.
 MEASURES = (
     "numeric_accuracy",
     "citation_validity",
     "refusal_accuracy",
     "answer_rate",
     "unsupported_numbers",
+    "unsupported_answers",
 )
+
+# For these, k counts failures (lower is better): unsupported numbers over
+# numbers checked, and answers with an unsupported number over answers given.
+FAILURE_MEASURES = frozenset({"unsupported_numbers", "unsupported_answers"})
 
 MEASURE_LABELS = {
     "numeric_accuracy": "numeric accuracy",
@@ -31,14 +36,42 @@ MEASURE_LABELS = {
     "refusal_accuracy": "refusal accuracy",
     "answer_rate": "answer rate when expected",
     "unsupported_numbers": "unsupported numbers",
+    "unsupported_answers": "answers with unsupported numbers",
 }
 
-# Finding kinds, one per measure that can fail.
+# What each denominator counts, written next to the figure.
+DENOMINATORS = {
+    "numeric_accuracy": "questions expecting an answer",
+    "citation_validity": "cited identifiers",
+    "refusal_accuracy": "questions expecting a refusal",
+    "answer_rate": "questions expecting an answer",
+    "unsupported_numbers": "numbers checked",
+    "unsupported_answers": "answers given",
+}
+
 FINDING_KINDS = ("numeric", "unsupported", "refusal", "declined", "citation")
 
 DEFAULT_SLICES = ("language",)
 
-_COUNT_COLUMNS = [f"{measure}_{part}" for measure in MEASURES for part in ("k", "n")]
+COUNT_COLUMNS = tuple(f"{measure}_{part}" for measure in MEASURES for part in ("k", "n"))
+(
+    NUMERIC_K, NUMERIC_N, CITATION_K, CITATION_N, REFUSAL_K, REFUSAL_N,
+    ANSWER_K, ANSWER_N, UNSUPPORTED_K, UNSUPPORTED_N, UNSUPPORTED_ANSWERS_K, UNSUPPORTED_ANSWERS_N,
+) = range(len(COUNT_COLUMNS))  # fmt: skip
+
+
+@dataclass(frozen=True)
+class Options:
+    """Optional matching rules, off by default and recorded with the scores."""
+
+    rounding: bool = False  # 7.6 matches 7.62: the value rounded to the number's precision
+    scale_words: bool = False  # "1.2 million" also reads as 1,200,000
+
+    def as_dict(self) -> dict:
+        return {name: value for name, value in asdict(self).items() if value}
+
+
+DEFAULT_OPTIONS = Options()
 
 
 def format_value(value: float) -> str:
@@ -46,24 +79,34 @@ def format_value(value: float) -> str:
     return str(int(value)) if float(value).is_integer() else repr(float(value))
 
 
-@dataclass(frozen=True, slots=True)
 class Finding:
-    question_id: str
-    kind: str
-    detail: str
+    __slots__ = ("detail", "kind", "question_id")
+
+    def __init__(self, question_id: str, kind: str, detail: str):
+        self.question_id = question_id
+        self.kind = kind
+        self.detail = detail
+
+    def __eq__(self, other) -> bool:
+        return isinstance(other, Finding) and self.as_dict() == other.as_dict()
+
+    def __repr__(self) -> str:
+        return f"Finding({self.question_id!r}, {self.kind!r}, {self.detail!r})"
 
     def as_dict(self) -> dict:
         return {"question_id": self.question_id, "kind": self.kind, "detail": self.detail}
 
 
-@dataclass(slots=True)
 class NumberCheck:
     """A number read from an answer, and what it was checked against."""
 
-    number: Number
-    counted: bool  # years are read but not counted as figures
-    supported: bool | None  # None when not counted
-    matched: float | None  # the retrieved or expected value it matched
+    __slots__ = ("counted", "matched", "number", "supported")
+
+    def __init__(self, number: Number, counted: bool, supported: bool | None, matched):
+        self.number = number
+        self.counted = counted  # years and repeats are read but not counted
+        self.supported = supported  # None for years
+        self.matched = matched  # the retrieved or expected value it matched
 
     def as_dict(self) -> dict:
         return {
@@ -77,49 +120,56 @@ class NumberCheck:
         }
 
 
-@dataclass(slots=True)
 class AnswerCheck:
     """The checks of one answer: counts per measure and the findings."""
 
-    question_id: str
-    fields: dict[str, object]  # the values this answer is sliced by
-    counts: dict[str, int]
-    numbers: list[NumberCheck] = field(default_factory=list)
-    findings: list[Finding] = field(default_factory=list)
+    __slots__ = ("counts", "fields", "findings", "numbers", "question_id")
 
+    def __init__(self, question_id, fields, counts, numbers, findings):
+        self.question_id = question_id
+        self.fields = fields  # the answer's value for each slice field
+        self.counts = counts  # a list in COUNT_COLUMNS order
+        self.numbers = numbers
+        self.findings = findings
 
-def _first_match(value: float, candidates: Sequence[float]) -> float | None:
-    for candidate in candidates:
-        if is_close_to_any(value, (candidate,)):
-            return candidate
-    return None
+    def count(self, column: str) -> int:
+        return self.counts[COUNT_COLUMNS.index(column)]
 
 
 def check_answer(
-    answer: Mapping, question: Mapping, *, slice_fields: Sequence[str] = DEFAULT_SLICES
+    answer: Mapping,
+    question: Mapping,
+    *,
+    slice_fields: Sequence[str] = DEFAULT_SLICES,
+    options: Options = DEFAULT_OPTIONS,
+    keep_numbers: bool = True,
 ) -> AnswerCheck:
     """Check one logged answer against its question.
 
     ``answer`` has the fields of recipe 4.1; ``question`` has
     ``expected_behaviour`` ("answer" or "decline") and ``expected_values``.
+    ``keep_numbers`` keeps each number with what it matched (for showing the
+    answer); scoring alone does without.
     """
     question_id = answer["question_id"]
-    expected_values = [float(v) for v in question.get("expected_values") or ()]
-    retrieved_values = [float(v) for v in answer.get("retrieved_values") or ()]
-    expects_answer = question["expected_behaviour"] == "answer"
+    expected_values = question.get("expected_values") or ()
+    retrieved_values = answer.get("retrieved_values") or ()
     declined = bool(answer["declined"])
     text = answer.get("answer") or ""
-    counts = dict.fromkeys(_COUNT_COLUMNS, 0)
+    counts = [0] * len(COUNT_COLUMNS)
     findings: list[Finding] = []
 
-    numbers = extract_numbers(text)
+    numbers = extract_numbers(
+        text, language=answer.get("language") or "", scale_words=options.scale_words
+    )
 
-    if expects_answer:
-        hit = not declined and any(is_close_to_any(n.value, expected_values) for n in numbers)
-        counts["numeric_accuracy_n"] = 1
-        counts["numeric_accuracy_k"] = int(hit)
-        counts["answer_rate_n"] = 1
-        counts["answer_rate_k"] = int(not declined)
+    if question["expected_behaviour"] == "answer":
+        hit = not declined and any(
+            match_value(n, expected_values, rounding=options.rounding) is not None for n in numbers
+        )
+        counts[NUMERIC_N] = counts[ANSWER_N] = 1
+        counts[NUMERIC_K] = int(hit)
+        counts[ANSWER_K] = int(not declined)
         if not hit:
             expected = ", ".join(format_value(v) for v in expected_values) or "no value"
             if declined:
@@ -132,45 +182,52 @@ def check_answer(
         if declined:
             findings.append(Finding(question_id, "declined", "should have answered, but declined"))
     else:
-        counts["refusal_accuracy_n"] = 1
-        counts["refusal_accuracy_k"] = int(declined)
+        counts[REFUSAL_N] = 1
+        counts[REFUSAL_K] = int(declined)
         if not declined:
             findings.append(
                 Finding(question_id, "refusal", f"should have declined, but answered: {text!r}")
             )
 
-    # Each cited identifier counts once, however often it is cited.
-    retrieved_ids = set(answer.get("retrieved_ids") or ())
-    for cited in dict.fromkeys(answer.get("cited_ids") or ()):
-        counts["citation_validity_n"] += 1
-        if cited in retrieved_ids:
-            counts["citation_validity_k"] += 1
-        else:
-            findings.append(
-                Finding(question_id, "citation", f"cited {cited}, which was not retrieved")
-            )
+    cited_ids = answer.get("cited_ids")
+    if cited_ids:
+        # Each cited identifier counts once, however often it is cited.
+        retrieved_ids = answer.get("retrieved_ids") or ()
+        for cited in dict.fromkeys(cited_ids):
+            counts[CITATION_N] += 1
+            if cited in retrieved_ids:
+                counts[CITATION_K] += 1
+            else:
+                findings.append(
+                    Finding(question_id, "citation", f"cited {cited}, which was not retrieved")
+                )
 
     # Each distinct number counts once; a repeated figure is one claim.
     number_checks: list[NumberCheck] = []
     seen: set[float] = set()
+    rounding = options.rounding
     for number in numbers:
         if number.is_year:
-            number_checks.append(NumberCheck(number, counted=False, supported=None, matched=None))
+            if keep_numbers:
+                number_checks.append(NumberCheck(number, False, None, None))
             continue
-        matched = _first_match(number.value, retrieved_values)
-        if matched is None:
-            matched = _first_match(number.value, expected_values)
-        supported = matched is not None
-        repeated = number.value in seen
-        seen.add(number.value)
-        number_checks.append(
-            NumberCheck(number, counted=not repeated, supported=supported, matched=matched)
-        )
+        value = number.value
+        # Most supported figures equal a value exactly: a fast C-level look first.
+        if len(number.readings) == 1 and not number.signed and value in retrieved_values:
+            matched = value
+        else:
+            matched = match_value(number, retrieved_values, rounding=rounding)
+            if matched is None:
+                matched = match_value(number, expected_values, rounding=rounding)
+        repeated = value in seen
+        seen.add(value)
+        if keep_numbers:
+            number_checks.append(NumberCheck(number, not repeated, matched is not None, matched))
         if repeated:
             continue
-        counts["unsupported_numbers_n"] += 1
-        if not supported:
-            counts["unsupported_numbers_k"] += 1
+        counts[UNSUPPORTED_N] += 1
+        if matched is None:
+            counts[UNSUPPORTED_K] += 1
             findings.append(
                 Finding(
                     question_id,
@@ -178,27 +235,17 @@ def check_answer(
                     f"{number.text} is neither a retrieved nor an expected value",
                 )
             )
+    if not declined:
+        counts[UNSUPPORTED_ANSWERS_N] = 1
+        counts[UNSUPPORTED_ANSWERS_K] = int(counts[UNSUPPORTED_K] > 0)
 
-    return AnswerCheck(
-        question_id=question_id,
-        fields={name: answer.get(name, question.get(name)) for name in slice_fields},
-        counts=counts,
-        numbers=number_checks,
-        findings=findings,
-    )
-
-
-def check_answers(
-    answers: Iterable[Mapping],
-    questions: Mapping[str, Mapping],
-    *,
-    slice_fields: Sequence[str] = DEFAULT_SLICES,
-) -> list[AnswerCheck]:
-    """Check every answer; each answer's question must be in ``questions``."""
-    return [
-        check_answer(answer, questions[answer["question_id"]], slice_fields=slice_fields)
-        for answer in answers
-    ]
+    if slice_fields == DEFAULT_SLICES:
+        fields = (answer.get("language"),)
+    else:
+        fields = tuple(
+            answer[name] if name in answer else question.get(name) for name in slice_fields
+        )
+    return AnswerCheck(question_id, fields, counts, number_checks, findings)
 
 
 def slice_counts(
@@ -206,22 +253,29 @@ def slice_counts(
 ) -> dict[str, dict[str, dict[str, int]]]:
     """Sum the checks into {slice: {measure: {"k", "n"}}}.
 
-    Slices are ``all`` and ``field=value`` for each slice field. A measure
-    with n = 0 in a slice is left out of it.
+    Slices are ``all`` and ``field=value`` for each slice field (answers
+    without a value for a field belong to none of its slices). A measure with
+    n = 0 in a slice is left out of it.
     """
     if not checks:
         return {}
-    frame = pd.DataFrame([check.counts for check in checks], columns=_COUNT_COLUMNS)
-    for name in slice_fields:
-        frame[name] = [check.fields.get(name) for check in checks]
+    counts = np.array([check.counts for check in checks], dtype=np.int64)
+    totals = {"all": counts.sum(axis=0)}
+    for position, name in enumerate(slice_fields):
+        keys = pd.Series([check.fields[position] for check in checks], dtype=object)
+        frame = pd.DataFrame(counts)
+        for value, row in frame.groupby(keys.to_numpy(), sort=True, dropna=True).sum().iterrows():
+            totals[f"{name}={value}"] = row.to_numpy()
+    return {name: _measure_counts(row) for name, row in totals.items()}
 
-    totals = {"all": frame[_COUNT_COLUMNS].sum()}
-    for name in slice_fields:
-        # Answers without a value for the field belong to no slice of it.
-        by_value = frame.dropna(subset=[name]).groupby(name, sort=True)[_COUNT_COLUMNS].sum()
-        for value, row in by_value.iterrows():
-            totals[f"{name}={value}"] = row
-    return {slice_name: _measure_counts(row) for slice_name, row in totals.items()}
+
+def _measure_counts(row) -> dict[str, dict[str, int]]:
+    result = {}
+    for index, measure in enumerate(MEASURES):
+        n = int(row[2 * index + 1])
+        if n:
+            result[measure] = {"k": int(row[2 * index]), "n": n}
+    return result
 
 
 def merge_slice_counts(*parts: dict) -> dict[str, dict[str, dict[str, int]]]:
@@ -234,17 +288,7 @@ def merge_slice_counts(*parts: dict) -> dict[str, dict[str, dict[str, int]]]:
                 total = target.setdefault(measure, {"k": 0, "n": 0})
                 total["k"] += counts["k"]
                 total["n"] += counts["n"]
-    # Slices in a stable order: all first, then by name.
     return dict(sorted(merged.items(), key=lambda item: (item[0] != "all", item[0])))
-
-
-def _measure_counts(row: pd.Series) -> dict[str, dict[str, int]]:
-    counts = {}
-    for measure in MEASURES:
-        n = int(row[f"{measure}_n"])
-        if n:
-            counts[measure] = {"k": int(row[f"{measure}_k"]), "n": n}
-    return counts
 
 
 @dataclass
@@ -252,7 +296,7 @@ class RunScores:
     answers: int
     slices: dict[str, dict[str, dict[str, int]]]
     findings: list[Finding]
-    checks: list[AnswerCheck]
+    options: Options = DEFAULT_OPTIONS
 
     def as_dict(self) -> dict:
         return {
@@ -267,12 +311,17 @@ def score_run(
     questions: Mapping[str, Mapping],
     *,
     slice_fields: Sequence[str] = DEFAULT_SLICES,
+    options: Options = DEFAULT_OPTIONS,
 ) -> RunScores:
-    """Score a whole run: per-answer checks, per-slice counts and findings."""
-    checks = check_answers(answers, questions, slice_fields=slice_fields)
+    """Score a whole run: per-slice counts and findings. Every answer's
+    question must be in ``questions``."""
+    checks = [
+        check_answer(a, questions[a["question_id"]], slice_fields=slice_fields, options=options)
+        for a in answers
+    ]
     return RunScores(
         answers=len(checks),
-        slices=slice_counts(checks, slice_fields=slice_fields),
+        slices=merge_slice_counts(slice_counts(checks, slice_fields=slice_fields)),
         findings=[finding for check in checks for finding in check.findings],
-        checks=checks,
+        options=options,
     )

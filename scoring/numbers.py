@@ -1,43 +1,100 @@
-"""Numbers in answer text, read by the rules of spec 000, recipe 4.2.
+"""Numbers in answer text, as people write them.
 
-Dates, "per 1,000"-style denominators and record identifiers are blanked
-before numbers are read, so that "35 per 1,000 live births in 2020
-(HLTH_U5_MORT)" yields 35 and 2020 only.
+The base rules are spec 000's (recipe 4.2): dates, "per 1,000"-style
+denominators and record identifiers are blanked, then a number is digits,
+optionally grouped by three, optionally with a decimal part after "." or ",",
+not glued to a word. On top of them, without changing what they read where
+they are unambiguous:
+
+- thousands may also be grouped by a no-break, narrow no-break or thin space,
+  or an apostrophe (1'234), and by "." in languages that write it so;
+- a leading minus (hyphen or U+2212) makes a signed number, but a hyphen after
+  a word is part of a name (COVID-19) and after a number is a range (5-7);
+- a token that reads two ways ("1,234": 1234 or 1.234) keeps both readings;
+- optionally, a scale word after a number ("1.2 million") adds the scaled
+  reading.
 """
 
 from __future__ import annotations
 
 import math
 import re
-from dataclasses import dataclass
+from typing import NamedTuple
 
-# Digits, optionally grouped by three after a space or comma ("1 250",
-# "1,340"), optionally with a decimal part after "." or ",".
-_NUMBER_BODY = r"\d+(?:[ ,]\d{3})*(?:[.,]\d+)?"
+# Characters that group thousands. Spaces of every width and apostrophes
+# always; "," always (the base rules); "." only where the language uses it.
+_SPACES = " \u00a0\u202f\u2009"
+_APOSTROPHES = "'\u2019"
+_GROUPERS = _SPACES + _APOSTROPHES + ",."
+DOT_GROUPING_LANGUAGES = frozenset({"fr", "es", "de", "it", "pt", "nl", "da", "id", "tr"})
 
-# A number must stand alone: not glued to a word, a digit or a preceding
-# dot, and not running into a word; a full stop after it ends a sentence.
-NUMBER = re.compile(rf"(?<![\w.]){_NUMBER_BODY}(?!\w)")
+_SEPARATOR = f"[{re.escape(_GROUPERS)}]"
+_TOKEN_BODY = rf"\d+(?:{_SEPARATOR}\d{{3}})*(?:[.,]\d+)?"
 
-# Blanked before reading numbers; replaced by spaces of the same length so
-# that two numbers can never be joined across a blank and offsets stay true.
-_BLANKED = re.compile(
-    r"\d{4}-\d{2}-\d{2}"  # a date
-    rf"|\b(?i:per)\s+{_NUMBER_BODY}"  # a denominator such as "per 1,000"
-    r"|[A-Z][A-Z0-9_]{3,}"  # an identifier such as HLTH_U5_MORT
+# A token with an optional sign: it must stand alone, not glued to a word, a
+# digit or a preceding dot, and not run into a word (an identifier may follow
+# at once: "12ABCD" reads 12, as if the identifier were blanked). A full stop
+# may follow.
+_TOKEN = re.compile(
+    rf"(?=[-\u2212\d])(?<![\w.])(?P<sign>[-\u2212](?=\d))?(?P<body>{_TOKEN_BODY})"
+    r"(?:(?!\w)|(?=[A-Z][A-Z0-9_]{3}))"
 )
 
-_GROUP = re.compile(r"[ ,](?=\d{3}(?!\d))")
+# Blanked before reading, in this order (a date first, so that "per 1,000
+# 2024-03-31" keeps its date), replaced by spaces of the same length so that
+# two numbers can never be joined across a blank and offsets stay true.
+# Identifiers (a capital then three or more capitals, digits or underscores)
+# need no blanking: their digits always follow a word character, which no
+# number may follow.
+_DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
+_DENOMINATOR = re.compile(r"\b(?i:per)\s+\d+(?:[ ,]\d{3})*(?:[.,]\d+)?")
+
+_DIGIT = re.compile(r"\d")
+_SPLIT = re.compile(rf"({_SEPARATOR})")
+
+SCALE_WORDS = {
+    "thousand": 1e3,
+    "thousands": 1e3,
+    "million": 1e6,
+    "millions": 1e6,
+    "billion": 1e9,
+    "billions": 1e9,
+    "mille": 1e3,
+    "milliers": 1e3,
+    "milliard": 1e9,
+    "milliards": 1e9,
+    "mil": 1e3,
+    "millón": 1e6,
+    "millon": 1e6,
+    "millones": 1e6,
+    "billón": 1e12,
+    "billones": 1e12,
+}
+# Longest first, so that "mil millones" is a billion and not a thousand.
+# A scale word after a number, looked for once identifiers are blanked too.
+_SCALE = re.compile(
+    r"\s+(?i:(?P<word>mil\s+millones|"
+    + "|".join(sorted(map(re.escape, SCALE_WORDS), key=len, reverse=True))
+    + r"))\b"
+)
+_IDENTIFIER = re.compile(r"[A-Z][A-Z0-9_]{3,}")
 
 
-@dataclass(frozen=True, slots=True)
-class Number:
-    """One number as written in an answer: its value, text and position."""
+class Number(NamedTuple):
+    """One number as written in an answer.
+
+    ``value`` is its first reading; ``readings`` holds every value the token
+    can mean (two for "1,234", a scaled one with scale words). ``decimals`` is
+    the precision it was written with, for matching rounded values.
+    """
 
     value: float
     text: str
     start: int
     end: int
+    readings: tuple[float, ...] = ()
+    decimals: int = 0
+    signed: bool = False
 
     @property
     def is_year(self) -> bool:
@@ -49,18 +106,114 @@ def _blank(match: re.Match[str]) -> str:
     return " " * (match.end() - match.start())
 
 
-def _value(token: str) -> float:
-    # Group separators come first; whatever "." or "," is left is the decimal mark.
-    return float(_GROUP.sub("", token).replace(",", "."))
+_BASE_TOKEN = re.compile(r"\d+(?:[ ,]\d{3})*(?:[.,]\d+)?")
 
 
-def extract_numbers(text: str) -> list[Number]:
+def _base_reading(body: str) -> list[tuple[float, int]]:
+    """The one reading of spec 000's base rules: groups first, then the decimal part."""
+    whole = re.sub(r"[ ,](?=\d{3}(?!\d))", "", body).replace(",", ".")
+    return [(float(whole), len(whole.partition(".")[2]))]
+
+
+def _readings(body: str, dot_groups: bool) -> list[tuple[float, int]]:
+    """Every (value, decimals) the unsigned token can mean, the base rules'
+    reading first."""
+    if body.isdigit():
+        return [(float(body), 0)]
+    parts = _SPLIT.split(body)
+    if len(parts) == 3 and len(parts[2]) != 3:
+        # One mark not followed by three digits: a plain decimal ("7.6", "7,3").
+        return [(float(f"{parts[0]}.{parts[2]}"), len(parts[2]))]
+    digits, separators = parts[0::2], parts[1::2]
+    readings = []
+
+    # All separators group thousands: the same grouper throughout.
+    first = separators[0]
+    if (
+        all(sep == first for sep in separators)
+        and all(len(run) == 3 for run in digits[1:])
+        and (first != "." or dot_groups)
+    ):
+        readings.append((float("".join(digits)), 0))
+
+    # The last separator is the decimal mark; the others group, alike and
+    # unlike the mark, by threes.
+    mark, groups = separators[-1], separators[:-1]
+    if (
+        mark in ".,"
+        and all(sep == groups[0] for sep in groups)
+        and (not groups or groups[0] != mark)
+        and all(len(run) == 3 for run in digits[1:-1])
+        and (not groups or groups[0] != "." or dot_groups)
+    ):
+        value = float("".join(digits[:-1]) + "." + digits[-1])
+        readings.append((value, len(digits[-1])))
+    if len(readings) > 1 and _BASE_TOKEN.fullmatch(body):
+        # Where the base rules read the token, their reading comes first.
+        base = _base_reading(body)[0]
+        readings.sort(key=lambda reading: reading != base)
+    return readings
+
+
+def extract_numbers(text: str, *, language: str = "", scale_words: bool = False) -> list[Number]:
     """Return the numbers in ``text``, in order, after blanking dates,
-    denominators and identifiers."""
-    blanked = _BLANKED.sub(_blank, text)
-    return [
-        Number(_value(m.group()), m.group(), m.start(), m.end()) for m in NUMBER.finditer(blanked)
-    ]
+    denominators and identifiers. ``language`` decides whether "." may group
+    thousands; ``scale_words`` adds the scaled reading of "1.2 million"."""
+    if not _DIGIT.search(text):
+        return []
+    # Blanking is slow; most answers hold neither a date nor "per".
+    blanked = _DATE.sub(_blank, text) if "-" in text else text
+    if "er" in blanked or "ER" in blanked or "Er" in blanked or "eR" in blanked:
+        blanked = _DENOMINATOR.sub(_blank, blanked)
+    dot_groups = language[:2].lower() in DOT_GROUPING_LANGUAGES
+    scale_text = _IDENTIFIER.sub(_blank, blanked) if scale_words else ""
+    numbers = []
+    for match in _TOKEN.finditer(blanked):
+        sign, body = match.group("sign", "body")
+        start, end = match.span()
+        digits_at = end - len(body)
+        if digits_at >= 2 and text[digits_at - 1] in "-\u2010" and text[digits_at - 2].isalpha():
+            continue  # a hyphenated name such as COVID-19 holds no figure
+        if body.isdigit():
+            readings = [(float(body), 0)]
+        else:
+            readings = _readings(body, dot_groups)
+            if not readings:
+                # Separators that fit no reading: fall back on the base
+                # rules, which read the longest prefix they can.
+                body = _BASE_TOKEN.match(body).group()
+                end = digits_at + len(body)
+                readings = _base_reading(body)
+        if sign:
+            readings = [(-value, decimals) for value, decimals in readings]
+        values = tuple(value for value, _ in readings)
+        if scale_words and (scale := _SCALE.match(scale_text, end)):
+            word = " ".join(scale["word"].lower().split())
+            factor = 1e9 if word == "mil millones" else SCALE_WORDS[word]
+            values += tuple(value * factor for value in values)
+        numbers.append(
+            Number(values[0], text[start:end], start, end, values, readings[0][1], bool(sign))
+        )
+    return numbers
+
+
+def match_value(number: Number, candidates, *, rounding: bool = False) -> float | None:
+    """The first candidate that supports ``number``, else None.
+
+    A candidate supports it when it is close (math.isclose defaults) to one of
+    its readings, or, for a signed number, to its magnitude; with ``rounding``,
+    also when the candidate rounded to the number's own precision equals it.
+    """
+    readings = number.readings or (number.value,)
+    if number.signed:
+        readings = (*readings, *(abs(r) for r in readings))
+    for candidate in candidates:
+        for reading in readings:
+            if reading == candidate or math.isclose(reading, candidate):
+                return candidate
+            if rounding and round(candidate, number.decimals) == reading:
+                return candidate
+    return None
 
 
 def is_close_to_any(value: float, candidates) -> bool:

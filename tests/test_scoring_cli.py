@@ -2,7 +2,10 @@ import json
 import subprocess
 import sys
 
+import pytest
+
 from scoring.__main__ import main
+from scoring.rates import rate
 from tests.conftest import SHARED_DATA
 
 RUN = SHARED_DATA / "answers_run_assistant-1.3_set-1.2.jsonl"
@@ -10,69 +13,77 @@ QUESTIONS = SHARED_DATA / "questions_set-1.2.jsonl"
 COMBINED = SHARED_DATA / "running_example.jsonl"
 
 
-def test_it_prints_the_spec_table_for_the_running_example(capsys):
-    assert main([str(COMBINED)]) == 0
-    lines = capsys.readouterr().out.splitlines()
-    assert lines[0] == "8 answers"
-    rows = {line.split()[0]: line.split()[1:] for line in lines[3:6]}
-    assert rows["all"] == [
-        "0.83",
-        "(n=6)",
-        "0.88",
-        "(n=8)",
-        "0.50",
-        "(n=2)",
-        "1.00",
-        "(n=6)",
-        "0.25",
-        "(n=8)",
-    ]
-    assert rows["language=en"] == [
-        "0.75",
-        "(n=4)",
-        "0.83",
-        "(n=6)",
-        "0.50",
-        "(n=2)",
-        "1.00",
-        "(n=4)",
-        "0.33",
-        "(n=6)",
-    ]
-    assert rows["language=fr"] == [
-        "1.00",
-        "(n=2)",
-        "1.00",
-        "(n=2)",
-        "-",
-        "1.00",
-        "(n=2)",
-        "0.00",
-        "(n=2)",
-    ]
-    assert "findings: 5" in lines
-    assert "  a07: citation: cited EDU_STATS_2024, which was not retrieved" in lines
-
-
-def test_it_scores_a_log_against_its_question_set_as_json():
+def run_json(*args) -> dict:
     out = subprocess.run(
-        [sys.executable, "-m", "scoring", str(RUN), "--questions", str(QUESTIONS), "--json"],
+        [sys.executable, "-m", "scoring", *map(str, args), "--json"],
         capture_output=True,
         text=True,
         check=True,
     ).stdout
-    result = json.loads(out)
+    return json.loads(out)
+
+
+def test_it_prints_the_spec_figures_with_intervals_for_the_running_example(capsys):
+    assert main([str(COMBINED)]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0] == "8 answers"
+    rows = {line.split()[0]: " ".join(line.split()[1:]) for line in lines[3:6]}
+    assert rows["all"].startswith(
+        "0.83 (n=6) [0.44-0.97] 0.88 (n=8) [0.53-0.98] 0.50 (n=2) [0.09-0.91] "
+        "1.00 (n=6) [0.61-1.00] 0.25 (n=8) [0.07-0.59] 0.29 (n=7) [0.08-0.64]"
+    )
+    assert rows["language=en"].startswith("0.75 (n=4) [0.30-0.95] 0.83 (n=6)")
+    assert rows["language=fr"].startswith("1.00 (n=2) [0.34-1.00] 1.00 (n=2) [0.34-1.00] - 1.00 (n=2)")
+    assert "findings: 5" in lines
+    assert "  a07: citation: cited EDU_STATS_2024, which was not retrieved" in lines
+
+
+def test_it_scores_a_log_against_its_question_set_as_json_with_intervals():
+    result = run_json(RUN, "--questions", QUESTIONS)
     assert result["answers"] == 8
-    assert result["slices"]["all"]["numeric_accuracy"] == {"k": 5, "n": 6}
-    assert result["slices"]["all"]["unsupported_numbers"] == {"k": 2, "n": 8}
+    assert result["slices"]["all"]["numeric_accuracy"] == {"k": 5, "n": 6, "low": 0.436497, "high": 0.969947}
+    assert result["slices"]["all"]["unsupported_numbers"]["k"] == 2
+    assert result["slices"]["all"]["unsupported_answers"] == {"k": 2, "n": 7, "low": 0.082219, "high": 0.641066}
     assert "refusal_accuracy" not in result["slices"]["language=fr"]
+    assert result["interval"] == {"method": "wilson", "confidence": 0.95}
     assert [(f["question_id"], f["kind"]) for f in result["findings"]] == [
-        ("a03", "numeric"),
-        ("a03", "unsupported"),
-        ("a06", "refusal"),
-        ("a06", "unsupported"),
-        ("a07", "citation"),
+        ("a03", "numeric"), ("a03", "unsupported"), ("a06", "refusal"), ("a06", "unsupported"), ("a07", "citation"),
     ]
+
+
+def test_it_gives_the_spec_interval_for_17_of_200():
+    wilson = rate(17, 200)
+    assert (round(wilson.low * 100, 1), round(wilson.high * 100, 1)) == (5.4, 13.2)
+
+
+# Wilson's 5 of 6 worked by hand: centre (p + z²/2n)/(1 + z²/n) = 0.7032, half-width
+# z·sqrt(p(1-p)/n + z²/4n²)/(1 + z²/n) = 0.2667. The other two are statsmodels'
+# figures: the test shows the method chosen is the method used.
+@pytest.mark.parametrize(
+    ("method", "low", "high"),
+    [("wilson", 0.436497, 0.969947), ("jeffreys", 0.441943, 0.98138), ("agresti_coull", 0.417804, 0.988639)],
+)
+def test_it_computes_the_chosen_interval(method, low, high):
+    counts = run_json(RUN, "--questions", QUESTIONS, "--interval", method)["slices"]["all"]["numeric_accuracy"]
+    assert (counts["low"], counts["high"]) == (low, high)
+
+
+def test_it_slices_by_any_question_field():
+    result = run_json(RUN, "--questions", QUESTIONS, "--slice", "stratum")
+    assert set(result["slices"]) == {"all", "stratum=level", "stratum=subnational"}
+    assert result["slices"]["stratum=subnational"]["refusal_accuracy"]["k"] == 1
+
+
+def test_it_records_the_options_it_scored_with():
+    assert "options" not in run_json(RUN, "--questions", QUESTIONS)
+    assert run_json(RUN, "--questions", QUESTIONS, "--rounding", "--scale-words")["options"] == {
+        "rounding": True,
+        "scale_words": True,
+    }
+
+
+def test_it_gives_the_same_result_on_several_workers():
+    assert run_json(RUN, "--questions", QUESTIONS, "--workers", "2") == run_json(RUN, "--questions", QUESTIONS)
 
 
 def test_it_reports_bad_lines_on_stderr_and_exits_2(tmp_path, capsys):
@@ -81,6 +92,14 @@ def test_it_reports_bad_lines_on_stderr_and_exits_2(tmp_path, capsys):
     assert main([str(bad), "--questions", str(QUESTIONS)]) == 2
     err = capsys.readouterr().err
     assert f"{bad}: line 2, field language: missing" in err
+
+
+def test_it_reports_an_id_answered_twice_across_chunks(tmp_path, capsys):
+    lines = RUN.read_text().splitlines()
+    run = tmp_path / "twice.jsonl"
+    run.write_text("\n".join([*lines, lines[1]]) + "\n")
+    assert main([str(run), "--questions", str(QUESTIONS)]) == 2
+    assert f"{run}: line 10, field question_id: 'a01' already answered on line 2" in capsys.readouterr().err
 
 
 def test_it_needs_expected_values_from_somewhere(capsys):

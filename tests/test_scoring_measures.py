@@ -10,6 +10,7 @@ EXPECTED_SLICES = {
         "refusal_accuracy": {"k": 1, "n": 2},
         "answer_rate": {"k": 6, "n": 6},
         "unsupported_numbers": {"k": 2, "n": 8},
+        "unsupported_answers": {"k": 2, "n": 7},
     },
     "language=en": {
         "numeric_accuracy": {"k": 3, "n": 4},
@@ -17,12 +18,14 @@ EXPECTED_SLICES = {
         "refusal_accuracy": {"k": 1, "n": 2},
         "answer_rate": {"k": 4, "n": 4},
         "unsupported_numbers": {"k": 2, "n": 6},
+        "unsupported_answers": {"k": 2, "n": 5},
     },
     "language=fr": {
         "numeric_accuracy": {"k": 2, "n": 2},
         "citation_validity": {"k": 2, "n": 2},
         "answer_rate": {"k": 2, "n": 2},
         "unsupported_numbers": {"k": 0, "n": 2},
+        "unsupported_answers": {"k": 0, "n": 2},
     },
 }
 
@@ -70,30 +73,30 @@ def test_it_gives_the_running_example_exactly():
 def test_it_counts_a_hit_only_when_an_answer_states_the_expected_value():
     hit = check_answer(answer("It was 41 in 2020."), question())
     miss = check_answer(answer("It was 40 in 2020."), question())
-    assert (hit.counts["numeric_accuracy_k"], hit.counts["numeric_accuracy_n"]) == (1, 1)
-    assert (miss.counts["numeric_accuracy_k"], miss.counts["numeric_accuracy_n"]) == (0, 1)
+    assert (hit.count("numeric_accuracy_k"), hit.count("numeric_accuracy_n")) == (1, 1)
+    assert (miss.count("numeric_accuracy_k"), miss.count("numeric_accuracy_n")) == (0, 1)
 
 
 def test_it_fails_numeric_accuracy_and_answer_rate_for_a_wrong_refusal():
     check = check_answer(answer("I cannot say; 41 maybe.", declined=True), question())
-    assert check.counts["numeric_accuracy_k"] == 0
-    assert (check.counts["answer_rate_k"], check.counts["answer_rate_n"]) == (0, 1)
+    assert check.count("numeric_accuracy_k") == 0
+    assert (check.count("answer_rate_k"), check.count("answer_rate_n")) == (0, 1)
     assert [f.kind for f in check.findings] == ["numeric", "declined"]
 
 
 def test_it_scores_refusals_only_on_questions_expected_to_be_declined():
     right = check_answer(answer("No.", declined=True), question("decline", ()))
     wrong = check_answer(answer("About 12."), question("decline", ()))
-    assert (right.counts["refusal_accuracy_k"], right.counts["refusal_accuracy_n"]) == (1, 1)
-    assert (wrong.counts["refusal_accuracy_k"], wrong.counts["refusal_accuracy_n"]) == (0, 1)
-    assert right.counts["numeric_accuracy_n"] == right.counts["answer_rate_n"] == 0
+    assert (right.count("refusal_accuracy_k"), right.count("refusal_accuracy_n")) == (1, 1)
+    assert (wrong.count("refusal_accuracy_k"), wrong.count("refusal_accuracy_n")) == (0, 1)
+    assert right.count("numeric_accuracy_n") == right.count("answer_rate_n") == 0
 
 
 def test_it_counts_each_cited_id_once():
     check = check_answer(
         answer("41", cited=("A_SERIES", "A_SERIES", "OTHER_ONE", "OTHER_ONE")), question()
     )
-    assert (check.counts["citation_validity_k"], check.counts["citation_validity_n"]) == (1, 2)
+    assert (check.count("citation_validity_k"), check.count("citation_validity_n")) == (1, 2)
     assert [f.detail for f in check.findings] == ["cited OTHER_ONE, which was not retrieved"]
 
 
@@ -101,7 +104,7 @@ def test_it_supports_numbers_by_retrieved_or_expected_values_but_not_years():
     check = check_answer(
         answer("It was 41, then 44, then 50 and 50 again in 2021.", retrieved=(44.0,)), question()
     )
-    assert (check.counts["unsupported_numbers_k"], check.counts["unsupported_numbers_n"]) == (1, 3)
+    assert (check.count("unsupported_numbers_k"), check.count("unsupported_numbers_n")) == (1, 3)
     assert [(n.number.text, n.counted, n.supported, n.matched) for n in check.numbers] == [
         ("41", True, True, 41.0),
         ("44", True, True, 44.0),
@@ -114,8 +117,8 @@ def test_it_supports_numbers_by_retrieved_or_expected_values_but_not_years():
 def test_it_matches_values_with_math_isclose_defaults():
     close = check_answer(answer("41.00000000001"), question())
     far = check_answer(answer("41.0001"), question(values=(41.0,)))
-    assert close.counts["numeric_accuracy_k"] == 1
-    assert far.counts["numeric_accuracy_k"] == 0
+    assert close.count("numeric_accuracy_k") == 1
+    assert far.count("numeric_accuracy_k") == 0
 
 
 def test_it_adds_up_chunks_to_the_whole():

@@ -1,4 +1,8 @@
+import math
+
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from scoring.numbers import extract_numbers
 
@@ -51,3 +55,82 @@ def test_it_tells_years_from_figures():
 
 def test_it_does_not_read_a_number_glued_to_a_word():
     assert values("COVID19 and 12abc and _12 and .5") == []
+
+
+# Numbers as people write them (issue 3): separators, signs, ranges, names,
+# two readings, and the optional scale words.
+
+
+def readings(text: str, language: str = "en", **options) -> list[tuple[float, ...]]:
+    return [n.readings for n in extract_numbers(text, language=language, **options)]
+
+
+@pytest.mark.parametrize(
+    ("text", "language", "expected"),
+    [
+        ("1\u00a0250 habitants", "fr", [(1250.0,)]),
+        ("1\u202f250,5 habitants", "fr", [(1250.5,)]),
+        ("1\u2009250", "fr", [(1250.0,)]),
+        ("CHF 1'234'567.50", "de", [(1234567.5,)]),
+        ("1.234.567,5", "de", [(1234567.5,)]),
+        ("1.234", "en", [(1.234,)]),
+        ("1.234", "es", [(1.234, 1234.0)]),
+        ("1,234", "en", [(1234.0, 1.234)]),
+        ("5–7 %", "en", [(5.0,), (7.0,)]),
+        ("5-7 %", "en", [(5.0,), (7.0,)]),
+        ("COVID-19 cases", "en", []),
+        ("fell by -2.5 points", "en", [(-2.5,)]),
+        ("fell by \u22122.5 points", "en", [(-2.5,)]),
+    ],
+)
+def test_it_reads_numbers_as_people_write_them(text, language, expected):
+    assert readings(text, language) == expected
+
+
+def test_it_adds_scaled_readings_only_when_asked():
+    assert readings("1.2 million people") == [(1.2,)]
+    assert readings("1.2 million people", scale_words=True) == [(1.2, 1200000.0)]
+    assert readings("3 mil millones", "es", scale_words=True) == [(3.0, 3e9)]
+    assert readings("1 250 milliers", "fr", scale_words=True) == [(1250.0, 1250000.0)]
+
+
+def test_it_keeps_the_base_rules_where_they_are_unambiguous():
+    assert [n.value for n in extract_numbers("7,3 % et 1 250 et 1,340 et 2.5", language="fr")] == [
+        7.3,
+        1250.0,
+        1340.0,
+        2.5,
+    ]
+
+
+LANGUAGE_FORMATS = {
+    # language: (grouping characters, decimal mark)
+    "en": ([",", ""], "."),
+    "fr": (["\u202f", "\u00a0", " ", ""], ","),
+    "es": ([".", " ", ""], ","),
+    "de": ([".", "'", ""], ","),
+}
+
+
+def written(value: float, decimals: int, grouping: str, mark: str) -> str:
+    whole, _, fraction = f"{abs(value):.{decimals}f}".partition(".")
+    groups = []
+    while len(whole) > 3:
+        whole, groups = whole[:-3], [whole[-3:], *groups]
+    text = grouping.join([whole, *groups])
+    return ("-" if value < 0 else "") + text + (mark + fraction if decimals else "")
+
+
+@given(
+    value=st.floats(min_value=-1e9, max_value=1e9, allow_nan=False),
+    decimals=st.integers(min_value=0, max_value=3),
+    language=st.sampled_from(sorted(LANGUAGE_FORMATS)),
+    data=st.data(),
+)
+def test_it_reads_back_any_value_as_each_language_writes_it(value, decimals, language, data):
+    groupers, mark = LANGUAGE_FORMATS[language]
+    grouping = data.draw(st.sampled_from(groupers))
+    value = round(value, decimals)
+    text = written(value, decimals, grouping, mark)
+    (number,) = extract_numbers(f"La valeur est {text} cette fois.", language=language)
+    assert any(math.isclose(reading, value) for reading in number.readings), (text, number)

@@ -256,7 +256,7 @@ class RunPageTests(UploadTestCase):
         self.assertEqual(scoring.status, "done")
         self.assertEqual(AnswerCheck.objects.filter(scoring=scoring).count(), 8)
         self.assertEqual(Finding.objects.filter(scoring=scoring).count(), 5)
-        self.assertEqual(Score.objects.filter(scoring=scoring, slice="all").count(), 5)
+        self.assertEqual(Score.objects.filter(scoring=scoring, slice="all").count(), 6)
 
     def test_it_shows_a_failed_scoring_with_its_error_and_a_retry(self):
         scoring = self.run_obj.scorings.get()

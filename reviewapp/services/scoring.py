@@ -11,7 +11,7 @@ from django.utils import timezone
 from reviewapp.models import Answer, AnswerCheck, Finding, Run, Score, Scoring, SetVersion
 from reviewapp.services.question_sets import questions_for_scoring
 from reviewapp.services.uploads import UploadRejected
-from scoring.measures import check_answer, merge_slice_counts, slice_counts
+from scoring.measures import COUNT_COLUMNS, check_answer, merge_slice_counts, slice_counts
 
 logger = logging.getLogger(__name__)
 
@@ -97,7 +97,7 @@ def _score(scoring: Scoring) -> None:
                     scoring=scoring,
                     answer_id=answer.id,
                     numbers=[number.as_dict() for number in check.numbers],
-                    **check.counts,
+                    **dict(zip(COUNT_COLUMNS, check.counts, strict=True)),
                 )
             )
             finding_rows += [
