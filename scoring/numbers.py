@@ -17,6 +17,7 @@ they are unambiguous:
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 from typing import NamedTuple
@@ -174,27 +175,28 @@ def extract_numbers(text: str, *, language: str = "", scale_words: bool = False)
         digits_at = end - len(body)
         if digits_at >= 2 and text[digits_at - 1] in "-\u2010" and text[digits_at - 2].isalpha():
             continue  # a hyphenated name such as COVID-19 holds no figure
-        if body.isdigit():
-            readings = [(float(body), 0)]
-        else:
-            readings = _readings(body, dot_groups)
-            if not readings:
-                # Separators that fit no reading: fall back on the base
-                # rules, which read the longest prefix they can.
-                body = _BASE_TOKEN.match(body).group()
-                end = digits_at + len(body)
-                readings = _base_reading(body)
-        if sign:
-            readings = [(-value, decimals) for value, decimals in readings]
-        values = tuple(value for value, _ in readings)
+        values, decimals, length = _interpret(sign, body, dot_groups)
+        end = digits_at + length
         if scale_words and (scale := _SCALE.match(scale_text, end)):
             word = " ".join(scale["word"].lower().split())
             factor = 1e9 if word == "mil millones" else SCALE_WORDS[word]
             values += tuple(value * factor for value in values)
-        numbers.append(
-            Number(values[0], text[start:end], start, end, values, readings[0][1], bool(sign))
-        )
+        numbers.append(Number(values[0], text[start:end], start, end, values, decimals, bool(sign)))
     return numbers
+
+
+# Figures repeat (years, common values): reading each token once pays.
+@functools.lru_cache(maxsize=1 << 16)
+def _interpret(sign: str | None, body: str, dot_groups: bool) -> tuple[tuple[float, ...], int, int]:
+    """(readings, decimals of the first, length of the body read)."""
+    readings = _readings(body, dot_groups)
+    if not readings:
+        # Separators that fit no reading: fall back on the base rules, which
+        # read the longest prefix they can.
+        body = _BASE_TOKEN.match(body).group()
+        readings = _base_reading(body)
+    values = tuple(-value if sign else value for value, _ in readings)
+    return values, readings[0][1], len(body)
 
 
 def match_value(number: Number, candidates, *, rounding: bool = False) -> float | None:

@@ -16,6 +16,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import orjson
+
 from scoring import logfile
 from scoring.measures import (
     DEFAULT_OPTIONS,
@@ -75,15 +77,22 @@ def score_chunk(
     result = ChunkResult()
     checks = []
     errors: list[logfile.LineError] = []
+    loads, answer_errors = orjson.loads, logfile.answer_errors
     for number, raw in enumerate(lines, start=first_line):
-        if not raw.strip():
+        if not raw or raw.isspace():
             continue
-        record, error = logfile.parse_object(number, _decode(raw))
+        try:
+            # orjson reads bytes and refuses bad UTF-8; the slow path below
+            # then says which of the two went wrong.
+            record = loads(raw)
+            error = None if type(record) is dict else logfile.parse_object(number, _decode(raw))[1]
+        except orjson.JSONDecodeError:
+            record, error = logfile.parse_object(number, _decode(raw))
         if error is None and header_allowed and logfile.is_header(record):
             header_allowed = False
             continue
         header_allowed = False
-        line_errors = [error] if error else logfile.answer_errors(number, record)
+        line_errors = [error] if error else answer_errors(number, record)
         if not line_errors and record["question_id"] not in questions:
             line_errors.append(
                 logfile.LineError(
@@ -96,7 +105,11 @@ def score_chunk(
             continue
         result.question_lines.append((record["question_id"], number))
         check = check_answer(
-            record, questions[record["question_id"]], slice_fields=slice_fields, options=options
+            record,
+            questions[record["question_id"]],
+            slice_fields=slice_fields,
+            options=options,
+            keep_numbers=False,
         )
         checks.append(check)
         result.findings.extend(check.findings)
