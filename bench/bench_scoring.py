@@ -63,9 +63,7 @@ def main() -> None:
     size_mb = run_path.stat().st_size / 1e6
     questions = {q["question_id"]: q for q in read_questions(questions_path)}
     cores = os.cpu_count() or 1
-    print(
-        f"{args.answers} answers, {size_mb:.0f} MB, {cores} cores, Python {sys.version.split()[0]}"
-    )
+    print(f"{args.answers} answers, {size_mb:.0f} MB, {cores} cores, Python {sys.version.split()[0]}")
 
     for workers in sorted({1, cores}):
         seconds = best_of(args.repeat, lambda w=workers: score_file(run_path, questions, workers=w))
@@ -88,9 +86,7 @@ def main() -> None:
             args.repeat,
             lambda c=command: subprocess.run(c, cwd=ROOT, check=True, stdout=subprocess.DEVNULL),
         )
-        print(
-            f"CLI, {workers} worker(s): {seconds:.2f} s wall, all included (best of {args.repeat})"
-        )
+        print(f"CLI, {workers} worker(s): {seconds:.2f} s wall, all included (best of {args.repeat})")
 
     if args.reference:
         sys.path.insert(0, str(ROOT / "tests"))
@@ -103,9 +99,7 @@ def main() -> None:
         answers = [orjson.loads(line) for line in lines]
         reference_score(answers, questions)
         seconds = time.perf_counter() - start
-        print(
-            f"reference (pandas per row): {seconds:.2f} s, {args.answers / seconds:,.0f} answers/s"
-        )
+        print(f"reference (pandas per row): {seconds:.2f} s, {args.answers / seconds:,.0f} answers/s")
 
 
 if __name__ == "__main__":

@@ -21,9 +21,7 @@ from reviewapp.services.uploads import UploadRejected
 
 class TokenAuth(HttpBearer):
     def authenticate(self, request, token):
-        found = (
-            ApiToken.objects.select_related("user").filter(key_hash=ApiToken.hash(token)).first()
-        )
+        found = ApiToken.objects.select_related("user").filter(key_hash=ApiToken.hash(token)).first()
         if found is None or not found.user.is_active:
             return None
         ApiToken.objects.filter(id=found.id).update(last_used_at=timezone.now())
@@ -45,6 +43,14 @@ class ErrorOut(Schema):
     errors: list[str]
 
 
+class MeasureOut(Schema):
+    k: int
+    n: int
+    rate: float
+    low: float
+    high: float
+
+
 class ScoringOut(Schema):
     id: int
     set_version: str
@@ -52,7 +58,9 @@ class ScoringOut(Schema):
     progress: int
     error: str
     unmatched_answers: int
-    scores: dict[str, dict[str, dict[str, float]]]
+    options: dict[str, bool]
+    slice_fields: list[str]
+    scores: dict[str, dict[str, MeasureOut]]
 
 
 class RunOut(Schema):
@@ -102,6 +110,8 @@ def _run_out(request, run: Run, *, duplicate: bool = False) -> dict:
                 "progress": s.progress,
                 "error": s.error,
                 "unmatched_answers": s.unmatched_answers,
+                "options": s.options,
+                "slice_fields": s.slice_fields,
                 "scores": selectors.scores_as_dict(s) if s.status == Scoring.Status.DONE else {},
             }
             for s in scorings
@@ -143,16 +153,12 @@ def upload_run(
     except UploadRejected as rejected:
         return _error(rejected)
     run = Run.objects.get(id=received.run.id)
-    return Status(
-        201 if received.created else 200, _run_out(request, run, duplicate=not received.created)
-    )
+    return Status(201 if received.created else 200, _run_out(request, run, duplicate=not received.created))
 
 
 @api.get("/runs/{run_id}", response=RunOut, summary="A run's status and scores")
 def get_run(request, run_id: int):
-    run = get_object_or_404(
-        Run.objects.select_related("assistant_version", "set_version"), id=run_id
-    )
+    run = get_object_or_404(Run.objects.select_related("assistant_version", "set_version"), id=run_id)
     return _run_out(request, run)
 
 
@@ -161,13 +167,9 @@ def get_run(request, run_id: int):
     response={201: SetVersionOut, 400: ErrorOut, 413: ErrorOut},
     summary="Upload a question set version",
 )
-def upload_question_set(
-    request, file: File[UploadedFile], version: Form[str] = "", set_name: Form[str] = ""
-):
+def upload_question_set(request, file: File[UploadedFile], version: Form[str] = "", set_name: Form[str] = ""):
     try:
-        created = set_version_upload(
-            upload=file, version=version, set_name=set_name, created_by=request.user
-        )
+        created = set_version_upload(upload=file, version=version, set_name=set_name, created_by=request.user)
     except UploadRejected as rejected:
         return _error(rejected)
     return Status(

@@ -46,9 +46,20 @@ class RescoreForm(forms.Form):
     set_version = forms.ModelChoiceField(
         queryset=SetVersion.objects.all(), to_field_name="version", empty_label=None
     )
+    rounding = forms.BooleanField(
+        required=False, help_text="7.6 matches 7.62: values rounded to the number's precision"
+    )
+    scale_words = forms.BooleanField(required=False, help_text="“1.2 million” also reads as 1,200,000")
+    extra_slices = forms.CharField(
+        required=False,
+        max_length=200,
+        label="Also slice by",
+        help_text="Answer or question fields, separated by commas (language, stratum and split always).",
+    )
 
-    def __init__(self, *args, run=None, **kwargs):
-        super().__init__(*args, **kwargs)
-        if run is not None:
-            # Offer only the versions this run has not been scored against.
-            self.fields["set_version"].queryset = SetVersion.objects.exclude(scorings__run=run)
+    def clean_extra_slices(self) -> list[str]:
+        names = [name.strip() for name in self.cleaned_data["extra_slices"].split(",") if name.strip()]
+        for name in names:
+            if not name.replace("_", "").isalnum():
+                raise forms.ValidationError(f"{name!r} is not a field name")
+        return names

@@ -42,9 +42,7 @@ class SetVersion(models.Model):
     )
     source_name = models.CharField(max_length=255, blank=True)
     note = models.TextField(blank=True)
-    created_by = models.ForeignKey(
-        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL
-    )
+    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL)
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
@@ -79,9 +77,7 @@ class Question(models.Model):
     class Meta:
         ordering = ("set_version", "id")
         constraints = [
-            models.UniqueConstraint(
-                fields=("set_version", "question_id"), name="question_unique_in_version"
-            )
+            models.UniqueConstraint(fields=("set_version", "question_id"), name="question_unique_in_version")
         ]
 
     def __str__(self) -> str:
@@ -137,9 +133,7 @@ class Run(models.Model):
         API = "api"
         COMMAND = "command"
 
-    assistant_version = models.ForeignKey(
-        AssistantVersion, on_delete=models.PROTECT, related_name="runs"
-    )
+    assistant_version = models.ForeignKey(AssistantVersion, on_delete=models.PROTECT, related_name="runs")
     set_version = models.ForeignKey(SetVersion, on_delete=models.PROTECT, related_name="runs")
     file_name = models.CharField(max_length=255)
     file_path = models.CharField(max_length=500)
@@ -206,7 +200,9 @@ class Answer(models.Model):
 
 
 class Scoring(models.Model):
-    """A run scored against one set version; a run can have several."""
+    """A run scored against one set version with given options and slices;
+    a run can have several. The answers are checked in chunks, which workers
+    share."""
 
     class Status(models.TextChoices):
         QUEUED = "queued"
@@ -223,6 +219,12 @@ class Scoring(models.Model):
     error = models.TextField(blank=True)
     # Answers whose question this set version does not hold: not scored.
     unmatched_answers = models.PositiveIntegerField(default=0)
+    options = models.JSONField(default=dict, blank=True)
+    slice_fields = models.JSONField(default=list)
+    # The options and slices as one string, so that a scoring is made once.
+    config_key = models.CharField(max_length=300, default="")
+    chunks_total = models.PositiveIntegerField(default=0)
+    chunks_done = models.PositiveIntegerField(default=0)
     requested_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL
     )
@@ -233,7 +235,7 @@ class Scoring(models.Model):
     class Meta:
         ordering = ("created_at", "id")
         constraints = [
-            models.UniqueConstraint(fields=("run", "set_version"), name="scoring_unique_version")
+            models.UniqueConstraint(fields=("run", "set_version", "config_key"), name="scoring_unique_config")
         ]
 
     def __str__(self) -> str:
@@ -248,6 +250,32 @@ class Scoring(models.Model):
         if self.started_at and self.finished_at:
             return (self.finished_at - self.started_at).total_seconds()
         return None
+
+
+class ScoringChunk(models.Model):
+    """A range of a run's answers, checked by one task; its slice counts are
+    added up when the last chunk is done."""
+
+    class Status(models.TextChoices):
+        QUEUED = "queued"
+        SCORING = "scoring"
+        DONE = "done"
+        FAILED = "failed"
+
+    scoring = models.ForeignKey(Scoring, on_delete=models.CASCADE, related_name="chunks")
+    first_answer_id = models.BigIntegerField()
+    last_answer_id = models.BigIntegerField()
+    answers = models.PositiveIntegerField()
+    status = models.CharField(max_length=10, choices=Status.choices, default=Status.QUEUED)
+    slices = models.JSONField(default=dict, blank=True)
+    unmatched_answers = models.PositiveIntegerField(default=0)
+    error = models.TextField(blank=True)
+
+    class Meta:
+        ordering = ("scoring", "first_answer_id")
+
+    def __str__(self) -> str:
+        return f"answers {self.first_answer_id}-{self.last_answer_id} of scoring {self.scoring_id}"
 
 
 class AnswerCheck(models.Model):
@@ -271,9 +299,7 @@ class AnswerCheck(models.Model):
     numbers = models.JSONField(default=list)
 
     class Meta:
-        constraints = [
-            models.UniqueConstraint(fields=("scoring", "answer"), name="check_unique_answer")
-        ]
+        constraints = [models.UniqueConstraint(fields=("scoring", "answer"), name="check_unique_answer")]
 
     def __str__(self) -> str:
         return f"checks of answer {self.answer_id} in scoring {self.scoring_id}"
@@ -293,10 +319,19 @@ class Finding(models.Model):
     answer = models.ForeignKey(Answer, on_delete=models.CASCADE, related_name="findings")
     kind = models.CharField(max_length=12, choices=Kind.choices)
     detail = models.TextField()
+    # Copied from the answer so that a run's findings list and filters need
+    # no join, however many answers the run has.
+    line_number = models.PositiveIntegerField()
+    question_id = models.CharField(max_length=200)
+    language = models.CharField(max_length=20)
 
     class Meta:
-        ordering = ("answer__line_number", "id")
-        indexes = [models.Index(fields=("scoring", "kind"), name="finding_scoring_kind")]
+        ordering = ("line_number", "id")
+        indexes = [
+            models.Index(fields=("scoring", "line_number"), name="finding_scoring_line"),
+            models.Index(fields=("scoring", "kind", "line_number"), name="finding_kind_line"),
+            models.Index(fields=("scoring", "language", "line_number"), name="finding_language_line"),
+        ]
 
     def __str__(self) -> str:
         return f"{self.kind}: {self.detail}"
@@ -314,9 +349,7 @@ class Score(models.Model):
     class Meta:
         ordering = ("id",)
         constraints = [
-            models.UniqueConstraint(
-                fields=("scoring", "slice", "measure"), name="score_unique_slice_measure"
-            )
+            models.UniqueConstraint(fields=("scoring", "slice", "measure"), name="score_unique_slice_measure")
         ]
 
     def __str__(self) -> str:

@@ -4,9 +4,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from django.db.models import Count
+
 from reviewapp import progress
 from reviewapp.models import Answer, Finding, Run, Scoring
-from scoring.measures import MEASURE_LABELS, MEASURES
+from scoring.measures import DENOMINATORS, MEASURE_LABELS, MEASURES
 from scoring.rates import Rate, rate
 
 # What an empty cell means, so that a blank is never a mystery.
@@ -36,35 +38,46 @@ class SliceRow:
     cells: list[Cell]
 
 
-def score_table(scoring: Scoring) -> list[SliceRow]:
-    """One row per slice (all first), one cell per measure with k, n and interval."""
+def score_table(scoring: Scoring, *, family: str = "language") -> list[SliceRow]:
+    """One row for ``all`` and one per value of the ``family`` field, one
+    cell per measure with k, n and interval."""
     by_slice: dict[str, dict[str, Rate]] = {}
     for score in scoring.scores.all():
         by_slice.setdefault(score.slice, {})[score.measure] = rate(score.k, score.n)
-    ordered = sorted(by_slice, key=lambda name: (name != "all", name))
-    return [SliceRow(name, [Cell(m, by_slice[name].get(m)) for m in MEASURES]) for name in ordered]
+    names = ["all", *sorted(name for name in by_slice if name.startswith(f"{family}="))]
+    return [
+        SliceRow(name, [Cell(m, by_slice[name].get(m)) for m in MEASURES])
+        for name in names
+        if name in by_slice
+    ]
+
+
+def slice_families(scoring: Scoring) -> list[str]:
+    """The fields this scoring was sliced by, in the order it was asked."""
+    return list(scoring.slice_fields or ["language"])
 
 
 def measure_headers() -> list[tuple[str, str]]:
     return [(measure, MEASURE_LABELS[measure]) for measure in MEASURES]
 
 
+def measure_denominators() -> list[tuple[str, str, str]]:
+    return [(m, MEASURE_LABELS[m], DENOMINATORS[m]) for m in MEASURES]
+
+
 def scores_as_dict(scoring: Scoring) -> dict:
-    """{slice: {measure: {k, n, rate, low, high}}} for the API."""
+    """{slice: {measure: {k, n, rate, low, high}}} for the API, every slice."""
     result: dict[str, dict] = {}
-    for row in score_table(scoring):
-        result[row.slice] = {
-            cell.measure: {
-                "k": cell.rate.k,
-                "n": cell.rate.n,
-                "rate": cell.rate.value,
-                "low": cell.rate.low,
-                "high": cell.rate.high,
-            }
-            for cell in row.cells
-            if cell.rate is not None
+    for score in scoring.scores.all():
+        r = rate(score.k, score.n)
+        result.setdefault(score.slice, {})[score.measure] = {
+            "k": r.k,
+            "n": r.n,
+            "rate": r.value,
+            "low": r.low,
+            "high": r.high,
         }
-    return result
+    return dict(sorted(result.items(), key=lambda item: (item[0] != "all", item[0])))
 
 
 def run_progress(run: Run) -> int:
@@ -75,30 +88,33 @@ def run_progress(run: Run) -> int:
 
 
 def findings_page(scoring: Scoring, *, kind: str = "", language: str = ""):
-    findings = Finding.objects.filter(scoring=scoring).select_related("answer")
+    findings = Finding.objects.filter(scoring=scoring)
     if kind:
         findings = findings.filter(kind=kind)
     if language:
-        findings = findings.filter(answer__language=language)
-    return findings.order_by("answer__line_number", "id")
+        findings = findings.filter(language=language)
+    return findings.only(
+        "id", "answer_id", "kind", "detail", "line_number", "question_id", "language"
+    ).order_by("line_number", "id")
 
 
 def finding_kinds(scoring: Scoring) -> list[tuple[str, str, int]]:
     """(kind, label, count) for each kind of finding in the scoring."""
-    from django.db.models import Count
-
     counts = dict(
-        Finding.objects.filter(scoring=scoring).values_list("kind").annotate(n=Count("id"))
+        Finding.objects.filter(scoring=scoring).order_by().values_list("kind").annotate(n=Count("id"))
     )
     return [(kind, label, counts.get(kind, 0)) for kind, label in Finding.Kind.choices]
 
 
-def run_languages(run: Run) -> list[str]:
-    return list(
-        Answer.objects.filter(run=run)
-        .order_by("language")
-        .values_list("language", flat=True)
-        .distinct()
+def scoring_languages(scoring: Scoring) -> list[str]:
+    """The languages of the run, read off its slices rather than its answers."""
+    prefix = "language="
+    return sorted(
+        {
+            s.removeprefix(prefix)
+            for s in scoring.scores.values_list("slice", flat=True)
+            if s.startswith(prefix)
+        }
     )
 
 

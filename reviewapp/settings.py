@@ -129,9 +129,12 @@ STORAGES = {
 # must share this folder.
 DATA_DIR = Path(env("REVIEWAPP_DATA_DIR", str(BASE_DIR / "var")))
 MEDIA_ROOT = DATA_DIR / "media"
-FILE_UPLOAD_TEMP_DIR = env("FILE_UPLOAD_TEMP_DIR") or None
 # Files above this size are refused before they are stored.
 MAX_UPLOAD_BYTES = int(env("REVIEWAPP_MAX_UPLOAD_MB", "1024")) * 1024 * 1024
+
+# Answers per scoring task: each running worker takes chunks of this size.
+SCORING_CHUNK_ANSWERS = int(env("REVIEWAPP_SCORING_CHUNK", "20000"))
+FILE_UPLOAD_TEMP_DIR = env("FILE_UPLOAD_TEMP_DIR") or None
 
 # Celery: without a broker, tasks run in-process when they are queued.
 CELERY_TASK_ALWAYS_EAGER = not env("CELERY_BROKER_URL")

@@ -57,14 +57,12 @@ def format_table(scores: RunScores, *, method: str = "wilson") -> str:
     )
     for slice_name, cells in cells_by_slice.items():
         lines.append(
-            slice_name.ljust(width)
-            + "".join(cell.rjust(w) for cell, w in zip(cells, columns, strict=True))
+            slice_name.ljust(width) + "".join(cell.rjust(w) for cell, w in zip(cells, columns, strict=True))
         )
     failures = ", ".join(MEASURE_LABELS[m] for m in MEASURES if m in FAILURE_MEASURES)
     lines.append("")
     lines.append(
-        f"rate (n=denominator) [95 % {method.replace('_', '-')} interval]; "
-        f"lower is better for {failures}"
+        f"rate (n=denominator) [95 % {method.replace('_', '-')} interval]; lower is better for {failures}"
     )
     if scores.options.as_dict():
         lines.append("options: " + ", ".join(scores.options.as_dict()))
@@ -91,12 +89,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--rounding", action="store_true", help="a number matches values rounded to its precision"
     )
-    parser.add_argument(
-        "--scale-words", action="store_true", help='read "1.2 million" also as 1200000'
-    )
-    parser.add_argument(
-        "--workers", type=int, default=1, help="processes to score with (0: every core)"
-    )
+    parser.add_argument("--scale-words", action="store_true", help='read "1.2 million" also as 1200000')
+    parser.add_argument("--workers", type=int, default=1, help="processes to score with (0: every core)")
     args = parser.parse_args(argv)
 
     for path in filter(None, (args.run, args.questions)):
@@ -112,9 +106,7 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     try:
         source = args.questions or args.run
-        questions = (
-            read_questions(args.questions) if args.questions else questions_from_combined(args.run)
-        )
+        questions = read_questions(args.questions) if args.questions else questions_from_combined(args.run)
         source = args.run
         scores = score_file(
             args.run,
@@ -127,9 +119,7 @@ def main(argv: list[str] | None = None) -> int:
         return _report(source, error)
 
     if args.json:
-        print(
-            json.dumps(with_intervals(scores, method=args.interval), ensure_ascii=False, indent=2)
-        )
+        print(json.dumps(with_intervals(scores, method=args.interval), ensure_ascii=False, indent=2))
     else:
         print(format_table(scores, method=args.interval))
     return 0

@@ -53,9 +53,7 @@ COMBINED_FIELDS = ("expected_behaviour", "expected_values")
 BEHAVIOURS = ("answer", "decline")
 SPLITS = ("tuning", "sealed")
 
-RUN_FILE_NAME = re.compile(
-    r"^answers_run_(?P<assistant_version>.+)_set-(?P<set_version>[^/]+)\.jsonl$"
-)
+RUN_FILE_NAME = re.compile(r"^answers_run_(?P<assistant_version>.+)_set-(?P<set_version>[^/]+)\.jsonl$")
 SET_FILE_NAME = re.compile(r"^questions_set-(?P<set_version>[^/]+)\.jsonl$")
 
 _TYPE_NAMES = {str: "a string", list: "a list", bool: "true or false", dict: "an object"}
@@ -131,9 +129,7 @@ def _json_reason(error: orjson.JSONDecodeError) -> str:
 
 def is_header(record: dict) -> bool:
     """A header names versions and is not itself an answer or a question."""
-    return "question_id" not in record and bool(
-        {"assistant_version", "set_version"} & record.keys()
-    )
+    return "question_id" not in record and bool({"assistant_version", "set_version"} & record.keys())
 
 
 _NUMBER_TYPES = frozenset({int, float})
@@ -202,6 +198,47 @@ def _record_errors(number: int, records) -> list[LineError]:
     return errors
 
 
+def check_answer_line(
+    number: int, raw: bytes, seen: dict[str, int] | None = None
+) -> tuple[dict | None, list[LineError]]:
+    """Parse and validate one line of a run log: (answer, []) or (None, errors).
+
+    ``seen`` maps each question id of the set to the line that answered it
+    (0 for none yet); with it, an unknown id or one answered twice is an
+    error, and the line is recorded.
+    """
+    try:
+        # orjson reads bytes and refuses bad UTF-8; parse_object then says
+        # which of the two went wrong.
+        record = orjson.loads(raw)
+    except orjson.JSONDecodeError:
+        record = None
+    if type(record) is not dict:
+        # Not JSON, not an object, not UTF-8, or a byte-order mark: the slow
+        # path tells which.
+        record, error = parse_object(number, _decode(raw))
+        if error:
+            return None, [error]
+    errors = answer_errors(number, record)
+    if errors or seen is None:
+        return (None, errors) if errors else (record, errors)
+    question_id = record["question_id"]
+    line = seen.get(question_id)
+    if line is None:
+        return None, [LineError(number, "question_id", f"{question_id!r} is not in the question set")]
+    if line:
+        return None, [LineError(number, "question_id", f"{question_id!r} already answered on line {line}")]
+    seen[question_id] = number
+    return record, errors
+
+
+def _decode(raw: bytes) -> str | None:
+    try:
+        return raw.decode("utf-8").removeprefix("\ufeff")
+    except UnicodeDecodeError:
+        return None
+
+
 def question_errors(number: int, record: dict) -> list[LineError]:
     """Everything wrong with one question line (empty when it is valid)."""
     errors = []
@@ -242,7 +279,7 @@ def normalise_question(record: dict) -> dict:
     return question
 
 
-class _Collector:
+class ErrorCollector:
     """Keeps the first ``limit`` errors and counts them all."""
 
     def __init__(self, limit: int):
@@ -286,7 +323,7 @@ def read_answers(
     """
     # Validate in one streaming pass first, so that nothing is yielded from a
     # file that turns out to be bad further down.
-    collector = _Collector(max_errors)
+    collector = ErrorCollector(max_errors)
     first_seen: dict[str, int] = {}
     answers = 0
     first_pass = (lambda share: progress(share / 2)) if progress else None
@@ -296,9 +333,7 @@ def read_answers(
         if not errors:
             question_id = record["question_id"]
             if question_ids is not None and question_id not in question_ids:
-                errors.append(
-                    LineError(number, "question_id", f"{question_id!r} is not in the question set")
-                )
+                errors.append(LineError(number, "question_id", f"{question_id!r} is not in the question set"))
             if question_id in first_seen:
                 errors.append(
                     LineError(
@@ -318,11 +353,9 @@ def read_answers(
     yield from _records(path, collector, second_pass)
 
 
-def read_questions(path: Path, *, max_errors: int = 200) -> list[dict]:
-    """Every question of a question-set file, normalised; raise LogFileError
-    listing the bad lines."""
-    collector = _Collector(max_errors)
-    questions: list[dict] = []
+def iter_questions(path: Path, collector: ErrorCollector) -> Iterator[dict]:
+    """Yield every valid question of a question-set file, normalised; bad
+    lines and repeated ids go to ``collector``."""
     first_seen: dict[str, int] = {}
     for logged in _records(path, collector):
         number, record = logged.line, logged.record
@@ -340,9 +373,25 @@ def read_questions(path: Path, *, max_errors: int = 200) -> list[dict]:
             first_seen.setdefault(question_id, number)
         collector.add(errors)
         if not errors:
-            questions.append(normalise_question(record))
-    if not questions and not collector.total:
+            yield normalise_question(record)
+    if not first_seen and not collector.total:
         collector.add([LineError(1, None, "the file holds no questions")])
+
+
+def validate_questions(path: Path, *, max_errors: int = 200) -> int:
+    """The number of questions in a question-set file; raise LogFileError
+    listing the bad lines. Reads the file without keeping it."""
+    collector = ErrorCollector(max_errors)
+    count = sum(1 for _ in iter_questions(path, collector))
+    collector.raise_if_any()
+    return count
+
+
+def read_questions(path: Path, *, max_errors: int = 200) -> list[dict]:
+    """Every question of a question-set file, normalised; raise LogFileError
+    listing the bad lines."""
+    collector = ErrorCollector(max_errors)
+    questions = list(iter_questions(path, collector))
     collector.raise_if_any()
     return questions
 
@@ -351,7 +400,7 @@ def questions_from_combined(path: Path, *, max_errors: int = 200) -> list[dict]:
     """Questions taken from a log in the combined form, whose answers carry
     expected_behaviour and expected_values (and optionally question text).
     Each holds only the fields the log states."""
-    collector = _Collector(max_errors)
+    collector = ErrorCollector(max_errors)
     questions: dict[str, dict] = {}
     for logged in _records(path, collector):
         errors = question_errors(logged.line, logged.record)
@@ -363,11 +412,7 @@ def questions_from_combined(path: Path, *, max_errors: int = 200) -> list[dict]:
             # text, series, caveats) from the version it revises.
             questions.setdefault(
                 record["question_id"],
-                {
-                    name: value
-                    for name, value in given.items()
-                    if name in QUESTION_FIELDS or name in record
-                },
+                {name: value for name, value in given.items() if name in QUESTION_FIELDS or name in record},
             )
     collector.raise_if_any()
     return list(questions.values())
@@ -397,7 +442,7 @@ ProgressCallback = Callable[[float], None]
 
 
 def _records(
-    path: Path, collector: _Collector, progress: ProgressCallback | None = None
+    path: Path, collector: ErrorCollector, progress: ProgressCallback | None = None
 ) -> Iterator[LoggedLine]:
     """The objects of a file, skipping a header on its first line; lines that
     are not JSON objects go to the collector. ``progress`` hears the share of

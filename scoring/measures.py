@@ -159,9 +159,7 @@ def check_answer(
     counts = [0] * len(COUNT_COLUMNS)
     findings: list[Finding] = []
 
-    numbers = extract_numbers(
-        text, language=answer.get("language") or "", scale_words=options.scale_words
-    )
+    numbers = extract_numbers(text, language=answer.get("language") or "", scale_words=options.scale_words)
 
     if question["expected_behaviour"] == "answer":
         hit = not declined and any(
@@ -185,9 +183,7 @@ def check_answer(
         counts[REFUSAL_N] = 1
         counts[REFUSAL_K] = int(declined)
         if not declined:
-            findings.append(
-                Finding(question_id, "refusal", f"should have declined, but answered: {text!r}")
-            )
+            findings.append(Finding(question_id, "refusal", f"should have declined, but answered: {text!r}"))
 
     cited_ids = answer.get("cited_ids")
     if cited_ids:
@@ -198,9 +194,7 @@ def check_answer(
             if cited in retrieved_ids:
                 counts[CITATION_K] += 1
             else:
-                findings.append(
-                    Finding(question_id, "citation", f"cited {cited}, which was not retrieved")
-                )
+                findings.append(Finding(question_id, "citation", f"cited {cited}, which was not retrieved"))
 
     # Each distinct number counts once; a repeated figure is one claim.
     number_checks: list[NumberCheck] = []
@@ -242,9 +236,7 @@ def check_answer(
     if slice_fields == DEFAULT_SLICES:
         fields = (answer.get("language"),)
     else:
-        fields = tuple(
-            answer[name] if name in answer else question.get(name) for name in slice_fields
-        )
+        fields = tuple(answer[name] if name in answer else question.get(name) for name in slice_fields)
     return AnswerCheck(question_id, fields, counts, number_checks, findings)
 
 

@@ -27,8 +27,6 @@ def rate(k: int, n: int, *, method: str = "wilson", alpha: float = 0.05) -> Rate
     if n <= 0 or not 0 <= k <= n:
         raise ValueError(f"a rate needs 0 <= k <= n and n > 0, not k={k}, n={n}")
     if method not in INTERVAL_METHODS:
-        raise ValueError(
-            f"unknown interval method {method!r}; use one of {', '.join(INTERVAL_METHODS)}"
-        )
+        raise ValueError(f"unknown interval method {method!r}; use one of {', '.join(INTERVAL_METHODS)}")
     low, high = proportion_confint(k, n, alpha=alpha, method=INTERVAL_METHODS[method])
     return Rate(k=k, n=n, low=max(0.0, float(low)), high=min(1.0, float(high)))

@@ -16,8 +16,6 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import orjson
-
 from scoring import logfile
 from scoring.measures import (
     DEFAULT_OPTIONS,
@@ -77,22 +75,16 @@ def score_chunk(
     result = ChunkResult()
     checks = []
     errors: list[logfile.LineError] = []
-    loads, answer_errors = orjson.loads, logfile.answer_errors
     for number, raw in enumerate(lines, start=first_line):
         if not raw or raw.isspace():
             continue
-        try:
-            # orjson reads bytes and refuses bad UTF-8; the slow path below
-            # then says which of the two went wrong.
-            record = loads(raw)
-            error = None if type(record) is dict else logfile.parse_object(number, _decode(raw))[1]
-        except orjson.JSONDecodeError:
-            record, error = logfile.parse_object(number, _decode(raw))
-        if error is None and header_allowed and logfile.is_header(record):
+        record, line_errors = logfile.check_answer_line(number, raw)
+        if header_allowed:
             header_allowed = False
-            continue
-        header_allowed = False
-        line_errors = [error] if error else answer_errors(number, record)
+            if not line_errors or record is None:
+                parsed = logfile.parse_object(number, logfile._decode(raw))[0]
+                if parsed is not None and logfile.is_header(parsed):
+                    continue
         if not line_errors and record["question_id"] not in questions:
             line_errors.append(
                 logfile.LineError(
@@ -118,13 +110,6 @@ def score_chunk(
     if not result.error_total:
         result.slices = slice_counts(checks, slice_fields=slice_fields)
     return result
-
-
-def _decode(raw: bytes) -> str | None:
-    try:
-        return raw.decode("utf-8").removeprefix("\ufeff")
-    except UnicodeDecodeError:
-        return None
 
 
 def _chunk_ranges(data: bytes, size: int) -> Iterator[tuple[int, int, int]]:

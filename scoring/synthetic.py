@@ -40,9 +40,9 @@ SUBNATIONAL_DECLINE_SHARE = 2 / 3
 # Periods the synthetic data hold. Decline questions ask for years well
 # before the first one.
 ANNUAL_PERIODS = tuple(str(year) for year in range(2014, 2025))
-QUARTERLY_PERIODS = tuple(
-    f"{year}-Q{quarter}" for year in range(2022, 2026) for quarter in range(1, 5)
-)[:-2]  # up to 2025-Q2, the latest quarter published
+QUARTERLY_PERIODS = tuple(f"{year}-Q{quarter}" for year in range(2022, 2026) for quarter in range(1, 5))[
+    :-2
+]  # up to 2025-Q2, the latest quarter published
 MISSING_YEARS = tuple(range(1955, 1976))
 
 # Outcomes for questions that should be answered, and for those that should
@@ -258,9 +258,7 @@ CATALOGUE: tuple[Series, ...] = (
         "change",
         "percent",
         False,
-        _names(
-            "population growth", "la croissance démographique", "el crecimiento de la población"
-        ),
+        _names("population growth", "la croissance démographique", "el crecimiento de la población"),
         fr_feminine=True,
     ),
     Series(
@@ -523,8 +521,7 @@ _CAVEAT_SENTENCES = {
         "en": "Note that the series has a break, so earlier years are not fully comparable.",
         "fr": "Attention : la série présente une rupture, les années antérieures ne sont pas "
         "entièrement comparables.",
-        "es": "Hay una ruptura en la serie, por lo que los años anteriores no son del todo "
-        "comparables.",
+        "es": "Hay una ruptura en la serie, por lo que los años anteriores no son del todo comparables.",
     },
 }
 _SOURCE_SENTENCES = {
@@ -570,9 +567,7 @@ _SAME_DOMAIN = {
     series.id: tuple(s for s in CATALOGUE if s.domain == series.domain and s.id != series.id)
     for series in CATALOGUE
 }
-_OTHER_DOMAINS = {
-    series.id: tuple(s for s in CATALOGUE if s.domain != series.domain) for series in CATALOGUE
-}
+_OTHER_DOMAINS = {series.id: tuple(s for s in CATALOGUE if s.domain != series.domain) for series in CATALOGUE}
 _YEAR_IN_TEXT = re.compile(r"\b(?:19|20)\d{2}\b")
 
 
@@ -613,9 +608,7 @@ def _ceiling(series: Series) -> float:
 
 def _acceptable(series: Series, value: float, avoid) -> bool:
     return (
-        0 < value <= _ceiling(series)
-        and value not in avoid
-        and not _looks_like_year(value, series.decimals)
+        0 < value <= _ceiling(series) and value not in avoid and not _looks_like_year(value, series.decimals)
     )
 
 
@@ -627,9 +620,7 @@ def _draw_value(rng: random.Random, series: Series, avoid=()) -> float:
             return float(value)
 
 
-def _nearby_value(
-    rng: random.Random, series: Series, value: float, avoid, *, spread=(0.04, 0.15)
-) -> float:
+def _nearby_value(rng: random.Random, series: Series, value: float, avoid, *, spread=(0.04, 0.15)) -> float:
     """A plausible misstatement of ``value``: off by a share within ``spread``
     (at least one last digit), and none of ``avoid``."""
     step = 10.0**-series.decimals
@@ -751,9 +742,7 @@ def _decline_question(rng: random.Random, question_id: str, language: str, split
     }
 
 
-def generate_question_set(
-    *, questions: int, seed: int, set_version: str = "demo-1.0"
-) -> list[dict]:
+def generate_question_set(*, questions: int, seed: int, set_version: str = "demo-1.0") -> list[dict]:
     """Return ``questions`` question rows, the same for the same seed.
 
     About half are English, 30 % French and 20 % Spanish; 85 % should be
@@ -809,9 +798,7 @@ def _record(rng: random.Random, series: Series, period: str, value: float, cavea
     return _Record(series, period, values, list(caveats))
 
 
-def _related_records(
-    rng: random.Random, primary: Series, primary_value: float, count: int
-) -> list[_Record]:
+def _related_records(rng: random.Random, primary: Series, primary_value: float, count: int) -> list[_Record]:
     """``count`` records of other series, preferring the primary's domain."""
     related = _SAME_DOMAIN[primary.id]
     chosen = rng.sample(related, min(count, len(related)))
@@ -845,9 +832,7 @@ def _main_sentence(
     name = series.names[language]
     written = _format_value(series, value, language)
     if rng.random() < DATED_SHARE:
-        return _DATED_TEMPLATES[language].format(
-            date=_period_end_date(period), x=name, v=written, cite=cite
-        )
+        return _DATED_TEMPLATES[language].format(date=_period_end_date(period), x=name, v=written, cite=cite)
     phrase = _period_phrase(period, language)
     return rng.choice(_MAIN_TEMPLATES[language]).format(
         X=_capitalise(name), x=name, v=written, p=phrase, P=_capitalise(phrase), cite=cite
@@ -949,9 +934,9 @@ def _respond_to_answer_question(rng: random.Random, question: dict) -> dict:
 def _topic_of_decline(rng: random.Random, question: dict) -> tuple[Series, str, str]:
     """The series, region phrase ("" if none) and year a decline question asks about."""
     language, text = question["language"], question["question"]
-    series = next(
-        (s for name, s in _ANNUAL_SERIES_BY_NAME[language] if name in text), None
-    ) or rng.choice(_ANNUAL_SERIES)
+    series = next((s for name, s in _ANNUAL_SERIES_BY_NAME[language] if name in text), None) or rng.choice(
+        _ANNUAL_SERIES
+    )
     region = next((r for r in _REGIONS[language] if r in text), "")
     years = _YEAR_IN_TEXT.findall(text)
     year = years[-1] if years else ANNUAL_PERIODS[-1]

@@ -58,9 +58,7 @@ def numbers_of(text: str, language: str, scale_words: bool) -> list[dict]:
     partly = blank(text, DATES_AND_DENOMINATORS)
     blanked = blank(partly, IDENTIFIERS)
     token = re.compile(
-        r"(?<![\w.])([-\u2212](?=\d))?(\d+(?:["
-        + re.escape(SEPARATORS)
-        + r"]\d{3})*(?:[.,]\d+)?)(?!\w)"
+        r"(?<![\w.])([-\u2212](?=\d))?(\d+(?:[" + re.escape(SEPARATORS) + r"]\d{3})*(?:[.,]\d+)?)(?!\w)"
     )
     result = []
     for match in token.finditer(blanked):
@@ -93,9 +91,7 @@ def numbers_of(text: str, language: str, scale_words: bool) -> list[dict]:
                 "values": values,
                 "decimals": readings[0][1],
                 "signed": bool(sign),
-                "year": len(text_written) == 4
-                and text_written.isdigit()
-                and 1900 <= values[0] <= 2100,
+                "year": len(text_written) == 4 and text_written.isdigit() and 1900 <= values[0] <= 2100,
             }
         )
     return result
@@ -147,8 +143,7 @@ def reference_score(
             counts["numeric_accuracy_n"] = counts["answer_rate_n"] = 1
             counts["answer_rate_k"] = int(not declined)
             counts["numeric_accuracy_k"] = int(
-                not declined
-                and any(supports(n, question["expected_values"], rounding) for n in numbers)
+                not declined and any(supports(n, question["expected_values"], rounding) for n in numbers)
             )
         else:
             counts["refusal_accuracy_n"] = 1
@@ -163,9 +158,7 @@ def reference_score(
         unsupported = [
             n
             for n in distinct.values()
-            if not supports(
-                n, list(row["retrieved_values"]) + list(question["expected_values"]), rounding
-            )
+            if not supports(n, list(row["retrieved_values"]) + list(question["expected_values"]), rounding)
         ]
         counts["unsupported_numbers_n"] = len(distinct)
         counts["unsupported_numbers_k"] = len(unsupported)
@@ -173,9 +166,7 @@ def reference_score(
             counts["unsupported_answers_n"] = 1
             counts["unsupported_answers_k"] = int(bool(unsupported))
         for name in slice_fields:
-            counts[name] = (
-                row[name] if name in row and not pd.isna(row[name]) else question.get(name)
-            )
+            counts[name] = row[name] if name in row and not pd.isna(row[name]) else question.get(name)
         rows.append(counts)
     table = pd.DataFrame(rows)
     measures = (
@@ -189,9 +180,7 @@ def reference_score(
 
     def as_slice(sums) -> dict:
         return {
-            m: {"k": int(sums[f"{m}_k"]), "n": int(sums[f"{m}_n"])}
-            for m in measures
-            if int(sums[f"{m}_n"])
+            m: {"k": int(sums[f"{m}_k"]), "n": int(sums[f"{m}_n"])} for m in measures if int(sums[f"{m}_n"])
         }
 
     result = {"all": as_slice(table.sum(numeric_only=True))}

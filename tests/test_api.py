@@ -18,16 +18,12 @@ class ApiTests(TestCase):
 
     def test_it_refuses_a_missing_or_wrong_token(self):
         self.assertEqual(self.client.get("/api/runs/1").status_code, 401)
-        self.assertEqual(
-            self.client.get("/api/runs/1", HTTP_AUTHORIZATION="Bearer nope").status_code, 401
-        )
+        self.assertEqual(self.client.get("/api/runs/1", HTTP_AUTHORIZATION="Bearer nope").status_code, 401)
 
     def test_it_uploads_a_set_and_a_run_and_returns_scores(self):
         created = self.post("/api/question-sets", {"file": example_file("questions_set-1.2.jsonl")})
         self.assertEqual(created.status_code, 201)
-        self.assertEqual(
-            created.json(), {"version": "1.2", "question_set": "default", "questions": 8}
-        )
+        self.assertEqual(created.json(), {"version": "1.2", "question_set": "default", "questions": 8})
         response = self.post("/api/runs", {"file": example_file(RUN_FILE)})
         self.assertEqual(response.status_code, 201)
         run = Run.objects.get()
@@ -73,6 +69,4 @@ class ApiTests(TestCase):
         schema = self.client.get("/api/openapi.json").json()
         self.assertIn("/api/runs", schema["paths"])
         self.assertIn("/api/runs/{run_id}", schema["paths"])
-        self.assertIn(
-            "multipart/form-data", schema["paths"]["/api/runs"]["post"]["requestBody"]["content"]
-        )
+        self.assertIn("multipart/form-data", schema["paths"]["/api/runs"]["post"]["requestBody"]["content"])

@@ -41,13 +41,27 @@ def test_it_prints_the_spec_figures_with_intervals_for_the_running_example(capsy
 def test_it_scores_a_log_against_its_question_set_as_json_with_intervals():
     result = run_json(RUN, "--questions", QUESTIONS)
     assert result["answers"] == 8
-    assert result["slices"]["all"]["numeric_accuracy"] == {"k": 5, "n": 6, "low": 0.436497, "high": 0.969947}
+    assert result["slices"]["all"]["numeric_accuracy"] == {
+        "k": 5,
+        "n": 6,
+        "low": 0.436497,
+        "high": 0.969947,
+    }
     assert result["slices"]["all"]["unsupported_numbers"]["k"] == 2
-    assert result["slices"]["all"]["unsupported_answers"] == {"k": 2, "n": 7, "low": 0.082219, "high": 0.641066}
+    assert result["slices"]["all"]["unsupported_answers"] == {
+        "k": 2,
+        "n": 7,
+        "low": 0.082219,
+        "high": 0.641066,
+    }
     assert "refusal_accuracy" not in result["slices"]["language=fr"]
     assert result["interval"] == {"method": "wilson", "confidence": 0.95}
     assert [(f["question_id"], f["kind"]) for f in result["findings"]] == [
-        ("a03", "numeric"), ("a03", "unsupported"), ("a06", "refusal"), ("a06", "unsupported"), ("a07", "citation"),
+        ("a03", "numeric"),
+        ("a03", "unsupported"),
+        ("a06", "refusal"),
+        ("a06", "unsupported"),
+        ("a07", "citation"),
     ]
 
 
@@ -61,10 +75,16 @@ def test_it_gives_the_spec_interval_for_17_of_200():
 # figures: the test shows the method chosen is the method used.
 @pytest.mark.parametrize(
     ("method", "low", "high"),
-    [("wilson", 0.436497, 0.969947), ("jeffreys", 0.441943, 0.98138), ("agresti_coull", 0.417804, 0.988639)],
+    [
+        ("wilson", 0.436497, 0.969947),
+        ("jeffreys", 0.441943, 0.98138),
+        ("agresti_coull", 0.417804, 0.988639),
+    ],
 )
 def test_it_computes_the_chosen_interval(method, low, high):
-    counts = run_json(RUN, "--questions", QUESTIONS, "--interval", method)["slices"]["all"]["numeric_accuracy"]
+    counts = run_json(RUN, "--questions", QUESTIONS, "--interval", method)["slices"]["all"][
+        "numeric_accuracy"
+    ]
     assert (counts["low"], counts["high"]) == (low, high)
 
 
@@ -83,7 +103,9 @@ def test_it_records_the_options_it_scored_with():
 
 
 def test_it_gives_the_same_result_on_several_workers():
-    assert run_json(RUN, "--questions", QUESTIONS, "--workers", "2") == run_json(RUN, "--questions", QUESTIONS)
+    assert run_json(RUN, "--questions", QUESTIONS, "--workers", "2") == run_json(
+        RUN, "--questions", QUESTIONS
+    )
 
 
 def test_it_reports_bad_lines_on_stderr_and_exits_2(tmp_path, capsys):

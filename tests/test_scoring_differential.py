@@ -81,15 +81,11 @@ def number_text(draw):
     digits = f"{whole:,}".replace(",", "\x00") if grouper else str(whole)
     digits = digits.replace("\x00", grouper)
     if draw(st.booleans()):
-        digits += draw(st.sampled_from([".", ","])) + str(
-            draw(st.integers(min_value=0, max_value=999))
-        )
+        digits += draw(st.sampled_from([".", ","])) + str(draw(st.integers(min_value=0, max_value=999)))
     return draw(st.sampled_from(["", "-", "\u2212"])) + digits
 
 
-@settings(
-    max_examples=int(__import__("os").environ.get("HYPOTHESIS_EXAMPLES", "400")), deadline=None
-)
+@settings(max_examples=int(__import__("os").environ.get("HYPOTHESIS_EXAMPLES", "400")), deadline=None)
 @given(
     parts=st.lists(st.one_of(FRAGMENTS, number_text()), min_size=1, max_size=12),
     joiner=st.sampled_from([" ", "", " - "]),

@@ -17,9 +17,7 @@ GOOD = {
 
 def write(tmp_path, *lines, name="run.jsonl"):
     path = tmp_path / name
-    path.write_text(
-        "\n".join(line if isinstance(line, str) else json.dumps(line) for line in lines) + "\n"
-    )
+    path.write_text("\n".join(line if isinstance(line, str) else json.dumps(line) for line in lines) + "\n")
     return path
 
 

@@ -31,10 +31,7 @@ EXPECTED_SLICES = {
 
 
 def running_example():
-    rows = [
-        json.loads(line)
-        for line in (SHARED_DATA / "running_example.jsonl").read_text().splitlines()
-    ]
+    rows = [json.loads(line) for line in (SHARED_DATA / "running_example.jsonl").read_text().splitlines()]
     return rows, {row["question_id"]: row for row in rows}
 
 
@@ -93,9 +90,7 @@ def test_it_scores_refusals_only_on_questions_expected_to_be_declined():
 
 
 def test_it_counts_each_cited_id_once():
-    check = check_answer(
-        answer("41", cited=("A_SERIES", "A_SERIES", "OTHER_ONE", "OTHER_ONE")), question()
-    )
+    check = check_answer(answer("41", cited=("A_SERIES", "A_SERIES", "OTHER_ONE", "OTHER_ONE")), question())
     assert (check.count("citation_validity_k"), check.count("citation_validity_n")) == (1, 2)
     assert [f.detail for f in check.findings] == ["cited OTHER_ONE, which was not retrieved"]
 
@@ -124,9 +119,7 @@ def test_it_matches_values_with_math_isclose_defaults():
 def test_it_adds_up_chunks_to_the_whole():
     rows, questions = running_example()
     checks = [check_answer(row, questions[row["question_id"]]) for row in rows]
-    assert merge_slice_counts(slice_counts(checks[:3]), slice_counts(checks[3:])) == slice_counts(
-        checks
-    )
+    assert merge_slice_counts(slice_counts(checks[:3]), slice_counts(checks[3:])) == slice_counts(checks)
 
 
 def test_it_leaves_out_measures_with_no_denominator():
@@ -134,7 +127,5 @@ def test_it_leaves_out_measures_with_no_denominator():
     fr_only = [row for row in rows if row["language"] == "fr"]
     assert (
         "refusal_accuracy"
-        not in slice_counts([check_answer(row, questions[row["question_id"]]) for row in fr_only])[
-            "all"
-        ]
+        not in slice_counts([check_answer(row, questions[row["question_id"]]) for row in fr_only])["all"]
     )

@@ -4,7 +4,7 @@ from django.test import TestCase, override_settings
 from django.urls import reverse
 
 from reviewapp.models import Answer, AnswerCheck, Finding, Run, Score, Scoring, SetVersion
-from reviewapp.services.scoring import scoring_perform
+from reviewapp.services.scoring import scoring_chunk_perform, scoring_plan
 from tests.helpers import PASSWORD, example_answers, example_file, jsonl, make_user
 
 RUN_FILE = "answers_run_assistant-1.3_set-1.2.jsonl"
@@ -78,9 +78,7 @@ class RunUploadTests(UploadTestCase):
             [(3, None), (4, "declined"), (5, "question_id"), (6, "question_id")],
         )
         page = self.client.get(response.url)
-        self.assertContains(
-            page, "line 4, field <code>declined</code>: declined must be true or false"
-        )
+        self.assertContains(page, "line 4, field <code>declined</code>: declined must be true or false")
         self.assertContains(
             page,
             "line 6, field <code>question_id</code>: &#x27;a01&#x27; already answered on line 2",
@@ -184,9 +182,7 @@ class RunPageTests(UploadTestCase):
 
     def test_it_shows_each_slice_with_k_n_and_interval(self):
         response = self.client.get(self.run_obj.get_absolute_url())
-        self.assertContains(
-            response, '<span class="k-n">5/6</span> <strong>83 %</strong>', html=False
-        )
+        self.assertContains(response, '<span class="k-n">5/6</span> <strong>83 %</strong>', html=False)
         self.assertContains(response, "[44–97]")
         self.assertContains(response, "no question expected a refusal")
         self.assertContains(response, "language=fr")
@@ -194,9 +190,7 @@ class RunPageTests(UploadTestCase):
     def test_it_lists_findings_linking_to_their_answers(self):
         response = self.client.get(self.run_obj.get_absolute_url())
         a03 = Answer.objects.get(question_id="a03")
-        self.assertContains(
-            response, reverse("answer-detail", args=[self.run_obj.id, a03.id]), count=2
-        )
+        self.assertContains(response, reverse("answer-detail", args=[self.run_obj.id, a03.id]), count=2)
         self.assertContains(response, "cited EDU_STATS_2024, which was not retrieved")
 
     def test_it_filters_findings_by_kind_and_language_as_a_partial(self):
@@ -248,7 +242,8 @@ class RunPageTests(UploadTestCase):
 
     def test_it_never_duplicates_rows_when_a_task_runs_twice(self):
         scoring = self.run_obj.scorings.get()
-        self.assertIsNone(scoring_perform(scoring_id=scoring.id))
+        self.assertIsNone(scoring_plan(scoring_id=scoring.id))
+        self.assertIsNone(scoring_chunk_perform(chunk_id=scoring.chunks.get().id))
         Scoring.objects.filter(id=scoring.id).update(status="failed", error="boom")
         with self.captureOnCommitCallbacks(execute=True):
             self.client.post(reverse("scoring-retry", args=[self.run_obj.id, scoring.id]))
@@ -260,18 +255,14 @@ class RunPageTests(UploadTestCase):
 
     def test_it_shows_a_failed_scoring_with_its_error_and_a_retry(self):
         scoring = self.run_obj.scorings.get()
-        Scoring.objects.filter(id=scoring.id).update(
-            status="failed", error="OperationalError: gone"
-        )
+        Scoring.objects.filter(id=scoring.id).update(status="failed", error="OperationalError: gone")
         response = self.client.get(self.run_obj.get_absolute_url())
         self.assertContains(response, "failed:</strong> OperationalError: gone")
         self.assertContains(response, reverse("scoring-retry", args=[self.run_obj.id, scoring.id]))
 
     def test_it_refuses_get_on_actions(self):
         for name in ("run-rescore", "run-retry"):
-            self.assertEqual(
-                self.client.get(reverse(name, args=[self.run_obj.id])).status_code, 405
-            )
+            self.assertEqual(self.client.get(reverse(name, args=[self.run_obj.id])).status_code, 405)
 
 
 class AnswerPageTests(UploadTestCase):
@@ -290,9 +281,7 @@ class AnswerPageTests(UploadTestCase):
         self.assertContains(response, "Quel était le taux de chômage au deuxième trimestre 2025 ?")
         self.assertContains(response, "<code>LAB_UNEMP_RATE_Q</code>")
         self.assertContains(response, '<p class="caveat">! provisional</p>', html=True)
-        self.assertContains(
-            response, '<mark class="num ok" title="matches 7.3">7,3</mark>', html=True
-        )
+        self.assertContains(response, '<mark class="num ok" title="matches 7.3">7,3</mark>', html=True)
 
     def test_it_marks_unsupported_numbers_and_invalid_citations(self):
         response = self.page("a03")
@@ -302,9 +291,7 @@ class AnswerPageTests(UploadTestCase):
             html=True,
         )
         response = self.page("a07")
-        self.assertContains(
-            response, '<code>EDU_STATS_2024</code> <span class="bad">not retrieved</span>'
-        )
+        self.assertContains(response, '<code>EDU_STATS_2024</code> <span class="bad">not retrieved</span>')
 
     def test_it_shows_log_text_as_text(self):
         answers = example_answers()
@@ -325,9 +312,7 @@ class AnswerPageTests(UploadTestCase):
     def test_it_gives_404_for_an_answer_of_another_run(self):
         answer = Answer.objects.get(question_id="a01")
         self.assertEqual(
-            self.client.get(
-                reverse("answer-detail", args=[self.run_obj.id + 1, answer.id])
-            ).status_code,
+            self.client.get(reverse("answer-detail", args=[self.run_obj.id + 1, answer.id])).status_code,
             404,
         )
 
@@ -343,3 +328,62 @@ class AnswerPageTests(UploadTestCase):
         response = self.client.get(reverse("answer-detail", args=[answer.run_id, answer.id]))
         self.assertContains(response, "<dt>latency_ms</dt><dd><code>1234</code></dd>", html=True)
         self.assertEqual(json.loads(answer.raw)["latency_ms"], 1234)
+
+
+class ChunkedScoringTests(UploadTestCase):
+    def test_it_adds_up_chunks_to_the_same_scores_as_one_chunk(self):
+        self.upload_set()
+        with self.settings(SCORING_CHUNK_ANSWERS=3):
+            self.upload_run(example_file(RUN_FILE))
+        scoring = Run.objects.get().scorings.get()
+        self.assertEqual((scoring.status, scoring.chunks_total, scoring.chunks_done), ("done", 3, 3))
+        self.assertEqual(sorted(scoring.chunks.values_list("answers", flat=True)), [2, 3, 3])
+        counts = {(s.slice, s.measure): (s.k, s.n) for s in scoring.scores.all()}
+        self.assertEqual(counts[("all", "numeric_accuracy")], (5, 6))
+        self.assertEqual(counts[("all", "unsupported_numbers")], (2, 8))
+        self.assertEqual(counts[("language=en", "citation_validity")], (5, 6))
+        self.assertEqual(counts[("stratum=subnational", "refusal_accuracy")], (1, 2))
+        self.assertEqual(scoring.findings.count(), 5)
+
+    def test_it_marks_the_scoring_failed_when_a_chunk_fails(self):
+        self.upload_set()
+        with self.settings(SCORING_CHUNK_ANSWERS=3):
+            self.upload_run(example_file(RUN_FILE))
+        scoring = Run.objects.get().scorings.get()
+        chunk = scoring.chunks.first()
+        Answer.objects.filter(id=chunk.first_answer_id).update(raw="{broken")
+        with self.captureOnCommitCallbacks(execute=True):
+            Scoring.objects.filter(id=scoring.id).update(status="failed")
+            self.client.post(reverse("scoring-retry", args=[scoring.run_id, scoring.id]))
+        scoring.refresh_from_db()
+        self.assertEqual(scoring.status, "failed")
+        self.assertIn("JSONDecodeError", scoring.error)
+
+
+class RescoreOptionsTests(UploadTestCase):
+    def test_it_scores_again_with_options_and_extra_slices_and_shows_them(self):
+        set_version = self.upload_set()
+        self.upload_run(example_file(RUN_FILE))
+        run = Run.objects.get()
+        with self.captureOnCommitCallbacks(execute=True):
+            response = self.client.post(
+                reverse("run-rescore", args=[run.id]),
+                {"set_version": "1.2", "rounding": "on", "extra_slices": "question_id"},
+            )
+        scoring = run.scorings.get(options={"rounding": True})
+        self.assertEqual(scoring.set_version, set_version)
+        self.assertEqual(scoring.slice_fields, ["language", "stratum", "split", "question_id"])
+        self.assertEqual(scoring.scores.filter(slice__startswith="question_id=").values("slice").distinct().count(), 8)
+        page = self.client.get(response.url + "&slices=stratum")
+        self.assertContains(page, "stratum=subnational")
+        self.assertContains(page, '<span class="tag">rounding</span>', html=True)
+
+    def test_it_refuses_a_slice_name_that_is_not_a_field(self):
+        self.upload_set()
+        self.upload_run(example_file(RUN_FILE))
+        run = Run.objects.get()
+        response = self.client.post(
+            reverse("run-rescore", args=[run.id]), {"set_version": "1.2", "extra_slices": "a b"}, follow=True
+        )
+        self.assertContains(response, "The scoring was not queued: extra_slices: &#x27;a b&#x27; is not a field name")
+        self.assertEqual(run.scorings.count(), 1)

@@ -8,6 +8,7 @@ from pathlib import Path
 from django.db import IntegrityError, transaction
 
 from reviewapp.models import Question, QuestionSet, SetVersion
+from reviewapp.services.bulk import insert_rows
 from reviewapp.services.uploads import UploadRejected, resolve_version, store_upload
 from scoring import logfile
 
@@ -39,9 +40,7 @@ def set_version_create(
     """
     version = version.strip()
     if not version:
-        raise UploadRejected(
-            "a set version is needed: give it in a header line, the file name or the form"
-        )
+        raise UploadRejected("a set version is needed: give it in a header line, the file name or the form")
     if SetVersion.objects.filter(version=version).exists():
         raise UploadRejected(
             f"set version {version} exists already; versions are never changed, choose a new one"
@@ -49,19 +48,18 @@ def set_version_create(
     if based_on is not None:
         question_set = based_on.question_set
     else:
-        question_set, _ = QuestionSet.objects.get_or_create(
-            name=set_name.strip() or DEFAULT_SET_NAME
-        )
+        question_set, _ = QuestionSet.objects.get_or_create(name=set_name.strip() or DEFAULT_SET_NAME)
 
-    merged: dict[str, dict] = {}
     if based_on is not None:
-        for question in based_on.questions.all():
-            merged[question.question_id] = _question_fields(question)
-    for question in questions:
-        # Fields the new version does not state are kept from the base version.
-        base = merged.get(question["question_id"]) or logfile.normalise_question(question)
-        merged[question["question_id"]] = {**base, **question}
+        # A revision: the base version's questions, with the given ones
+        # replacing or adding to them, field by field.
+        merged = {q.question_id: _question_fields(q) for q in based_on.questions.all()}
+        for question in questions:
+            base = merged.get(question["question_id"]) or logfile.normalise_question(question)
+            merged[question["question_id"]] = {**base, **question}
+        questions = merged.values()
 
+    columns = (*logfile.QUESTION_FIELDS, *logfile.QUESTION_OPTIONAL)
     try:
         with transaction.atomic():
             set_version = SetVersion.objects.create(
@@ -72,25 +70,28 @@ def set_version_create(
                 source_name=source_name,
                 note=note,
             )
-            Question.objects.bulk_create(
-                [Question(set_version=set_version, **fields) for fields in merged.values()],
-                batch_size=2000,
+            insert_rows(
+                Question,
+                ("set_version_id", *columns),
+                ((set_version.id, *(_complete(q)[name] for name in columns)) for q in questions),
             )
     except IntegrityError as error:  # two uploads of the same new version at once
         raise UploadRejected(f"set version {version} exists already") from error
     return set_version
 
 
+def _complete(question: dict) -> dict:
+    """A question with every field, the ones it does not state left empty."""
+    if len(question) == len(logfile.QUESTION_FIELDS) + len(logfile.QUESTION_OPTIONAL):
+        return question
+    return {**logfile.normalise_question(question), **question}
+
+
 def _question_fields(question: Question) -> dict:
-    return {
-        name: getattr(question, name)
-        for name in (*logfile.QUESTION_FIELDS, *logfile.QUESTION_OPTIONAL)
-    }
+    return {name: getattr(question, name) for name in (*logfile.QUESTION_FIELDS, *logfile.QUESTION_OPTIONAL)}
 
 
-def set_version_upload(
-    *, upload, version: str = "", set_name: str = "", created_by=None
-) -> SetVersion:
+def set_version_upload(*, upload, version: str = "", set_name: str = "", created_by=None) -> SetVersion:
     """Create a set version from an uploaded question-set file.
 
     The version comes from the form, the file's header line or its name
@@ -108,27 +109,20 @@ def set_version_upload(
             file_name=stored.name,
         )
         try:
-            questions = logfile.read_questions(stored.path)
+            logfile.validate_questions(stored.path)
         except logfile.LogFileError as error:
             raise _rejected(stored.name, error) from error
+        # Valid: stream the questions in, however many there are.
+        collector = logfile.ErrorCollector(limit=1)
         return set_version_create(
             version=version,
-            questions=questions,
+            questions=logfile.iter_questions(stored.path, collector),
             set_name=set_name,
             created_by=created_by,
             source_name=stored.name,
         )
     finally:
         stored.path.unlink(missing_ok=True)
-
-
-def questions_for_scoring(set_version: SetVersion) -> dict[str, dict]:
-    return {
-        question.question_id: question.as_scoring_dict()
-        for question in set_version.questions.only(
-            "question_id", "language", "expected_behaviour", "expected_values", "stratum", "split"
-        )
-    }
 
 
 def set_version_from_combined_log(
@@ -141,9 +135,7 @@ def set_version_from_combined_log(
         questions = logfile.questions_from_combined(path)
     except logfile.LogFileError as error:
         raise _rejected(file_name, error) from error
-    base = SetVersion.objects.filter(
-        question_set__name=set_name.strip() or DEFAULT_SET_NAME
-    ).first()
+    base = SetVersion.objects.filter(question_set__name=set_name.strip() or DEFAULT_SET_NAME).first()
     return set_version_create(
         version=version,
         questions=questions,

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -12,15 +13,14 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from reviewapp import progress
-from reviewapp.models import Answer, Assistant, AssistantVersion, Run, Scoring, SetVersion
+from reviewapp.models import Answer, Assistant, AssistantVersion, Run, SetVersion
+from reviewapp.services.bulk import insert_rows
 from reviewapp.services.question_sets import set_version_from_combined_log
-from reviewapp.services.scoring import queue_scoring
+from reviewapp.services.scoring import queue_scoring, scoring_create
 from reviewapp.services.uploads import UploadRejected, resolve_version, store_upload
 from scoring import logfile
 
 logger = logging.getLogger(__name__)
-
-STORE_BATCH = 5000
 
 # "assistant-1.3" is version 1.3 of "assistant"; a label without a version
 # number names the assistant itself.
@@ -37,9 +37,7 @@ def assistant_version_get_or_create(*, label: str) -> AssistantVersion:
     label = label.strip()
     named = _ASSISTANT_NAME.match(label)
     assistant, _ = Assistant.objects.get_or_create(name=named["name"] if named else label)
-    version, _ = AssistantVersion.objects.get_or_create(
-        label=label, defaults={"assistant": assistant}
-    )
+    version, _ = AssistantVersion.objects.get_or_create(label=label, defaults={"assistant": assistant})
     return version
 
 
@@ -78,9 +76,7 @@ def run_receive(
         stored.path.unlink(missing_ok=True)
 
 
-def _run_create(
-    *, stored, uploaded_by, source, assistant_version, set_version, set_from_file, set_name
-):
+def _run_create(*, stored, uploaded_by, source, assistant_version, set_version, set_from_file, set_name):
     sources = {
         "header": logfile.read_header(stored.path),
         "name_match": logfile.RUN_FILE_NAME.match(stored.name),
@@ -149,9 +145,9 @@ def _queue_ingest(run_id: int) -> None:
 
 
 def run_ingest(*, run_id: int) -> Run | None:
-    """Validate every line of a received run and store its answers in one
-    transaction, then queue its scoring. Returns None when another worker
-    has the run already (a repeated task is a no-op).
+    """Validate every line of a received run and store its answers, in one
+    pass and one transaction, then queue its scoring. Returns None when
+    another worker has the run already (a repeated task is a no-op).
 
     A bad line rejects the run: its line errors are kept, no answer is.
     """
@@ -161,49 +157,33 @@ def run_ingest(*, run_id: int) -> Run | None:
     if not claimed:
         return None
     run = Run.objects.select_related("set_version").get(id=run_id)
-    question_ids = set(run.set_version.questions.values_list("question_id", flat=True))
-
-    def report(share: float) -> None:
-        progress.report("run", run.id, percent=share * 100)
-
     try:
         with transaction.atomic():
-            batch: list[Answer] = []
-            count = 0
-            for logged in logfile.read_answers(
-                Path(run.file_path), question_ids=question_ids, progress=report
-            ):
-                record = logged.record
-                batch.append(
-                    Answer(
-                        run=run,
-                        line_number=logged.line,
-                        question_id=record["question_id"],
-                        language=record["language"],
-                        declined=record["declined"],
-                        raw=logged.text,
-                    )
-                )
-                if len(batch) >= STORE_BATCH:
-                    Answer.objects.bulk_create(batch)
-                    count += len(batch)
-                    batch.clear()
-            Answer.objects.bulk_create(batch)
-            count += len(batch)
+            # Each question id of the set, with the line that answered it.
+            seen = dict.fromkeys(
+                run.set_version.questions.values_list("question_id", flat=True).iterator(), 0
+            )
+            collector = logfile.ErrorCollector(limit=200)
+            count = insert_rows(
+                Answer,
+                ("run_id", "line_number", "question_id", "language", "declined", "raw"),
+                _answer_rows(run, seen, collector),
+            )
+            if not count and not collector.total:
+                collector.add([logfile.LineError(1, None, "the file holds no answers")])
+            collector.raise_if_any()  # rolls back every row written
             run.status = Run.Status.STORED
             run.progress = 100
             run.answer_count = count
             run.stored_at = timezone.now()
             run.save(update_fields=("status", "progress", "answer_count", "stored_at"))
-            scoring = Scoring.objects.create(run=run, set_version=run.set_version)
-            transaction.on_commit(lambda: queue_scoring(scoring.id))
+            scoring = scoring_create(run=run, set_version=run.set_version)
     except logfile.LogFileError as error:
         run.status = Run.Status.REJECTED
         run.line_errors = [line_error.as_dict() for line_error in error.errors]
         run.line_error_count = error.total
         run.error = (
-            f"{error.total} problem{'s' if error.total != 1 else ''} in the file; "
-            "no answer was stored"
+            f"{error.total} problem{'s' if error.total != 1 else ''} in the file; no answer was stored"
         )
         run.save(update_fields=("status", "line_errors", "line_error_count", "error"))
     except Exception as error:
@@ -211,7 +191,42 @@ def run_ingest(*, run_id: int) -> Run | None:
         run.status = Run.Status.FAILED
         run.error = f"{type(error).__name__}: {error}"
         run.save(update_fields=("status", "error"))
+    else:
+        transaction.on_commit(lambda: queue_scoring(scoring.id))
     return run
+
+
+def _answer_rows(run: Run, seen: dict[str, int], collector) -> Iterator[tuple]:
+    """Rows for the answers table, validating as they go; after the first bad
+    line nothing more is yielded, but every line is still checked."""
+    size = max(run.size_bytes, 1)
+    position = 0
+    with open(run.file_path, "rb") as stream:
+        for number, raw in enumerate(stream, start=1):
+            position += len(raw)
+            if number % 20000 == 0:
+                progress.report("run", run.id, percent=100 * position / size)
+            if raw.isspace():
+                continue
+            record, errors = logfile.check_answer_line(number, raw, seen)
+            if errors and number == 1 and _is_header(raw):
+                continue
+            if errors:
+                collector.add(errors)
+            elif not collector.total:
+                yield (
+                    run.id,
+                    number,
+                    record["question_id"],
+                    record["language"],
+                    record["declined"],
+                    raw.decode("utf-8").removeprefix("\ufeff").rstrip("\r\n"),
+                )
+
+
+def _is_header(raw: bytes) -> bool:
+    record, _ = logfile.parse_object(1, logfile._decode(raw))
+    return record is not None and logfile.is_header(record)
 
 
 def run_retry(*, run: Run) -> bool:

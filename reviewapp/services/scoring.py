@@ -1,41 +1,101 @@
-"""Scoring a stored run against a set version with the scoring library."""
+"""Scoring a stored run against a set version with the scoring library.
+
+A scoring is planned into chunks of answers; each chunk is checked by its own
+task, so that every running worker takes a share, and the task that finishes
+the last chunk adds the slice counts up.
+"""
 
 from __future__ import annotations
 
-import json
 import logging
 
+import orjson
+from django.conf import settings
 from django.db import transaction
+from django.db.models import F
 from django.utils import timezone
 
-from reviewapp.models import Answer, AnswerCheck, Finding, Run, Score, Scoring, SetVersion
-from reviewapp.services.question_sets import questions_for_scoring
+from reviewapp.models import (
+    Answer,
+    AnswerCheck,
+    Finding,
+    Question,
+    Run,
+    Score,
+    Scoring,
+    ScoringChunk,
+    SetVersion,
+)
+from reviewapp.services.bulk import insert_rows
 from reviewapp.services.uploads import UploadRejected
-from scoring.measures import COUNT_COLUMNS, check_answer, merge_slice_counts, slice_counts
+from scoring.measures import COUNT_COLUMNS, Options, check_answer, merge_slice_counts, slice_counts
+from scoring.runner import gc_paused
 
 logger = logging.getLogger(__name__)
 
-CHUNK = 2000
+# Slices every scoring keeps, so that the run page can show any of them.
+DEFAULT_SLICE_FIELDS = ("language", "stratum", "split")
 
 
-def scoring_request(*, run: Run, set_version: SetVersion, requested_by=None) -> Scoring:
-    """Queue a scoring of ``run`` against ``set_version``; a scoring that
-    exists already is returned as it is (results are never made twice)."""
+def config_key(*, options: dict, slice_fields) -> str:
+    switched_on = ",".join(sorted(name for name, value in options.items() if value))
+    return f"options={switched_on};slices={','.join(slice_fields)}"
+
+
+def scoring_create(
+    *,
+    run: Run,
+    set_version: SetVersion,
+    options: Options | None = None,
+    slice_fields=DEFAULT_SLICE_FIELDS,
+    requested_by=None,
+) -> Scoring:
+    """The scoring of ``run`` against ``set_version`` with these options and
+    slices, made once: an existing one is returned as it is."""
+    options_dict = (options or Options()).as_dict()
+    scoring, _ = Scoring.objects.get_or_create(
+        run=run,
+        set_version=set_version,
+        config_key=config_key(options=options_dict, slice_fields=slice_fields),
+        defaults={
+            "requested_by": requested_by,
+            "options": options_dict,
+            "slice_fields": list(slice_fields),
+        },
+    )
+    return scoring
+
+
+def scoring_request(
+    *,
+    run: Run,
+    set_version: SetVersion,
+    options: Options | None = None,
+    extra_slices=(),
+    requested_by=None,
+) -> Scoring:
+    """Queue a scoring of ``run``; one that exists already is returned as it
+    is (results are never made twice)."""
     if run.status != Run.Status.STORED:
         raise UploadRejected(f"run {run.id} has no stored answers to score ({run.status})")
+    slice_fields = tuple(dict.fromkeys([*DEFAULT_SLICE_FIELDS, *extra_slices]))
     with transaction.atomic():
-        scoring, created = Scoring.objects.get_or_create(
-            run=run, set_version=set_version, defaults={"requested_by": requested_by}
+        scoring = scoring_create(
+            run=run,
+            set_version=set_version,
+            options=options,
+            slice_fields=slice_fields,
+            requested_by=requested_by,
         )
-        if created:
+        if scoring.status == Scoring.Status.QUEUED and not scoring.chunks_total:
             transaction.on_commit(lambda: queue_scoring(scoring.id))
     return scoring
 
 
 def scoring_retry(*, scoring: Scoring) -> bool:
-    """Queue a failed scoring again; False when it had not failed."""
+    """Plan a failed scoring again from the start; False when it had not failed."""
     reset = Scoring.objects.filter(id=scoring.id, status=Scoring.Status.FAILED).update(
-        status=Scoring.Status.QUEUED, error="", progress=0
+        status=Scoring.Status.QUEUED, error="", progress=0, chunks_total=0, chunks_done=0
     )
     if reset:
         transaction.on_commit(lambda: queue_scoring(scoring.id))
@@ -43,82 +103,136 @@ def scoring_retry(*, scoring: Scoring) -> bool:
 
 
 def queue_scoring(scoring_id: int) -> None:
-    from reviewapp.tasks import score_run_task
+    from reviewapp.tasks import plan_scoring_task
 
-    score_run_task.delay(scoring_id)
+    plan_scoring_task.delay(scoring_id)
 
 
-def scoring_perform(*, scoring_id: int) -> Scoring | None:
-    """Check every answer of the run, store per-answer checks, findings and
-    per-slice counts. Returns None when the scoring was not queued (a repeated
-    task is a no-op). Rows of an earlier, failed attempt are replaced."""
+def _queue_chunk(chunk_id: int) -> None:
+    from reviewapp.tasks import score_chunk_task
+
+    score_chunk_task.delay(chunk_id)
+
+
+def scoring_plan(*, scoring_id: int) -> Scoring | None:
+    """Cut the run's answers into chunks and queue a task for each. Returns
+    None when the scoring was not queued (a repeated task is a no-op). Rows
+    of an earlier, failed attempt are removed first."""
     claimed = Scoring.objects.filter(id=scoring_id, status=Scoring.Status.QUEUED).update(
-        status=Scoring.Status.SCORING, progress=0, started_at=timezone.now()
+        status=Scoring.Status.SCORING, progress=0, started_at=timezone.now(), finished_at=None
     )
     if not claimed:
         return None
-    scoring = Scoring.objects.select_related("run", "set_version").get(id=scoring_id)
-    try:
-        _score(scoring)
-    except Exception as error:
-        logger.exception("scoring %s failed", scoring.id)
-        scoring.status = Scoring.Status.FAILED
-        scoring.error = f"{type(error).__name__}: {error}"
-        scoring.save(update_fields=("status", "error"))
+    scoring = Scoring.objects.select_related("run").get(id=scoring_id)
+    size = settings.SCORING_CHUNK_ANSWERS
+    with transaction.atomic():
+        for model in (ScoringChunk, AnswerCheck, Finding, Score):
+            model.objects.filter(scoring=scoring).delete()
+        ids = list(Answer.objects.filter(run=scoring.run).order_by("id").values_list("id", flat=True))
+        chunks = ScoringChunk.objects.bulk_create(
+            ScoringChunk(
+                scoring=scoring,
+                first_answer_id=ids[start],
+                last_answer_id=ids[min(start + size, len(ids)) - 1],
+                answers=min(size, len(ids) - start),
+            )
+            for start in range(0, len(ids), size)
+        )
+        scoring.chunks_total = len(chunks)
+        scoring.chunks_done = 0
+        scoring.save(update_fields=("chunks_total", "chunks_done"))
+        if not chunks:
+            _finish(scoring)
+        for chunk in chunks:
+            transaction.on_commit(lambda chunk_id=chunk.id: _queue_chunk(chunk_id))
     return scoring
 
 
-def _score(scoring: Scoring) -> None:
-    questions = questions_for_scoring(scoring.set_version)
-    for model in (AnswerCheck, Finding, Score):
-        model.objects.filter(scoring=scoring).delete()
-
-    answers = Answer.objects.filter(run=scoring.run).only("id", "raw").order_by("id")
-    total = scoring.run.answer_count or 1
-    done = unmatched = 0
-    totals: dict = {}
-    last_id = 0
-    while True:
-        chunk = list(answers.filter(id__gt=last_id)[:CHUNK])
-        if not chunk:
-            break
-        last_id = chunk[-1].id
-        check_rows, finding_rows, checks = [], [], []
-        for answer in chunk:
-            record = json.loads(answer.raw)
-            question = questions.get(record["question_id"])
-            if question is None:
-                unmatched += 1
-                continue
-            check = check_answer(record, question)
-            checks.append(check)
-            check_rows.append(
-                AnswerCheck(
-                    scoring=scoring,
-                    answer_id=answer.id,
-                    numbers=[number.as_dict() for number in check.numbers],
-                    **dict(zip(COUNT_COLUMNS, check.counts, strict=True)),
-                )
-            )
-            finding_rows += [
-                Finding(scoring=scoring, answer_id=answer.id, kind=f.kind, detail=f.detail)
-                for f in check.findings
-            ]
-        with transaction.atomic():
-            AnswerCheck.objects.bulk_create(check_rows)
-            Finding.objects.bulk_create(finding_rows)
-        totals = merge_slice_counts(totals, slice_counts(checks))
-        done += len(chunk)
-        Scoring.objects.filter(id=scoring.id).update(progress=min(99, done * 100 // total))
-
-    with transaction.atomic():
-        Score.objects.bulk_create(
-            Score(scoring=scoring, slice=slice_name, measure=measure, k=c["k"], n=c["n"])
-            for slice_name, measures in totals.items()
-            for measure, c in measures.items()
+def scoring_chunk_perform(*, chunk_id: int) -> ScoringChunk | None:
+    """Check one chunk of answers, store its checks and findings, and add the
+    scoring up when it was the last. None when the chunk was not queued."""
+    claimed = ScoringChunk.objects.filter(id=chunk_id, status=ScoringChunk.Status.QUEUED).update(
+        status=ScoringChunk.Status.SCORING
+    )
+    if not claimed:
+        return None
+    chunk = ScoringChunk.objects.select_related("scoring__set_version").get(id=chunk_id)
+    scoring = chunk.scoring
+    try:
+        with gc_paused():
+            _score_chunk(chunk, scoring)
+    except Exception as error:
+        logger.exception("scoring chunk %s failed", chunk.id)
+        message = f"{type(error).__name__}: {error}"
+        ScoringChunk.objects.filter(id=chunk.id).update(status=ScoringChunk.Status.FAILED, error=message)
+        Scoring.objects.filter(id=scoring.id).exclude(status=Scoring.Status.FAILED).update(
+            status=Scoring.Status.FAILED, error=message
         )
-        scoring.status = Scoring.Status.DONE
-        scoring.progress = 100
-        scoring.unmatched_answers = unmatched
-        scoring.finished_at = timezone.now()
-        scoring.save(update_fields=("status", "progress", "unmatched_answers", "finished_at"))
+    return chunk
+
+
+def _score_chunk(chunk: ScoringChunk, scoring: Scoring) -> None:
+    options = Options(**scoring.options)
+    slice_fields = tuple(scoring.slice_fields)
+    answers = list(
+        Answer.objects.filter(
+            run_id=scoring.run_id, id__gte=chunk.first_answer_id, id__lte=chunk.last_answer_id
+        )
+        .order_by("id")
+        .values_list("id", "line_number", "question_id", "language", "raw")
+    )
+    questions = {
+        row["question_id"]: row
+        for row in Question.objects.filter(
+            set_version=scoring.set_version_id,
+            question_id__in=[answer[2] for answer in answers],
+        ).values("question_id", "expected_behaviour", "expected_values", "stratum", "split")
+    }
+    checks, check_rows, finding_rows = [], [], []
+    unmatched = 0
+    for answer_id, line_number, question_id, language, raw in answers:
+        question = questions.get(question_id)
+        if question is None:
+            unmatched += 1
+            continue
+        check = check_answer(orjson.loads(raw), question, slice_fields=slice_fields, options=options)
+        checks.append(check)
+        check_rows.append((scoring.id, answer_id, *check.counts, [n.as_dict() for n in check.numbers]))
+        finding_rows += [
+            (scoring.id, answer_id, f.kind, f.detail, line_number, question_id, language)
+            for f in check.findings
+        ]
+    with transaction.atomic():
+        insert_rows(AnswerCheck, ("scoring_id", "answer_id", *COUNT_COLUMNS, "numbers"), check_rows)
+        insert_rows(
+            Finding,
+            ("scoring_id", "answer_id", "kind", "detail", "line_number", "question_id", "language"),
+            finding_rows,
+        )
+        chunk.status = ScoringChunk.Status.DONE
+        chunk.slices = slice_counts(checks, slice_fields=slice_fields)
+        chunk.unmatched_answers = unmatched
+        chunk.save(update_fields=("status", "slices", "unmatched_answers"))
+        # The update locks the scoring row: exactly one chunk sees the last count.
+        Scoring.objects.filter(id=scoring.id).update(chunks_done=F("chunks_done") + 1)
+        scoring = Scoring.objects.select_for_update().get(id=scoring.id)
+        scoring.progress = min(99, 100 * scoring.chunks_done // max(scoring.chunks_total, 1))
+        scoring.save(update_fields=("progress",))
+        if scoring.chunks_done == scoring.chunks_total and scoring.status == Scoring.Status.SCORING:
+            _finish(scoring)
+
+
+def _finish(scoring: Scoring) -> None:
+    """Add the chunks' slice counts up into the scoring's scores."""
+    chunks = list(scoring.chunks.all())
+    totals = merge_slice_counts(*(chunk.slices for chunk in chunks))
+    Score.objects.bulk_create(
+        Score(scoring=scoring, slice=slice_name, measure=measure, k=c["k"], n=c["n"])
+        for slice_name, measures in totals.items()
+        for measure, c in measures.items()
+    )
+    scoring.status = Scoring.Status.DONE
+    scoring.progress = 100
+    scoring.unmatched_answers = sum(chunk.unmatched_answers for chunk in chunks)
+    scoring.finished_at = timezone.now()
+    scoring.save(update_fields=("status", "progress", "unmatched_answers", "finished_at"))

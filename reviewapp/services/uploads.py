@@ -60,9 +60,7 @@ def store_upload(upload, *, folder: str) -> StoredFile:
     return StoredFile(path=path, name=Path(upload.name).name, sha256=digest.hexdigest(), size=size)
 
 
-def resolve_version(
-    what: str, key: str, *, given: str, header: dict, name_match, file_name: str
-) -> str:
+def resolve_version(what: str, key: str, *, given: str, header: dict, name_match, file_name: str) -> str:
     """The version named by the form, the file's header line and its name:
     refused when none names it or two disagree."""
     sources = {
@@ -76,7 +74,5 @@ def resolve_version(
         said = ", ".join(f"{source} says {value!r}" for source, value in named.items())
         raise UploadRejected(f"{file_name}: the {what} disagrees: {said}")
     if not values:
-        raise UploadRejected(
-            f"{file_name}: no {what}: give it in a header line, the file name or the form"
-        )
+        raise UploadRejected(f"{file_name}: no {what}: give it in a header line, the file name or the form")
     return values.pop()

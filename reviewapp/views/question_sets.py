@@ -46,7 +46,5 @@ def set_detail(request, version: str):
     set_version = get_object_or_404(
         SetVersion.objects.select_related("question_set", "based_on"), version=version
     )
-    questions = Paginator(set_version.questions.order_by("id"), 100).get_page(
-        request.GET.get("page")
-    )
+    questions = Paginator(set_version.questions.order_by("id"), 100).get_page(request.GET.get("page"))
     return render(request, "sets/detail.html", {"set_version": set_version, "questions": questions})

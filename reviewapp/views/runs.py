@@ -11,6 +11,7 @@ from reviewapp.models import Answer, Finding, Run, Scoring
 from reviewapp.services.runs import run_receive, run_retry
 from reviewapp.services.scoring import scoring_request, scoring_retry
 from reviewapp.services.uploads import UploadRejected, limit_text
+from scoring.measures import Options
 
 
 @require_GET
@@ -41,9 +42,7 @@ def run_upload(request):
             errors, status = rejected.errors, rejected.status
         else:
             if not received.created:
-                messages.info(
-                    request, "This file was uploaded before; here is the run that holds it."
-                )
+                messages.info(request, "This file was uploaded before; here is the run that holds it.")
             return redirect("run-detail", run_id=received.run.id)
     elif request.method == "POST":
         status = 400
@@ -63,6 +62,7 @@ def run_detail(request, run_id: int):
     )
     scorings = list(run.scorings.select_related("set_version").order_by("created_at", "id"))
     chosen = _chosen_scoring(request, scorings)
+    family = request.GET.get("slices", "language")
     context = {
         "run": run,
         "progress": selectors.run_progress(run),
@@ -70,10 +70,13 @@ def run_detail(request, run_id: int):
         "chosen": chosen,
         "busy": not run.is_final or any(not s.is_final for s in scorings),
         "headers": selectors.measure_headers(),
+        "denominators": selectors.measure_denominators(),
         "tables": {
-            s.id: selectors.score_table(s) for s in scorings if s.status == Scoring.Status.DONE
+            s.id: selectors.score_table(s, family=family) for s in scorings if s.status == Scoring.Status.DONE
         },
-        "rescore_form": RescoreForm(run=run),
+        "family": family,
+        "families": selectors.slice_families(chosen) if chosen else ["language"],
+        "rescore_form": RescoreForm(),
     }
     if chosen is not None and chosen.status == Scoring.Status.DONE:
         kind = request.GET.get("kind", "")
@@ -82,7 +85,7 @@ def run_detail(request, run_id: int):
         context.update(
             findings=Paginator(findings, 50).get_page(request.GET.get("page")),
             kinds=selectors.finding_kinds(chosen),
-            languages=selectors.run_languages(run),
+            languages=selectors.scoring_languages(chosen),
             kind=kind,
             language=language,
         )
@@ -111,11 +114,18 @@ def run_rescore(request, run_id: int):
     run = get_object_or_404(Run, id=run_id)
     form = RescoreForm(request.POST)
     if not form.is_valid():
-        messages.error(request, "Choose a set version to score against.")
+        problems = "; ".join(f"{field}: {' '.join(errors)}" for field, errors in form.errors.items())
+        messages.error(request, f"The scoring was not queued: {problems}")
         return redirect("run-detail", run_id=run.id)
     try:
         scoring = scoring_request(
-            run=run, set_version=form.cleaned_data["set_version"], requested_by=request.user
+            run=run,
+            set_version=form.cleaned_data["set_version"],
+            options=Options(
+                rounding=form.cleaned_data["rounding"], scale_words=form.cleaned_data["scale_words"]
+            ),
+            extra_slices=form.cleaned_data["extra_slices"],
+            requested_by=request.user,
         )
     except UploadRejected as rejected:
         messages.error(request, rejected.errors[0])

@@ -50,9 +50,7 @@ class Command(BaseCommand):
         self._upload(DEMO_DIR / "answers_run_assistant-1.3_set-1.2.jsonl", lead)
 
         if not SetVersion.objects.filter(version="demo-1.0").exists():
-            questions = synthetic.generate_question_set(
-                questions=answers, seed=7, set_version="demo-1.0"
-            )
+            questions = synthetic.generate_question_set(questions=answers, seed=7, set_version="demo-1.0")
             set_version_create(
                 version="demo-1.0",
                 questions=[normalise_question(q) for q in questions],
@@ -60,9 +58,7 @@ class Command(BaseCommand):
                 created_by=lead,
                 source_name="generated",
             )
-        questions = synthetic.generate_question_set(
-            questions=answers, seed=7, set_version="demo-1.0"
-        )
+        questions = synthetic.generate_question_set(questions=answers, seed=7, set_version="demo-1.0")
         for assistant, seed in (("assistant-demo-2.0", 11), ("assistant-demo-2.1", 12)):
             rows = synthetic.generate_run(
                 question_set=questions, answers=answers, seed=seed, assistant_version=assistant
