@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from django.db.models import Count
+from django.db.models import Count, Q
 
 from reviewapp import progress
 from reviewapp.models import Answer, Finding, Run, Scoring
@@ -38,12 +38,13 @@ class SliceRow:
     cells: list[Cell]
 
 
-def score_table(scoring: Scoring, *, family: str = "language") -> list[SliceRow]:
+def score_table(scoring: Scoring, *, family: str = "language", method: str = "wilson") -> list[SliceRow]:
     """One row for ``all`` and one per value of the ``family`` field, one
-    cell per measure with k, n and interval."""
+    cell per measure with k, n and its ``method`` interval."""
     by_slice: dict[str, dict[str, Rate]] = {}
-    for score in scoring.scores.all():
-        by_slice.setdefault(score.slice, {})[score.measure] = rate(score.k, score.n)
+    scores = scoring.scores.filter(Q(slice="all") | Q(slice__startswith=f"{family}="))
+    for score in scores:
+        by_slice.setdefault(score.slice, {})[score.measure] = rate(score.k, score.n, method=method)
     names = ["all", *sorted(name for name in by_slice if name.startswith(f"{family}="))]
     return [
         SliceRow(name, [Cell(m, by_slice[name].get(m)) for m in MEASURES])
@@ -55,10 +56,6 @@ def score_table(scoring: Scoring, *, family: str = "language") -> list[SliceRow]
 def slice_families(scoring: Scoring) -> list[str]:
     """The fields this scoring was sliced by, in the order it was asked."""
     return list(scoring.slice_fields or ["language"])
-
-
-def measure_headers() -> list[tuple[str, str]]:
-    return [(measure, MEASURE_LABELS[measure]) for measure in MEASURES]
 
 
 def measure_denominators() -> list[tuple[str, str, str]]:

@@ -7,7 +7,9 @@ from dataclasses import dataclass
 
 from statsmodels.stats.proportion import proportion_confint
 
+# Our names, statsmodels' names and how people write them.
 INTERVAL_METHODS = {"wilson": "wilson", "jeffreys": "jeffreys", "agresti_coull": "agresti_coull"}
+INTERVAL_LABELS = {"wilson": "Wilson", "jeffreys": "Jeffreys", "agresti_coull": "Agresti–Coull"}
 
 
 @dataclass(frozen=True, slots=True)

@@ -187,6 +187,13 @@ class RunPageTests(UploadTestCase):
         self.assertContains(response, "no question expected a refusal")
         self.assertContains(response, "language=fr")
 
+    def test_it_shows_the_chosen_interval_and_each_denominator(self):
+        response = self.client.get(self.run_obj.get_absolute_url(), {"interval": "jeffreys"})
+        self.assertContains(response, "[44–98]")  # 5 of 6, Jeffreys: 0.4419 to 0.9814
+        self.assertContains(response, "<strong>Jeffreys</strong>")
+        self.assertContains(response, '<span class="denominator">of answers given</span>')
+        self.assertContains(response, "<span class=\"k-n\">2/7</span> <strong>29 %</strong>")
+
     def test_it_lists_findings_linking_to_their_answers(self):
         response = self.client.get(self.run_obj.get_absolute_url())
         a03 = Answer.objects.get(question_id="a03")
@@ -373,7 +380,9 @@ class RescoreOptionsTests(UploadTestCase):
         scoring = run.scorings.get(options={"rounding": True})
         self.assertEqual(scoring.set_version, set_version)
         self.assertEqual(scoring.slice_fields, ["language", "stratum", "split", "question_id"])
-        self.assertEqual(scoring.scores.filter(slice__startswith="question_id=").values("slice").distinct().count(), 8)
+        self.assertEqual(
+            scoring.scores.filter(slice__startswith="question_id=").values("slice").distinct().count(), 8
+        )
         page = self.client.get(response.url + "&slices=stratum")
         self.assertContains(page, "stratum=subnational")
         self.assertContains(page, '<span class="tag">rounding</span>', html=True)
@@ -385,5 +394,7 @@ class RescoreOptionsTests(UploadTestCase):
         response = self.client.post(
             reverse("run-rescore", args=[run.id]), {"set_version": "1.2", "extra_slices": "a b"}, follow=True
         )
-        self.assertContains(response, "The scoring was not queued: extra_slices: &#x27;a b&#x27; is not a field name")
+        self.assertContains(
+            response, "The scoring was not queued: extra_slices: &#x27;a b&#x27; is not a field name"
+        )
         self.assertEqual(run.scorings.count(), 1)

@@ -12,6 +12,7 @@ from reviewapp.services.runs import run_receive, run_retry
 from reviewapp.services.scoring import scoring_request, scoring_retry
 from reviewapp.services.uploads import UploadRejected, limit_text
 from scoring.measures import Options
+from scoring.rates import INTERVAL_LABELS, INTERVAL_METHODS
 
 
 @require_GET
@@ -63,18 +64,24 @@ def run_detail(request, run_id: int):
     scorings = list(run.scorings.select_related("set_version").order_by("created_at", "id"))
     chosen = _chosen_scoring(request, scorings)
     family = request.GET.get("slices", "language")
+    method = request.GET.get("interval", "wilson")
+    if method not in INTERVAL_METHODS:
+        method = "wilson"
     context = {
         "run": run,
         "progress": selectors.run_progress(run),
         "scorings": scorings,
         "chosen": chosen,
         "busy": not run.is_final or any(not s.is_final for s in scorings),
-        "headers": selectors.measure_headers(),
         "denominators": selectors.measure_denominators(),
         "tables": {
-            s.id: selectors.score_table(s, family=family) for s in scorings if s.status == Scoring.Status.DONE
+            s.id: selectors.score_table(s, family=family, method=method)
+            for s in scorings
+            if s.status == Scoring.Status.DONE
         },
         "family": family,
+        "method": method,
+        "methods": INTERVAL_LABELS.items(),
         "families": selectors.slice_families(chosen) if chosen else ["language"],
         "rescore_form": RescoreForm(),
     }
