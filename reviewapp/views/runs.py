@@ -83,7 +83,7 @@ def run_detail(request, run_id: int):
         "method": method,
         "methods": INTERVAL_LABELS.items(),
         "families": selectors.slice_families(chosen) if chosen else ["language"],
-        "rescore_form": RescoreForm(),
+        "rescore_form": RescoreForm(initial={"set_version": run.set_version.version}),
     }
     if chosen is not None and chosen.status == Scoring.Status.DONE:
         kind = request.GET.get("kind", "")
