@@ -11,3 +11,18 @@ def deployment(request):
         else "tasks run on Celery workers"
     )
     return {"deployment": f"{database} database · {tasks}"}
+
+
+def roles(request):
+    """Which parts of the navigation this person may use."""
+    from reviewapp.models import Role
+    from reviewapp.roles import READERS_OF_RUNS, WRITERS, has_role
+
+    user = request.user
+    return {
+        "roles": {
+            "runs": has_role(user, *READERS_OF_RUNS),
+            "write": has_role(user, *WRITERS),
+            "review": has_role(user, Role.REVIEWER, Role.LEAD, Role.ADMIN),
+        }
+    }

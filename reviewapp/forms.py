@@ -1,6 +1,7 @@
 from django import forms
+from django.contrib.auth import get_user_model
 
-from reviewapp.models import SetVersion
+from reviewapp.models import AssistantVersion, Role, RubricVersion, Run, Sample, SetVersion
 
 
 class RunUploadForm(forms.Form):
@@ -63,3 +64,110 @@ class RescoreForm(forms.Form):
             if not name.replace("_", "").isalnum():
                 raise forms.ValidationError(f"{name!r} is not a field name")
         return names
+
+
+class SampleDrawForm(forms.Form):
+    run = forms.ModelChoiceField(
+        queryset=Run.objects.filter(status=Run.Status.STORED),
+        required=False,
+        help_text="Draw from one run…",
+    )
+    assistant_version = forms.ModelChoiceField(
+        queryset=AssistantVersion.objects.all(),
+        required=False,
+        to_field_name="label",
+        help_text="…or from every run of one assistant version uploaded between two dates.",
+    )
+    date_from = forms.DateField(required=False, widget=forms.DateInput(attrs={"type": "date"}))
+    date_to = forms.DateField(required=False, widget=forms.DateInput(attrs={"type": "date"}))
+    size = forms.IntegerField(min_value=1, max_value=100000, initial=30)
+    by_stratum = forms.BooleanField(
+        required=False, label="Also stratify by question stratum", help_text="Language always."
+    )
+    allocation = forms.ChoiceField(choices=Sample.Allocation.choices, initial=Sample.Allocation.PROPORTIONAL)
+    min_per_stratum = forms.IntegerField(min_value=0, initial=1, label="Minimum per stratum")
+    seed = forms.IntegerField(required=False, help_text="Leave empty for a random seed; it is recorded.")
+    include_sealed = forms.BooleanField(
+        required=False,
+        label="Open the sealed part (for a release figure)",
+        help_text="Recorded with your name and the time.",
+    )
+    rubric_version = forms.ModelChoiceField(
+        queryset=RubricVersion.objects.select_related("rubric"), empty_label=None
+    )
+    name = forms.CharField(required=False, max_length=200)
+
+    def clean(self):
+        data = super().clean()
+        if not data.get("run") and not (
+            data.get("assistant_version") and data.get("date_from") and data.get("date_to")
+        ):
+            raise forms.ValidationError("Choose a run, or an assistant version with two dates.")
+        return data
+
+
+class AssignForm(forms.Form):
+    reviewers = forms.ModelMultipleChoiceField(
+        queryset=get_user_model()
+        .objects.filter(groups__name=Role.REVIEWER, is_active=True)
+        .order_by("username"),
+        widget=forms.CheckboxSelectMultiple,
+    )
+    readers_per_item = forms.IntegerField(min_value=1, max_value=10, initial=1, label="Readers per item")
+
+
+class FailureIntoSetForm(forms.Form):
+    version = forms.CharField(max_length=100, label="New set version")
+    question = forms.CharField(required=False, widget=forms.Textarea(attrs={"rows": 2}))
+    expected_values = forms.CharField(help_text="Numbers separated by commas.", required=False)
+    expected_caveats = forms.CharField(required=False, help_text="Caveats separated by commas.")
+
+    def clean_expected_values(self) -> list[float]:
+        try:
+            return [float(v) for v in self.cleaned_data["expected_values"].split(",") if v.strip()]
+        except ValueError as error:
+            raise forms.ValidationError("Expected values are numbers separated by commas.") from error
+
+    def clean_expected_caveats(self) -> list[str]:
+        return [c.strip() for c in self.cleaned_data["expected_caveats"].split(",") if c.strip()]
+
+
+class RubricForm(forms.Form):
+    guidance = forms.CharField(widget=forms.Textarea(attrs={"rows": 5}), required=False)
+    questions = forms.CharField(
+        widget=forms.Textarea(attrs={"rows": 7}),
+        help_text="One per line: key | question | n/a rule (only for questions that may be not applicable).",
+    )
+    awkward_cases = forms.CharField(
+        widget=forms.Textarea(attrs={"rows": 6}),
+        required=False,
+        help_text="One per line: case | the rule decided for it.",
+    )
+
+    def clean_questions(self) -> list[dict]:
+        questions = []
+        for number, line in enumerate(self.cleaned_data["questions"].splitlines(), start=1):
+            if not line.strip():
+                continue
+            parts = [part.strip() for part in line.split("|")]
+            if len(parts) < 2 or not parts[0] or not parts[1]:
+                raise forms.ValidationError(f"Line {number}: write key | question.")
+            key = parts[0]
+            if not key.replace("_", "").isalnum():
+                raise forms.ValidationError(f"Line {number}: the key {key!r} is letters, digits and _ only.")
+            na_rule = parts[2] if len(parts) > 2 else ""
+            questions.append({"key": key, "text": parts[1], "allows_na": bool(na_rule), "na_rule": na_rule})
+        if not questions:
+            raise forms.ValidationError("Write at least one question.")
+        return questions
+
+    def clean_awkward_cases(self) -> list[dict]:
+        cases = []
+        for number, line in enumerate(self.cleaned_data["awkward_cases"].splitlines(), start=1):
+            if not line.strip():
+                continue
+            case, separator, rule = line.partition("|")
+            if not separator or not case.strip() or not rule.strip():
+                raise forms.ValidationError(f"Line {number}: write case | rule.")
+            cases.append({"case": case.strip(), "rule": rule.strip()})
+        return cases

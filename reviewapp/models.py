@@ -376,3 +376,194 @@ class ApiToken(models.Model):
     def issue(cls, *, user, name: str) -> tuple[ApiToken, str]:
         key = secrets.token_urlsafe(32)
         return cls.objects.create(user=user, name=name, key_hash=cls.hash(key)), key
+
+
+class Role:
+    """The groups people belong to; admins are superusers or in "admin"."""
+
+    REVIEWER = "reviewer"
+    LEAD = "lead"
+    MANAGER = "manager"
+    ADMIN = "admin"
+    ALL = (REVIEWER, LEAD, MANAGER, ADMIN)
+
+
+class Rubric(models.Model):
+    name = models.CharField(max_length=200, unique=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class RubricVersion(models.Model):
+    """A written rubric: yes/no questions, guidance and the awkward-case rules
+    decided before grading. Frozen once a judgement uses it: an edit then
+    makes a new version."""
+
+    rubric = models.ForeignKey(Rubric, on_delete=models.PROTECT, related_name="versions")
+    number = models.PositiveIntegerField()
+    guidance = models.TextField(blank=True)
+    # [{"case": "a correct value for the wrong period", "rule": "..."}]
+    awkward_cases = models.JSONField(default=list, blank=True)
+    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ("rubric", "-number")
+        constraints = [models.UniqueConstraint(fields=("rubric", "number"), name="rubric_version_unique")]
+
+    def __str__(self) -> str:
+        return f"{self.rubric} v{self.number}"
+
+    @property
+    def is_frozen(self) -> bool:
+        return Judgement.objects.filter(rubric_version=self).exists()
+
+
+class RubricQuestion(models.Model):
+    rubric_version = models.ForeignKey(RubricVersion, on_delete=models.CASCADE, related_name="questions")
+    position = models.PositiveSmallIntegerField()
+    key = models.SlugField(max_length=40)
+    text = models.CharField(max_length=300)
+    allows_na = models.BooleanField(default=False)
+    na_rule = models.CharField(max_length=300, blank=True)
+
+    class Meta:
+        ordering = ("rubric_version", "position")
+        constraints = [models.UniqueConstraint(fields=("rubric_version", "key"), name="rubric_question_key")]
+
+    def __str__(self) -> str:
+        return self.text
+
+
+class Sample(models.Model):
+    """A frozen, seeded, stratified selection of answers for review."""
+
+    class Allocation(models.TextChoices):
+        PROPORTIONAL = "proportional", "proportional, with a minimum per stratum"
+        EQUAL = "equal", "equal per stratum"
+
+    name = models.CharField(max_length=200)
+    run = models.ForeignKey(Run, null=True, blank=True, on_delete=models.PROTECT, related_name="samples")
+    assistant_version = models.ForeignKey(
+        AssistantVersion, null=True, blank=True, on_delete=models.PROTECT, related_name="samples"
+    )
+    frame_from = models.DateTimeField(null=True, blank=True)
+    frame_to = models.DateTimeField(null=True, blank=True)
+    frame_size = models.PositiveIntegerField()
+    size = models.PositiveIntegerField()
+    strata_fields = models.JSONField(default=list)
+    allocation = models.CharField(max_length=20, choices=Allocation.choices)
+    min_per_stratum = models.PositiveIntegerField(default=1)
+    seed = models.BigIntegerField()
+    # {stratum: {"population": N_h, "drawn": n_h, "weight": N_h / n_h}}
+    strata = models.JSONField(default=dict)
+    includes_sealed = models.BooleanField(default=False)
+    sealed_opened_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    sealed_opened_at = models.DateTimeField(null=True, blank=True)
+    rubric_version = models.ForeignKey(RubricVersion, on_delete=models.PROTECT, related_name="samples")
+    readers_per_item = models.PositiveSmallIntegerField(default=1)
+    alias_seed = models.BigIntegerField(null=True, blank=True)
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ("-created_at", "-id")
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class SampleItem(models.Model):
+    sample = models.ForeignKey(Sample, on_delete=models.CASCADE, related_name="items")
+    answer = models.ForeignKey(Answer, on_delete=models.PROTECT, related_name="sample_items")
+    stratum = models.CharField(max_length=300)
+    position = models.PositiveIntegerField()
+
+    class Meta:
+        ordering = ("sample", "position")
+        constraints = [models.UniqueConstraint(fields=("sample", "answer"), name="sample_item_unique")]
+
+    def __str__(self) -> str:
+        return f"item {self.position} of {self.sample}"
+
+
+class Assignment(models.Model):
+    """One sample item for one reader, under a random alias, at a place in
+    the reader's own shuffled order."""
+
+    item = models.ForeignKey(SampleItem, on_delete=models.CASCADE, related_name="assignments")
+    reviewer = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="assignments"
+    )
+    alias = models.CharField(max_length=8)
+    order = models.PositiveIntegerField()
+
+    class Meta:
+        ordering = ("reviewer", "order")
+        constraints = [
+            models.UniqueConstraint(fields=("item", "reviewer"), name="assignment_one_per_reader"),
+            models.UniqueConstraint(fields=("reviewer", "alias"), name="assignment_alias_unique_per_reader"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.alias} for {self.reviewer}"
+
+
+class Judgement(models.Model):
+    """One revision of one reader's judgement of one item. Never changed:
+    an edit is a new revision."""
+
+    class Grade(models.TextChoices):
+        RESOLVED = "resolved", "resolved"
+        PARTIAL = "partially_resolved", "partially resolved"
+        MATERIAL_ERROR = "material_error", "material error"
+        UNRESOLVED = "unresolved", "unresolved"
+
+    class ErrorKind(models.TextChoices):
+        CONCLUSION = "wrong_conclusion", "the core conclusion is wrong"
+        RECOMMENDATION = "wrong_recommendation", "a key recommendation leads the user wrong"
+        FABRICATED = "fabricated_evidence", "deciding evidence is fabricated"
+        UNVERIFIED = "unverified_live_fact", "an unverified live situation asserted as fact"
+        MISSING_CONDITION = "missing_condition", "a necessary condition left out"
+
+    assignment = models.ForeignKey(Assignment, on_delete=models.PROTECT, related_name="judgements")
+    revision = models.PositiveIntegerField()
+    author = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="+")
+    created_at = models.DateTimeField(auto_now_add=True)
+    rubric_version = models.ForeignKey(RubricVersion, on_delete=models.PROTECT, related_name="+")
+    addresses_question = models.BooleanField()
+    # {question key: "yes" | "no" | "na"}; empty when the answer does not address the question
+    rubric_answers = models.JSONField(default=dict, blank=True)
+    grade = models.CharField(max_length=20, choices=Grade.choices, blank=True)
+    pending = models.BooleanField(default=False)
+    borderline = models.BooleanField(default=False)
+    note = models.TextField(blank=True)
+    error_claim = models.TextField(blank=True)
+    error_evidence = models.TextField(blank=True)
+    error_effect = models.TextField(blank=True)
+    error_kind = models.CharField(max_length=30, choices=ErrorKind.choices, blank=True)
+    # The form's one-time key: a double submit makes one revision.
+    submission_key = models.UUIDField(unique=True)
+
+    class Meta:
+        ordering = ("assignment", "revision")
+        constraints = [
+            models.UniqueConstraint(fields=("assignment", "revision"), name="judgement_revision"),
+        ]
+
+    def __str__(self) -> str:
+        return f"revision {self.revision} of {self.assignment}"
+
+    @property
+    def outcome(self) -> str:
+        if not self.addresses_question:
+            return "does not address the question"
+        if self.pending:
+            return "pending verification"
+        return self.get_grade_display()

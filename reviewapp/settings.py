@@ -84,6 +84,7 @@ TEMPLATES = [
                 "django.contrib.auth.context_processors.auth",
                 "django.contrib.messages.context_processors.messages",
                 "reviewapp.context.deployment",
+                "reviewapp.context.roles",
             ],
         },
     },

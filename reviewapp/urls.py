@@ -3,7 +3,7 @@ from django.contrib.auth import views as auth_views
 from django.urls import path
 
 from reviewapp.api import api
-from reviewapp.views import question_sets, runs
+from reviewapp.views import question_sets, review, runs, samples
 
 urlpatterns = [
     path("", runs.home, name="home"),
@@ -21,6 +21,17 @@ urlpatterns = [
     path("runs/<int:run_id>/answers/<int:answer_id>/", runs.answer_detail, name="answer-detail"),
     path("sets/", question_sets.set_list, name="set-list"),
     path("sets/<str:version>/", question_sets.set_detail, name="set-detail"),
+    path("samples/", samples.sample_list, name="sample-list"),
+    path("samples/new/", samples.sample_new, name="sample-new"),
+    path("samples/<int:sample_id>/", samples.sample_detail, name="sample-detail"),
+    path("samples/<int:sample_id>/assign/", samples.sample_assign_view, name="sample-assign"),
+    path("samples/<int:sample_id>/items/<int:position>/", samples.sample_item, name="sample-item"),
+    path("rubrics/", samples.rubric_list, name="rubric-list"),
+    path("rubrics/new/", samples.rubric_edit, name="rubric-new"),
+    path("rubrics/<int:rubric_id>/edit/", samples.rubric_edit, name="rubric-edit"),
+    path("review/", review.review_queue, name="review-queue"),
+    path("review/<int:sample_id>/", review.review_start, name="review-start"),
+    path("review/<int:sample_id>/<str:alias>/", review.review_item, name="review-item"),
     path("api/", api.urls),
     path("admin/", admin.site.urls),
 ]

@@ -10,8 +10,14 @@ from tests.conftest import SHARED_DATA
 PASSWORD = "a-test-password-9"
 
 
-def make_user(username: str = "lead", **extra):
-    return get_user_model().objects.create_user(username=username, password=PASSWORD, **extra)
+def make_user(username: str = "lead", *roles: str, **extra):
+    """A user with ``roles`` (by default the role their name says, else lead)."""
+    from reviewapp.models import Role
+    from reviewapp.roles import grant
+
+    user = get_user_model().objects.create_user(username=username, password=PASSWORD, **extra)
+    grant(user, *(roles or ((username,) if username in Role.ALL else (Role.LEAD,))))
+    return user
 
 
 def example_file(name: str) -> SimpleUploadedFile:

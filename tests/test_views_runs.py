@@ -192,7 +192,7 @@ class RunPageTests(UploadTestCase):
         self.assertContains(response, "[44–98]")  # 5 of 6, Jeffreys: 0.4419 to 0.9814
         self.assertContains(response, "<strong>Jeffreys</strong>")
         self.assertContains(response, '<span class="denominator">of answers given</span>')
-        self.assertContains(response, "<span class=\"k-n\">2/7</span> <strong>29 %</strong>")
+        self.assertContains(response, '<span class="k-n">2/7</span> <strong>29 %</strong>')
 
     def test_it_lists_findings_linking_to_their_answers(self):
         response = self.client.get(self.run_obj.get_absolute_url())

@@ -5,7 +5,7 @@ register = template.Library()
 
 @register.filter
 def get_item(mapping, key):
-    return mapping.get(key)
+    return mapping.get(key) if hasattr(mapping, "get") else None
 
 
 @register.filter

@@ -1,18 +1,21 @@
 from django.contrib import messages
-from django.contrib.auth.decorators import login_required
+from django.core.exceptions import PermissionDenied
 from django.core.paginator import Paginator
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_GET, require_http_methods
 
 from reviewapp.forms import SetUploadForm
 from reviewapp.models import SetVersion
+from reviewapp.roles import READERS_OF_RUNS, WRITERS, has_role, role_required
 from reviewapp.services.question_sets import set_version_upload
 from reviewapp.services.uploads import UploadRejected, limit_text
 
 
 @require_http_methods(["GET", "POST"])
-@login_required
+@role_required(*READERS_OF_RUNS)
 def set_list(request):
+    if request.method == "POST" and not has_role(request.user, *WRITERS):
+        raise PermissionDenied("Only leads upload question sets.")
     form = SetUploadForm(request.POST or None, request.FILES or None)
     errors: list[str] = []
     status = 200
@@ -41,7 +44,7 @@ def set_list(request):
 
 
 @require_GET
-@login_required
+@role_required(*READERS_OF_RUNS)
 def set_detail(request, version: str):
     set_version = get_object_or_404(
         SetVersion.objects.select_related("question_set", "based_on"), version=version

@@ -8,6 +8,7 @@ from django_htmx.http import HttpResponseClientRefresh
 from reviewapp import selectors
 from reviewapp.forms import RescoreForm, RunUploadForm
 from reviewapp.models import Answer, Finding, Run, Scoring
+from reviewapp.roles import READERS_OF_RUNS, WRITERS, has_role, role_required
 from reviewapp.services.runs import run_receive, run_retry
 from reviewapp.services.scoring import scoring_request, scoring_retry
 from reviewapp.services.uploads import UploadRejected, limit_text
@@ -18,13 +19,16 @@ from scoring.rates import INTERVAL_LABELS, INTERVAL_METHODS
 @require_GET
 @login_required
 def home(request):
+    if not has_role(request.user, *READERS_OF_RUNS):
+        # Readers of samples only: their queue is their home.
+        return redirect("review-queue")
     runs = Run.objects.select_related("assistant_version", "set_version", "uploaded_by")
     page = Paginator(runs, 50).get_page(request.GET.get("page"))
     return render(request, "runs/list.html", {"page": page})
 
 
 @require_http_methods(["GET", "POST"])
-@login_required
+@role_required(*WRITERS)
 def run_upload(request):
     form = RunUploadForm(request.POST or None, request.FILES or None)
     errors: list[str] = []
@@ -56,7 +60,7 @@ def run_upload(request):
 
 
 @require_GET
-@login_required
+@role_required(*READERS_OF_RUNS)
 def run_detail(request, run_id: int):
     run = get_object_or_404(
         Run.objects.select_related("assistant_version", "set_version", "uploaded_by"), id=run_id
@@ -116,7 +120,7 @@ def _chosen_scoring(request, scorings: list[Scoring]) -> Scoring | None:
 
 
 @require_POST
-@login_required
+@role_required(*WRITERS)
 def run_rescore(request, run_id: int):
     run = get_object_or_404(Run, id=run_id)
     form = RescoreForm(request.POST)
@@ -141,7 +145,7 @@ def run_rescore(request, run_id: int):
 
 
 @require_POST
-@login_required
+@role_required(*WRITERS)
 def run_retry_view(request, run_id: int):
     run = get_object_or_404(Run, id=run_id)
     if not run_retry(run=run):
@@ -150,7 +154,7 @@ def run_retry_view(request, run_id: int):
 
 
 @require_POST
-@login_required
+@role_required(*WRITERS)
 def scoring_retry_view(request, run_id: int, scoring_id: int):
     scoring = get_object_or_404(Scoring, id=scoring_id, run_id=run_id)
     if not scoring_retry(scoring=scoring):
@@ -159,7 +163,7 @@ def scoring_retry_view(request, run_id: int, scoring_id: int):
 
 
 @require_GET
-@login_required
+@role_required(*READERS_OF_RUNS)
 def answer_detail(request, run_id: int, answer_id: int):
     answer = get_object_or_404(
         Answer.objects.select_related("run__assistant_version", "run__set_version"),

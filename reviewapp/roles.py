@@ -1,0 +1,50 @@
+"""Who may do what. Roles are Django groups; a superuser holds every role."""
+
+from __future__ import annotations
+
+from functools import wraps
+
+from django.contrib.auth.decorators import login_required
+from django.contrib.auth.models import Group
+from django.core.exceptions import PermissionDenied
+
+from reviewapp.models import Role
+
+# Who reads the unblinded pages (runs, answers, samples) and who changes them.
+READERS_OF_RUNS = (Role.LEAD, Role.MANAGER, Role.ADMIN)
+WRITERS = (Role.LEAD, Role.ADMIN)
+
+
+def has_role(user, *roles: str) -> bool:
+    if not user.is_authenticated or not user.is_active:
+        return False
+    if user.is_superuser:
+        return True
+    names = getattr(user, "_role_names", None)
+    if names is None:
+        names = set(user.groups.values_list("name", flat=True))
+        user._role_names = names
+    return bool(names.intersection(roles))
+
+
+def role_required(*roles: str):
+    """Login first; then refuse (403) anyone without one of ``roles``."""
+
+    def decorate(view):
+        @wraps(view)
+        @login_required
+        def wrapped(request, *args, **kwargs):
+            if not has_role(request.user, *roles):
+                raise PermissionDenied("Your role does not give access to this page.")
+            return view(request, *args, **kwargs)
+
+        return wrapped
+
+    return decorate
+
+
+def grant(user, *roles: str) -> None:
+    for name in roles:
+        group, _ = Group.objects.get_or_create(name=name)
+        user.groups.add(group)
+    user.__dict__.pop("_role_names", None)

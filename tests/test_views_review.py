@@ -1,0 +1,289 @@
+import json
+import uuid
+
+from django.test import TestCase
+from django.urls import reverse
+
+from reviewapp.models import Answer, Assignment, Judgement, RubricVersion, SetVersion
+from reviewapp.services.samples import Frame, sample_assign, sample_draw
+from tests.fixtures import load_generated_run
+from tests.helpers import PASSWORD, make_user
+
+RUBRIC_KEYS = ("series", "period", "unit", "caveat", "unsupported_claim")
+
+
+def full_judgement(**overrides) -> dict:
+    data = {
+        "submission_key": str(uuid.uuid4()),
+        "addresses_question": "yes",
+        **{f"q_{key}": "yes" for key in RUBRIC_KEYS},
+        "grade": "resolved",
+        "note": "",
+    }
+    data.update(overrides)
+    return data
+
+
+class ReviewTestCase(TestCase):
+    @classmethod
+    def setUpTestData(cls):
+        cls.logged_run = load_generated_run(answers=60, assistant="secretbot-9.9")
+        cls.lead = make_user("lead")
+        cls.reader_a = make_user("reader_a", "reviewer")
+        cls.reader_b = make_user("reader_b", "reviewer")
+        cls.sample = sample_draw(
+            frame=Frame(run=cls.logged_run),
+            size=6,
+            seed=11,
+            rubric_version=RubricVersion.objects.get(),
+            created_by=cls.lead,
+        )
+        sample_assign(sample=cls.sample, reviewers=[cls.reader_a, cls.reader_b], readers_per_item=2)
+
+    def login(self, user):
+        self.client.login(username=user.username, password=PASSWORD)
+
+    def mine(self, user):
+        return list(Assignment.objects.filter(reviewer=user).order_by("order"))
+
+    def url(self, assignment):
+        return reverse("review-item", args=[self.sample.id, assignment.alias])
+
+
+class ReviewItemTests(ReviewTestCase):
+    def test_it_shows_the_answer_beside_its_evidence_and_nothing_that_identifies_the_run(self):
+        self.login(self.reader_a)
+        assignment = self.mine(self.reader_a)[0]
+        record = assignment.item.answer.record
+        response = self.client.get(self.url(assignment))
+        self.assertContains(response, "item 1 of 6")
+        self.assertContains(response, record["retrieved_records"][0]["id"])
+        html = response.content.decode()
+        for secret in (
+            "secretbot",
+            "9.9",
+            "gen-1",
+            f"/runs/{self.logged_run.id}/",
+            "latency",
+            "tool_calls",
+            "run #",
+        ):
+            self.assertNotIn(secret, html)
+
+    def test_it_gives_404_for_another_readers_item(self):
+        self.login(self.reader_a)
+        theirs = [
+            a for a in self.mine(self.reader_b) if a.alias not in {m.alias for m in self.mine(self.reader_a)}
+        ]
+        self.assertEqual(self.client.get(self.url(theirs[0])).status_code, 404)
+
+    def test_it_keeps_reviewers_out_of_lead_pages(self):
+        self.login(self.reader_a)
+        for url in (
+            reverse("run-detail", args=[self.logged_run.id]),
+            reverse("sample-detail", args=[self.sample.id]),
+            reverse("rubric-list"),
+        ):
+            self.assertEqual(self.client.get(url).status_code, 403, url)
+        self.assertRedirects(self.client.get(reverse("home")), reverse("review-queue"))
+
+    def test_it_saves_a_judgement_and_brings_the_next_item(self):
+        self.login(self.reader_a)
+        first, second = self.mine(self.reader_a)[:2]
+        response = self.client.post(self.url(first), full_judgement(note="fine"))
+        self.assertRedirects(response, self.url(second))
+        judgement = Judgement.objects.get(assignment=first)
+        self.assertEqual(
+            (judgement.revision, judgement.grade, judgement.note, judgement.author),
+            (1, "resolved", "fine", self.reader_a),
+        )
+        self.assertEqual(judgement.rubric_answers, dict.fromkeys(RUBRIC_KEYS, "yes"))
+
+    def test_it_makes_one_judgement_of_a_double_submit(self):
+        self.login(self.reader_a)
+        first = self.mine(self.reader_a)[0]
+        data = full_judgement()
+        self.client.post(self.url(first), data)
+        self.client.post(self.url(first), data)
+        self.assertEqual(Judgement.objects.filter(assignment=first).count(), 1)
+
+    def test_it_keeps_every_revision(self):
+        self.login(self.reader_a)
+        first = self.mine(self.reader_a)[0]
+        self.client.post(self.url(first), full_judgement(grade="partially_resolved"))
+        self.client.post(self.url(first), full_judgement(grade="resolved", note="on second thought"))
+        revisions = list(
+            Judgement.objects.filter(assignment=first).order_by("revision").values_list("revision", "grade")
+        )
+        self.assertEqual(revisions, [(1, "partially_resolved"), (2, "resolved")])
+
+    def test_it_records_an_answer_that_does_not_address_the_question_and_asks_nothing_more(self):
+        self.login(self.reader_a)
+        first = self.mine(self.reader_a)[0]
+        self.client.post(self.url(first), {"submission_key": str(uuid.uuid4()), "addresses_question": "no"})
+        judgement = Judgement.objects.get(assignment=first)
+        self.assertEqual(
+            (judgement.addresses_question, judgement.rubric_answers, judgement.grade), (False, {}, "")
+        )
+        self.assertEqual(judgement.outcome, "does not address the question")
+
+    def test_it_refuses_an_incomplete_judgement_and_stores_nothing(self):
+        self.login(self.reader_a)
+        first = self.mine(self.reader_a)[0]
+        response = self.client.post(self.url(first), full_judgement(grade="", q_period=""))
+        self.assertContains(response, "Answer “Is it the right period?” with yes or no.", status_code=400)
+        self.assertContains(response, "Choose a grade, or pending verification.", status_code=400)
+        response = self.client.post(self.url(first), full_judgement(q_series="na"))
+        self.assertContains(response, "with yes or no", status_code=400)
+        self.assertFalse(Judgement.objects.exists())
+
+    def test_it_needs_claim_evidence_effect_and_kind_for_a_material_error(self):
+        self.login(self.reader_a)
+        first = self.mine(self.reader_a)[0]
+        response = self.client.post(
+            self.url(first), full_judgement(grade="material_error", error_claim="35 per 1,000")
+        )
+        self.assertContains(response, "A material error records the evidence against it.", status_code=400)
+        self.assertContains(response, "Say which kind of material error it is.", status_code=400)
+        self.client.post(
+            self.url(first),
+            full_judgement(
+                grade="material_error",
+                error_claim="35 per 1,000",
+                error_evidence="the record says 41",
+                error_effect="understates mortality",
+                error_kind="wrong_conclusion",
+            ),
+        )
+        judgement = Judgement.objects.get(assignment=first)
+        self.assertEqual(
+            (judgement.error_kind, judgement.error_evidence), ("wrong_conclusion", "the record says 41")
+        )
+
+    def test_it_keeps_pending_apart_from_the_grades(self):
+        self.login(self.reader_a)
+        first = self.mine(self.reader_a)[0]
+        self.client.post(self.url(first), full_judgement(grade="pending", borderline="on"))
+        judgement = Judgement.objects.get(assignment=first)
+        self.assertEqual((judgement.pending, judgement.grade, judgement.borderline), (True, "", True))
+
+    def test_it_swaps_in_the_next_item_for_htmx(self):
+        self.login(self.reader_a)
+        first, second = self.mine(self.reader_a)[:2]
+        response = self.client.post(self.url(first), full_judgement(), HTTP_HX_REQUEST="true")
+        self.assertEqual(response.status_code, 200)
+        self.assertEqual(response["HX-Push-Url"], self.url(second))
+        self.assertNotContains(response, "<html")
+        self.assertContains(response, f"<code>{second.alias}</code>")
+
+    def test_it_never_shows_one_reader_the_others_work(self):
+        shared = next(
+            a
+            for a in self.mine(self.reader_a)
+            if Assignment.objects.filter(item=a.item, reviewer=self.reader_b).exists()
+        )
+        self.login(self.reader_a)
+        self.client.post(self.url(shared), full_judgement(note="a private remark"))
+        theirs = Assignment.objects.get(item=shared.item, reviewer=self.reader_b)
+        self.login(self.reader_b)
+        self.assertNotContains(self.client.get(self.url(theirs)), "a private remark")
+
+    def test_it_shows_log_text_as_text(self):
+        first = self.mine(self.reader_a)[0]
+        answer = first.item.answer
+        record = answer.record
+        record["answer"] = "<script>alert('x')</script> <b>bold</b>"
+        Answer.objects.filter(id=answer.id).update(raw=json.dumps(record))
+        self.login(self.reader_a)
+        response = self.client.get(self.url(first))
+        self.assertNotContains(response, "<script>alert('x')</script>")
+        self.assertContains(
+            response, "&lt;script&gt;alert(&#x27;x&#x27;)&lt;/script&gt; &lt;b&gt;bold&lt;/b&gt;"
+        )
+
+    def test_it_lists_the_readers_samples_with_progress(self):
+        self.login(self.reader_a)
+        first = self.mine(self.reader_a)[0]
+        self.client.post(self.url(first), full_judgement())
+        response = self.client.get(reverse("review-queue"))
+        self.assertContains(response, "1 of 6")
+
+
+class LeadReviewPagesTests(ReviewTestCase):
+    def test_it_freezes_a_rubric_version_once_a_judgement_uses_it(self):
+        self.login(self.lead)
+        rubric = RubricVersion.objects.get().rubric
+        form = {
+            "guidance": "new guidance",
+            "questions": "series | Right series?\ncaveat | Caveat stated? | n/a when no caveat",
+            "awkward_cases": "a refusal | unresolved unless the data lack it",
+        }
+        self.client.post(reverse("rubric-edit", args=[rubric.id]), form)
+        self.assertEqual(rubric.versions.count(), 1)  # not yet used: edited in place
+        self.client.login(username="reader_a", password=PASSWORD)
+        first = self.mine(self.reader_a)[0]
+        self.client.post(self.url(first), {"submission_key": str(uuid.uuid4()), "addresses_question": "no"})
+        self.login(self.lead)
+        self.client.post(reverse("rubric-edit", args=[rubric.id]), {**form, "guidance": "third"})
+        self.assertEqual(
+            list(rubric.versions.order_by("number").values_list("number", "guidance")),
+            [(1, "new guidance"), (2, "third")],
+        )
+        self.assertEqual(RubricVersion.objects.get(number=2).questions.get(key="caveat").allows_na, True)
+
+    def test_it_puts_a_failure_back_into_the_set_in_one_step(self):
+        self.login(self.lead)
+        item = self.sample.items.get(position=1)
+        response = self.client.post(
+            reverse("sample-item", args=[self.sample.id, 1]),
+            {"version": "gen-2", "question": "", "expected_values": "7.5", "expected_caveats": "provisional"},
+        )
+        self.assertRedirects(response, reverse("set-detail", args=["gen-2"]))
+        revised = SetVersion.objects.get(version="gen-2")
+        self.assertEqual(revised.based_on, self.logged_run.set_version)
+        question = revised.questions.get(question_id=item.answer.question_id)
+        self.assertEqual((question.expected_values, question.expected_caveats), ([7.5], ["provisional"]))
+        self.assertEqual(revised.questions.count(), self.logged_run.set_version.questions.count())
+
+    def test_it_shows_the_sample_with_its_seed_strata_and_weights(self):
+        self.login(self.lead)
+        response = self.client.get(reverse("sample-detail", args=[self.sample.id]))
+        self.assertContains(response, f"seed <code>{self.sample.seed}</code>")
+        for name, stratum in self.sample.strata.items():
+            self.assertContains(response, f"<td>{name}</td><td class=\"num\">{stratum['population']}</td>")
+        self.assertContains(response, "reader_a")
+
+    def test_it_lets_a_manager_read_but_not_write(self):
+        manager = make_user("manager")
+        self.login(manager)
+        self.assertEqual(self.client.get(reverse("run-detail", args=[self.logged_run.id])).status_code, 200)
+        self.assertEqual(self.client.get(reverse("sample-new")).status_code, 403)
+        self.assertEqual(
+            self.client.post(reverse("run-rescore", args=[self.logged_run.id]), {}).status_code, 403
+        )
+        self.assertEqual(
+            self.client.post(reverse("sample-item", args=[self.sample.id, 1]), {"version": "x"}).status_code,
+            403,
+        )
+
+    def test_it_draws_and_assigns_from_the_pages(self):
+        self.login(self.lead)
+        response = self.client.post(
+            reverse("sample-new"),
+            {
+                "run": self.logged_run.id,
+                "size": 5,
+                "allocation": "equal",
+                "min_per_stratum": 1,
+                "seed": 3,
+                "rubric_version": RubricVersion.objects.get().id,
+            },
+        )
+        sample = self.logged_run.samples.exclude(id=self.sample.id).get()
+        self.assertRedirects(response, reverse("sample-detail", args=[sample.id]))
+        self.assertEqual((sample.seed, sample.size), (3, 5))
+        self.client.post(
+            reverse("sample-assign", args=[sample.id]),
+            {"reviewers": [self.reader_a.id, self.reader_b.id], "readers_per_item": 2},
+        )
+        self.assertEqual(Assignment.objects.filter(item__sample=sample).count(), 10)
