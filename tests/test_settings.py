@@ -15,7 +15,7 @@ def manage(*args, **env):
     return subprocess.run(
         [sys.executable, "manage.py", *args],
         cwd=ROOT,
-        env={**os.environ, **env},
+        env={**{k: v for k, v in os.environ.items() if k != "DJANGO_ALLOW_ASYNC_UNSAFE"}, **env},
         capture_output=True,
         text=True,
     )

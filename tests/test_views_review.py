@@ -287,3 +287,15 @@ class LeadReviewPagesTests(ReviewTestCase):
             {"reviewers": [self.reader_a.id, self.reader_b.id], "readers_per_item": 2},
         )
         self.assertEqual(Assignment.objects.filter(item__sample=sample).count(), 10)
+
+
+class LastItemTests(ReviewTestCase):
+    def test_it_sends_the_reader_back_to_the_queue_after_the_last_item(self):
+        self.login(self.reader_a)
+        items = self.mine(self.reader_a)
+        for assignment in items[:-1]:
+            self.client.post(self.url(assignment), full_judgement())
+        response = self.client.post(self.url(items[-1]), full_judgement(), HTTP_HX_REQUEST="true")
+        self.assertEqual(response["HX-Redirect"], reverse("review-queue") + f"?done={self.sample.id}")
+        response = self.client.post(self.url(items[-1]), full_judgement())
+        self.assertRedirects(response, reverse("review-queue") + f"?done={self.sample.id}")

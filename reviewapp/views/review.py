@@ -11,7 +11,7 @@ from django.http import Http404
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_http_methods
-from django_htmx.http import push_url
+from django_htmx.http import HttpResponseClientRedirect, push_url
 
 from reviewapp.models import Assignment, Judgement, Question, Role, Sample
 from reviewapp.roles import role_required
@@ -98,9 +98,7 @@ def _go(request, url: str, *, following=None, partial: bool = True):
         response = render(request, "review/item.html#review-screen", _item_context(following))
         return push_url(response, url)
     if request.htmx:
-        response = render(request, "review/item.html#review-screen", {"redirect_to": url})
-        response["HX-Redirect"] = url
-        return response
+        return HttpResponseClientRedirect(url)
     return redirect(url)
 
 
