@@ -31,8 +31,12 @@ def browser(monkeypatch):
             executable_path=CHROMIUM,
             headless=True,
             args=[
-                "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-                "--disable-component-update", "--disable-sync", "--no-first-run",
+                "--no-sandbox",
+                "--disable-gpu",
+                "--disable-background-networking",
+                "--disable-component-update",
+                "--disable-sync",
+                "--no-first-run",
             ],
         )
         yield browser

@@ -250,7 +250,7 @@ class LeadReviewPagesTests(ReviewTestCase):
         response = self.client.get(reverse("sample-detail", args=[self.sample.id]))
         self.assertContains(response, f"seed <code>{self.sample.seed}</code>")
         for name, stratum in self.sample.strata.items():
-            self.assertContains(response, f"<td>{name}</td><td class=\"num\">{stratum['population']}</td>")
+            self.assertContains(response, f'<td>{name}</td><td class="num">{stratum["population"]}</td>')
         self.assertContains(response, "reader_a")
 
     def test_it_lets_a_manager_read_but_not_write(self):

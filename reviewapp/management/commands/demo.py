@@ -8,7 +8,9 @@ from django.contrib.auth import get_user_model
 from django.core.files import File
 from django.core.management.base import BaseCommand
 
-from reviewapp.models import ApiToken, Run, SetVersion
+from reviewapp.models import ApiToken, RubricVersion, Run, Sample, SetVersion
+from reviewapp.roles import grant
+from reviewapp.services.samples import Frame, sample_assign, sample_draw
 from reviewapp.services.question_sets import set_version_create, set_version_upload
 from reviewapp.services.runs import run_receive
 from scoring import synthetic
@@ -16,7 +18,7 @@ from scoring.logfile import normalise_question
 
 DEMO_DIR = Path(__file__).resolve().parents[2] / "demo"
 DEMO_PASSWORD = "review-demo"
-DEMO_USERS = ("lead", "reviewer", "manager")
+DEMO_USERS = ("lead", "reviewer", "reviewer2", "manager")
 
 
 class Command(BaseCommand):
@@ -32,6 +34,7 @@ class Command(BaseCommand):
             if created:
                 user.set_password(DEMO_PASSWORD)
                 user.save()
+            grant(user, name.rstrip("0123456789"))
         admin, created = User.objects.get_or_create(
             username="admin", defaults={"is_staff": True, "is_superuser": True}
         )
@@ -70,6 +73,20 @@ class Command(BaseCommand):
                 )
                 self._upload(path, lead)
 
+        if not Sample.objects.exists():
+            run = Run.objects.filter(assistant_version__label="assistant-demo-2.1").first()
+            sample = sample_draw(
+                frame=Frame(run=run),
+                size=30,
+                seed=2026,
+                rubric_version=RubricVersion.objects.order_by("id").first(),
+                name="Demo sample, double read",
+                created_by=lead,
+            )
+            readers = list(User.objects.filter(username__in=("reviewer", "reviewer2")))
+            sample_assign(sample=sample, reviewers=readers, readers_per_item=2)
+            self.stdout.write(f"  sample #{sample.id}: 30 items, each read by reviewer and reviewer2")
+
         token_note = ""
         pipeline, _ = User.objects.get_or_create(username="pipeline")
         if not ApiToken.objects.filter(user=pipeline, name="demo").exists():
@@ -81,6 +98,7 @@ class Command(BaseCommand):
             + f"\n  {Run.objects.count()} runs; open http://127.0.0.1:8000/ and log in as "
             + ", ".join(DEMO_USERS)
             + f" or admin, password {DEMO_PASSWORD}\n"
+            + "  (lead: runs, samples, rubrics; reviewer and reviewer2: their review queue; manager: read only)\n"
             + token_note
         )
 
