@@ -10,9 +10,9 @@ from django.core.management.base import BaseCommand
 
 from reviewapp.models import ApiToken, RubricVersion, Run, Sample, SetVersion
 from reviewapp.roles import grant
-from reviewapp.services.samples import Frame, sample_assign, sample_draw
 from reviewapp.services.question_sets import set_version_create, set_version_upload
 from reviewapp.services.runs import run_receive
+from reviewapp.services.samples import Frame, sample_assign, sample_draw
 from scoring import synthetic
 from scoring.logfile import normalise_question
 
