@@ -98,7 +98,7 @@ class Command(BaseCommand):
             + f"\n  {Run.objects.count()} runs; open http://127.0.0.1:8000/ and log in as "
             + ", ".join(DEMO_USERS)
             + f" or admin, password {DEMO_PASSWORD}\n"
-            + "  (lead: runs, samples, rubrics; reviewer and reviewer2: their review queue; manager: read only)\n"
+            + "  (lead: runs, samples, rubrics; reviewer, reviewer2: their queue; manager: read only)\n"
             + token_note
         )
 
