@@ -7,7 +7,8 @@ import uuid
 
 import pytest
 
-from reviewapp.models import Assignment, Judgement, RubricVersion
+from reviewapp.models import Assignment, Judgement
+from reviewapp.services.review import rubric_default
 from reviewapp.services.samples import Frame, sample_assign, sample_draw
 from tests.fixtures import load_generated_run
 from tests.helpers import PASSWORD, make_user
@@ -46,7 +47,7 @@ def browser(monkeypatch):
 def test_a_reviewer_grades_three_items_with_the_keyboard_alone(live_server, browser):
     run = load_generated_run(answers=40, assistant="hiddenbot-7.7", version="blind-1")
     reader = make_user("reader", "reviewer")
-    sample = sample_draw(frame=Frame(run=run), size=3, seed=5, rubric_version=RubricVersion.objects.get())
+    sample = sample_draw(frame=Frame(run=run), size=3, seed=5, rubric_version=rubric_default())
     sample_assign(sample=sample, reviewers=[reader])
 
     page = browser.new_page(viewport={"width": 1366, "height": 768})

@@ -2,7 +2,8 @@ from collections import Counter
 
 from django.test import TestCase
 
-from reviewapp.models import Assignment, RubricVersion, Run, Sample
+from reviewapp.models import Assignment, Run, Sample
+from reviewapp.services.review import rubric_default
 from reviewapp.services.samples import Frame, allocate, sample_assign, sample_draw
 from reviewapp.services.uploads import UploadRejected
 from tests.fixtures import load_generated_run
@@ -36,7 +37,7 @@ class SampleDrawTests(TestCase):
     def setUp(self):
         self.lead = make_user("lead")
         self.run = load_generated_run(answers=300)
-        self.rubric = RubricVersion.objects.get()
+        self.rubric = rubric_default()
 
     def draw(self, **options):
         return sample_draw(
@@ -108,9 +109,7 @@ def sample_sealed(run) -> int:
 class AssignmentTests(TestCase):
     def setUp(self):
         self.run = load_generated_run(answers=120)
-        self.sample = sample_draw(
-            frame=Frame(run=self.run), size=30, seed=9, rubric_version=RubricVersion.objects.get()
-        )
+        self.sample = sample_draw(frame=Frame(run=self.run), size=30, seed=9, rubric_version=rubric_default())
         self.readers = [make_user(f"reader{i}", "reviewer") for i in range(3)]
 
     def test_it_gives_each_item_to_two_readers_balanced_under_aliases(self):

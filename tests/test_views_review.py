@@ -5,6 +5,7 @@ from django.test import TestCase
 from django.urls import reverse
 
 from reviewapp.models import Answer, Assignment, Judgement, RubricVersion, SetVersion
+from reviewapp.services.review import rubric_default
 from reviewapp.services.samples import Frame, sample_assign, sample_draw
 from tests.fixtures import load_generated_run
 from tests.helpers import PASSWORD, make_user
@@ -35,7 +36,7 @@ class ReviewTestCase(TestCase):
             frame=Frame(run=cls.logged_run),
             size=6,
             seed=11,
-            rubric_version=RubricVersion.objects.get(),
+            rubric_version=rubric_default(),
             created_by=cls.lead,
         )
         sample_assign(sample=cls.sample, reviewers=[cls.reader_a, cls.reader_b], readers_per_item=2)
@@ -212,7 +213,7 @@ class ReviewItemTests(ReviewTestCase):
 class LeadReviewPagesTests(ReviewTestCase):
     def test_it_freezes_a_rubric_version_once_a_judgement_uses_it(self):
         self.login(self.lead)
-        rubric = RubricVersion.objects.get().rubric
+        rubric = rubric_default().rubric
         form = {
             "guidance": "new guidance",
             "questions": "series | Right series?\ncaveat | Caveat stated? | n/a when no caveat",
@@ -276,7 +277,7 @@ class LeadReviewPagesTests(ReviewTestCase):
                 "allocation": "equal",
                 "min_per_stratum": 1,
                 "seed": 3,
-                "rubric_version": RubricVersion.objects.get().id,
+                "rubric_version": rubric_default().id,
             },
         )
         sample = self.logged_run.samples.exclude(id=self.sample.id).get()

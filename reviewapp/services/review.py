@@ -119,6 +119,25 @@ def judgement_submit(
         return existing
 
 
+def rubric_default() -> RubricVersion:
+    """The latest version of the default rubric, written if it is missing."""
+    from reviewapp import defaults
+
+    rubric, _ = Rubric.objects.get_or_create(name=defaults.RUBRIC_NAME)
+    latest = rubric.versions.order_by("-number").first()
+    if latest is not None:
+        return latest
+    return rubric_save(
+        rubric=rubric,
+        guidance=defaults.GUIDANCE,
+        awkward_cases=defaults.AWKWARD_CASES,
+        questions=[
+            {"key": key, "text": text, "allows_na": allows_na, "na_rule": na_rule}
+            for key, text, allows_na, na_rule in defaults.QUESTIONS
+        ],
+    )
+
+
 def latest_judgement(assignment: Assignment) -> Judgement | None:
     return assignment.judgements.order_by("-revision").first()
 

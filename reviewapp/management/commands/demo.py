@@ -8,9 +8,10 @@ from django.contrib.auth import get_user_model
 from django.core.files import File
 from django.core.management.base import BaseCommand
 
-from reviewapp.models import ApiToken, RubricVersion, Run, Sample, SetVersion
+from reviewapp.models import ApiToken, Run, Sample, SetVersion
 from reviewapp.roles import grant
 from reviewapp.services.question_sets import set_version_create, set_version_upload
+from reviewapp.services.review import rubric_default
 from reviewapp.services.runs import run_receive
 from reviewapp.services.samples import Frame, sample_assign, sample_draw
 from scoring import synthetic
@@ -79,7 +80,7 @@ class Command(BaseCommand):
                 frame=Frame(run=run),
                 size=30,
                 seed=2026,
-                rubric_version=RubricVersion.objects.order_by("id").first(),
+                rubric_version=rubric_default(),
                 name="Demo sample, double read",
                 created_by=lead,
             )
