@@ -10,6 +10,15 @@ import re
 
 import pandas as pd
 
+# Written out here rather than imported, so that the reference stands alone.
+MEASURES = (
+    "numeric_accuracy",
+    "citation_validity",
+    "refusal_accuracy",
+    "answer_rate",
+    "unsupported_numbers",
+    "unsupported_answers",
+)
 SEPARATORS = " \u00a0\u202f\u2009'\u2019,."
 DOT_GROUPING = {"fr", "es", "de", "it", "pt", "nl", "da", "id", "tr"}
 SCALE = {
@@ -125,18 +134,7 @@ def reference_score(
         numbers = numbers_of(row["answer"], row["language"], scale_words)
         declined = bool(row["declined"])
         counts = dict.fromkeys(
-            [
-                f"{m}_{p}"
-                for m in (
-                    "numeric_accuracy",
-                    "citation_validity",
-                    "refusal_accuracy",
-                    "answer_rate",
-                    "unsupported_numbers",
-                    "unsupported_answers",
-                )
-                for p in "kn"
-            ],
+            [f"{m}_{p}" for m in MEASURES for p in "kn"],
             0,
         )
         if question["expected_behaviour"] == "answer":
@@ -169,14 +167,7 @@ def reference_score(
             counts[name] = row[name] if name in row and not pd.isna(row[name]) else question.get(name)
         rows.append(counts)
     table = pd.DataFrame(rows)
-    measures = (
-        "numeric_accuracy",
-        "citation_validity",
-        "refusal_accuracy",
-        "answer_rate",
-        "unsupported_numbers",
-        "unsupported_answers",
-    )
+    measures = MEASURES
 
     def as_slice(sums) -> dict:
         return {
