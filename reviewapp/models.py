@@ -467,6 +467,9 @@ class Sample(models.Model):
     rubric_version = models.ForeignKey(RubricVersion, on_delete=models.PROTECT, related_name="samples")
     readers_per_item = models.PositiveSmallIntegerField(default=1)
     alias_seed = models.BigIntegerField(null=True, blank=True)
+    # The share of resolved items a lead spot-checks, drawn per item from the
+    # sample's seed when the sample is drawn.
+    spot_check_share = models.FloatField(default=0.10)
     created_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )
@@ -479,11 +482,49 @@ class Sample(models.Model):
         return self.name
 
 
+class CalibrationItem(models.Model):
+    """A written item that tests the readers, not the assistant: the same
+    facts in several forms (short, long, paragraph, table). Stored apart from
+    the real questions and answers; never counted in a run's rates."""
+
+    class Form(models.TextChoices):
+        SHORT = "short"
+        LONG = "long"
+        PARAGRAPH = "paragraph"
+        TABLE = "table"
+
+    group = models.CharField(max_length=100)
+    form = models.CharField(max_length=10, choices=Form.choices)
+    language = models.CharField(max_length=20, default="en")
+    question = models.TextField()
+    answer = models.TextField()
+    # Records as a log carries them: [{"id", "label", "values", "period", "unit", "caveats"}]
+    evidence = models.JSONField(default=list)
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ("group", "form")
+
+    def __str__(self) -> str:
+        return f"calibration {self.group} ({self.form})"
+
+
 class SampleItem(models.Model):
+    """One item of a sample: a logged answer, or a calibration item."""
+
     sample = models.ForeignKey(Sample, on_delete=models.CASCADE, related_name="items")
-    answer = models.ForeignKey(Answer, on_delete=models.PROTECT, related_name="sample_items")
+    answer = models.ForeignKey(
+        Answer, null=True, blank=True, on_delete=models.PROTECT, related_name="sample_items"
+    )
+    calibration = models.ForeignKey(
+        CalibrationItem, null=True, blank=True, on_delete=models.PROTECT, related_name="sample_items"
+    )
     stratum = models.CharField(max_length=300)
     position = models.PositiveIntegerField()
+    spot_check = models.BooleanField(default=False)
 
     class Meta:
         ordering = ("sample", "position")
@@ -559,6 +600,51 @@ class Judgement(models.Model):
 
     def __str__(self) -> str:
         return f"revision {self.revision} of {self.assignment}"
+
+    @property
+    def outcome(self) -> str:
+        if not self.addresses_question:
+            return "does not address the question"
+        if self.pending:
+            return "pending verification"
+        return self.get_grade_display()
+
+
+class Adjudication(models.Model):
+    """A lead's decision on an item, with the reason. Never changed: a new
+    decision is the next revision. The readers' judgements stay as they were."""
+
+    class MaterialStatus(models.TextChoices):
+        NONE = "", "no material error raised"
+        CONFIRMED = "confirmed"
+        DISMISSED = "dismissed"
+
+    item = models.ForeignKey(SampleItem, on_delete=models.PROTECT, related_name="adjudications")
+    revision = models.PositiveIntegerField()
+    lead = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="+")
+    created_at = models.DateTimeField(auto_now_add=True)
+    addresses_question = models.BooleanField(default=True)
+    rubric_answers = models.JSONField(default=dict, blank=True)
+    grade = models.CharField(max_length=20, choices=Judgement.Grade.choices, blank=True)
+    # Still open: the deciding fact cannot be checked yet. Counts as neither pass nor fail.
+    pending = models.BooleanField(default=False)
+    reason = models.TextField()
+    settling_evidence = models.TextField(blank=True)
+    material_status = models.CharField(max_length=10, choices=MaterialStatus.choices, blank=True)
+    error_claim = models.TextField(blank=True)
+    error_evidence = models.TextField(blank=True)
+    error_effect = models.TextField(blank=True)
+    error_kind = models.CharField(max_length=30, choices=Judgement.ErrorKind.choices, blank=True)
+    submission_key = models.UUIDField(unique=True)
+
+    class Meta:
+        ordering = ("item", "revision")
+        constraints = [
+            models.UniqueConstraint(fields=("item", "revision"), name="adjudication_revision"),
+        ]
+
+    def __str__(self) -> str:
+        return f"decision {self.revision} on {self.item}"
 
     @property
     def outcome(self) -> str:

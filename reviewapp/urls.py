@@ -3,7 +3,7 @@ from django.contrib.auth import views as auth_views
 from django.urls import path
 
 from reviewapp.api import api
-from reviewapp.views import question_sets, review, runs, samples
+from reviewapp.views import lead, question_sets, review, runs, samples
 
 urlpatterns = [
     path("", runs.home, name="home"),
@@ -29,6 +29,12 @@ urlpatterns = [
     path("rubrics/", samples.rubric_list, name="rubric-list"),
     path("rubrics/new/", samples.rubric_edit, name="rubric-new"),
     path("rubrics/<int:rubric_id>/edit/", samples.rubric_edit, name="rubric-edit"),
+    path("samples/<int:sample_id>/agreement/", lead.agreement_view, name="sample-agreement"),
+    path("samples/<int:sample_id>/calibration/", lead.calibration_new, name="calibration-new"),
+    path("lead/", lead.lead_queue, name="lead-queue"),
+    path("lead/items/<int:item_id>/", lead.adjudicate, name="adjudicate"),
+    path("register/", lead.material_register, name="register"),
+    path("agreement/", lead.agreement_view, name="agreement"),
     path("review/", review.review_queue, name="review-queue"),
     path("review/<int:sample_id>/", review.review_start, name="review-start"),
     path("review/<int:sample_id>/<str:alias>/", review.review_item, name="review-item"),

@@ -104,6 +104,7 @@ def sample_draw(
     include_sealed: bool = False,
     rubric_version: RubricVersion,
     readers_per_item: int = 1,
+    spot_check_share: float = 0.10,
     name: str = "",
     created_by=None,
 ) -> Sample:
@@ -170,11 +171,21 @@ def sample_draw(
             sealed_opened_at=timezone.now() if include_sealed else None,
             rubric_version=rubric_version,
             readers_per_item=readers_per_item,
+            spot_check_share=spot_check_share,
             created_by=created_by,
         )
         order = [(key, answer_id) for key in sorted(drawn) for answer_id in drawn[key]]
+        # Which items a lead spot-checks if they come out resolved: decided
+        # now, from the seed, so the share cannot be steered afterwards.
+        spot = random.Random(seed ^ 0x5C07)
         SampleItem.objects.bulk_create(
-            SampleItem(sample=sample, answer_id=answer_id, stratum=key, position=position)
+            SampleItem(
+                sample=sample,
+                answer_id=answer_id,
+                stratum=key,
+                position=position,
+                spot_check=spot.random() < spot_check_share,
+            )
             for position, (key, answer_id) in enumerate(order, start=1)
         )
     return sample
@@ -215,7 +226,7 @@ def sample_assign(
             mine = per_reader[reader.pk]
             rng.shuffle(mine)
             for order, item in enumerate(mine, start=1):
-                alias = _alias(rng, reader.pk, taken)
+                alias = new_alias(rng, reader.pk, taken)
                 assignments.append(Assignment(item=item, reviewer=reader, alias=alias, order=order))
         Assignment.objects.bulk_create(assignments)
         locked.alias_seed = alias_seed
@@ -224,7 +235,7 @@ def sample_assign(
     return assignments
 
 
-def _alias(rng: random.Random, reader_id: int, taken: set) -> str:
+def new_alias(rng: random.Random, reader_id: int, taken: set) -> str:
     while True:
         alias = "".join(rng.choice(ALIAS_ALPHABET) for _ in range(4))
         if (reader_id, alias) not in taken:

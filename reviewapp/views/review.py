@@ -13,9 +13,9 @@ from django.urls import reverse
 from django.views.decorators.http import require_GET, require_http_methods
 from django_htmx.http import HttpResponseClientRedirect, push_url
 
-from reviewapp.models import Assignment, Judgement, Question, Role, Sample
+from reviewapp.lead import item_content
+from reviewapp.models import Assignment, Judgement, Role, Sample
 from reviewapp.roles import role_required
-from reviewapp.selectors import answer_evidence
 from reviewapp.services.review import JudgementInput, judgement_errors, judgement_submit, latest_judgement
 from reviewapp.services.uploads import UploadRejected
 
@@ -59,7 +59,9 @@ def review_start(request, sample_id: int):
 def review_item(request, sample_id: int, alias: str):
     # Only the reader's own assignments resolve: another item's URL is a 404.
     assignment = get_object_or_404(
-        Assignment.objects.select_related("item__sample__rubric_version", "item__answer"),
+        Assignment.objects.select_related(
+            "item__sample__rubric_version", "item__answer", "item__calibration"
+        ),
         item__sample_id=sample_id,
         alias=alias,
         reviewer=request.user,
@@ -139,13 +141,6 @@ def _judgement_input(data) -> JudgementInput:
 def _item_context(assignment: Assignment, *, posted: JudgementInput | None = None, errors=None) -> dict:
     item = assignment.item
     sample = item.sample
-    answer = item.answer
-    record = answer.record
-    question = (
-        Question.objects.filter(set_version_id=answer.run.set_version_id, question_id=answer.question_id)
-        .only("question")
-        .first()
-    )
     mine = list(
         Assignment.objects.filter(item__sample=sample, reviewer=assignment.reviewer_id)
         .order_by("order")
@@ -154,22 +149,17 @@ def _item_context(assignment: Assignment, *, posted: JudgementInput | None = Non
     index = mine.index(assignment.alias)
     latest = latest_judgement(assignment)
     rubric = sample.rubric_version
-    current = posted or _as_input(latest)
     return {
+        **item_content(item),
         "assignment": assignment,
         "sample": sample,
         "position": index + 1,
         "total": len(mine),
         "previous_alias": mine[index - 1] if index > 0 else None,
         "next_alias": mine[index + 1] if index + 1 < len(mine) else None,
-        "question_text": question.question if question else "",
-        "language": answer.language,
-        "answer_text": record.get("answer", ""),
-        "declined": answer.declined,
-        "evidence": answer_evidence(record),
         "rubric": rubric,
         "rubric_questions": list(rubric.questions.all()),
-        "current": current,
+        "current": posted or _as_input(latest),
         "errors": errors or {},
         "history": list(assignment.judgements.order_by("-revision")),
         "submission_key": uuid.uuid4(),

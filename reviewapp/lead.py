@@ -1,0 +1,245 @@
+"""Reads for leads: what an item shows, the lead queue, agreement between
+readers, and the material-error register."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass, field
+from datetime import datetime
+
+from reviewapp.models import Adjudication, Judgement, Question, Sample, SampleItem
+from reviewapp.selectors import answer_evidence
+from scoring.agreement import agreement
+
+REASONS = {
+    "material_error": "material error",
+    "pending": "pending verification",
+    "partial": "partially resolved",
+    "borderline": "borderline",
+    "grade_disagreement": "readers disagree on the grade",
+    "rubric_disagreement": "readers disagree on a rubric question",
+    "spot_check": "spot check of a resolved item",
+}
+
+
+def item_content(item: SampleItem) -> dict:
+    """What a reader is shown: question, answer and evidence, whether the item
+    is a logged answer or a calibration item (they must look alike)."""
+    if item.calibration_id:
+        calibration = item.calibration
+        record = {
+            "retrieved_records": calibration.evidence,
+            "retrieved_ids": [r.get("id") for r in calibration.evidence],
+        }
+        return {
+            "question_text": calibration.question,
+            "language": calibration.language,
+            "answer_text": calibration.answer,
+            "declined": False,
+            "evidence": answer_evidence(record),
+        }
+    answer = item.answer
+    record = answer.record
+    question = (
+        Question.objects.filter(set_version_id=answer.run.set_version_id, question_id=answer.question_id)
+        .only("question")
+        .first()
+    )
+    return {
+        "question_text": question.question if question else "",
+        "language": answer.language,
+        "answer_text": record.get("answer", ""),
+        "declined": answer.declined,
+        "evidence": answer_evidence(record),
+    }
+
+
+def outcome_key(judgement) -> str:
+    """One label per outcome, for comparing readers: a grade, pending, or not addressing."""
+    if not judgement.addresses_question:
+        return "not_addressed"
+    return "pending" if judgement.pending else judgement.grade
+
+
+@dataclass
+class QueueEntry:
+    item: SampleItem
+    reasons: list[str]
+    judgements: list[Judgement]
+    since: datetime
+    decision: Adjudication | None = None
+    labels: list[str] = field(default_factory=list)
+
+
+def latest_judgements(items) -> dict[int, list[Judgement]]:
+    """Each item's readers' latest judgements."""
+    latest: dict[tuple[int, int], Judgement] = {}
+    for judgement in (
+        Judgement.objects.filter(assignment__item__in=items)
+        .select_related("assignment__reviewer")
+        .order_by("assignment_id", "revision")
+    ):
+        latest[(judgement.assignment.item_id, judgement.assignment_id)] = judgement
+    by_item: dict[int, list[Judgement]] = defaultdict(list)
+    for (item_id, _), judgement in sorted(latest.items()):
+        by_item[item_id].append(judgement)
+    return by_item
+
+
+def reasons_for(item: SampleItem, judgements: list[Judgement]) -> list[str]:
+    """Why an item needs a lead (spec 004: every material error, pending
+    item, partial resolution and borderline call, disagreements, and a
+    spot-check share of full resolutions)."""
+    reasons = []
+    outcomes = {outcome_key(j) for j in judgements}
+    if "material_error" in outcomes:
+        reasons.append("material_error")
+    if "pending" in outcomes:
+        reasons.append("pending")
+    if "partially_resolved" in outcomes:
+        reasons.append("partial")
+    if any(j.borderline for j in judgements):
+        reasons.append("borderline")
+    if len(judgements) > 1 and len(outcomes) > 1:
+        reasons.append("grade_disagreement")
+    answered = [j.rubric_answers for j in judgements if j.addresses_question]
+    if len(answered) > 1 and any(len({a.get(key) for a in answered}) > 1 for key in answered[0]):
+        reasons.append("rubric_disagreement")
+    if not reasons and item.spot_check and outcomes == {"resolved"}:
+        reasons.append("spot_check")
+    return reasons
+
+
+def lead_queue(
+    *, reason: str = "", sample_id: int | None = None, language: str = "", reader_id: int | None = None
+):
+    """Every judged item that needs a lead and has no final decision since
+    its latest judgement, oldest first."""
+    items = SampleItem.objects.filter(assignments__judgements__isnull=False).distinct()
+    if sample_id:
+        items = items.filter(sample_id=sample_id)
+    if reader_id:
+        items = items.filter(assignments__reviewer_id=reader_id)
+    items = list(items.select_related("sample", "answer__run__assistant_version", "calibration"))
+    judged = latest_judgements(items)
+    decisions = {}
+    for adjudication in Adjudication.objects.filter(item__in=items).order_by("item_id", "revision"):
+        decisions[adjudication.item_id] = adjudication
+    entries = []
+    for item in items:
+        judgements = judged.get(item.id, [])
+        item_language = item.calibration.language if item.calibration_id else item.answer.language
+        if language and item_language != language:
+            continue
+        reasons = reasons_for(item, judgements)
+        decision = decisions.get(item.id)
+        last_judged = max(j.created_at for j in judgements)
+        settled = decision is not None and not decision.pending and decision.created_at >= last_judged
+        if not reasons or settled:
+            continue
+        if reason and reason not in reasons:
+            continue
+        entries.append(
+            QueueEntry(
+                item=item,
+                reasons=reasons,
+                judgements=judgements,
+                since=min(j.created_at for j in judgements),
+                decision=decision,
+                labels=[REASONS[r] for r in reasons],
+            )
+        )
+    return sorted(entries, key=lambda entry: (entry.since, entry.item.id))
+
+
+def agreement_table(samples) -> dict:
+    """Agreement on the grade and on each rubric question over the
+    double-read items of ``samples``, and each reader's agreement with the
+    lead's final decisions."""
+    items = list(SampleItem.objects.filter(sample__in=samples))
+    judged = latest_judgements(items)
+    keys: list[str] = []
+    for sample in samples:
+        for question in sample.rubric_version.questions.all():
+            if question.key not in keys:
+                keys.append(question.key)
+    rows = []
+    grade_ratings = [[outcome_key(j) for j in judged[i.id]] for i in items if len(judged.get(i.id, [])) > 1]
+    rows.append(("grade", "Outcome grade", agreement(grade_ratings)))
+    for key in keys:
+        ratings = [
+            [j.rubric_answers.get(key) if j.addresses_question else None for j in judged[i.id]]
+            for i in items
+            if len(judged.get(i.id, [])) > 1
+        ]
+        rows.append((key, key.replace("_", " "), agreement(ratings)))
+
+    finals = {}
+    for adjudication in Adjudication.objects.filter(item__in=items).order_by("item_id", "revision"):
+        finals[adjudication.item_id] = adjudication
+    per_reader: dict[str, list[int]] = defaultdict(lambda: [0, 0])
+    for item in items:
+        final = finals.get(item.id)
+        if final is None or final.pending:
+            continue
+        for judgement in judged.get(item.id, []):
+            tally = per_reader[judgement.assignment.reviewer.get_username()]
+            tally[1] += 1
+            tally[0] += int(outcome_key(judgement) == outcome_key(final))
+    return {
+        "rows": rows,
+        "double_read": len(grade_ratings),
+        "readers": sorted((name, agreed, total) for name, (agreed, total) in per_reader.items()),
+    }
+
+
+def calibration_results(samples) -> list[dict]:
+    """Per calibration group and reader, the grade given to each form; a
+    reader whose grade changes with form is flagged."""
+    items = list(
+        SampleItem.objects.filter(sample__in=samples, calibration__isnull=False).select_related("calibration")
+    )
+    judged = latest_judgements(items)
+    groups: dict[str, dict[str, dict[str, str]]] = defaultdict(lambda: defaultdict(dict))
+    for item in items:
+        for judgement in judged.get(item.id, []):
+            reader = judgement.assignment.reviewer.get_username()
+            groups[item.calibration.group][reader][item.calibration.form] = outcome_key(judgement)
+    results = []
+    for group, readers in sorted(groups.items()):
+        for reader, by_form in sorted(readers.items()):
+            results.append(
+                {
+                    "group": group,
+                    "reader": reader,
+                    "grades": dict(sorted(by_form.items())),
+                    "changes": len(set(by_form.values())) > 1,
+                }
+            )
+    return results
+
+
+def register(*, status: str = "confirmed", kind: str = "", version: str = ""):
+    """The latest decision on each item that confirmed or dismissed a
+    material error, with where it came from."""
+    latest: dict[int, Adjudication] = {}
+    for adjudication in Adjudication.objects.select_related(
+        "item__answer__run__assistant_version", "item__calibration", "lead"
+    ).order_by("item_id", "revision"):
+        latest[adjudication.item_id] = adjudication
+    rows = [a for a in latest.values() if a.material_status]
+    if status:
+        rows = [a for a in rows if a.material_status == status]
+    if kind:
+        rows = [a for a in rows if a.error_kind == kind]
+    if version:
+        rows = [a for a in rows if a.item.answer_id and a.item.answer.run.assistant_version.label == version]
+    return sorted(rows, key=lambda a: a.created_at, reverse=True)
+
+
+def samples_between(date_from, date_to):
+    return list(
+        Sample.objects.filter(created_at__gte=date_from, created_at__lte=date_to).select_related(
+            "rubric_version"
+        )
+    )

@@ -1,0 +1,175 @@
+"""Leads' decisions on items, and calibration items put into samples."""
+
+from __future__ import annotations
+
+import random
+import uuid
+from dataclasses import dataclass
+
+from django.db import IntegrityError, transaction
+from django.db.models import F, Max
+
+from reviewapp.models import Adjudication, Assignment, CalibrationItem, Judgement, Sample, SampleItem
+from reviewapp.services.samples import new_alias
+from reviewapp.services.uploads import UploadRejected
+
+
+@dataclass
+class Decision:
+    reason: str
+    addresses_question: bool = True
+    rubric_answers: dict | None = None
+    grade: str = ""
+    pending: bool = False
+    settling_evidence: str = ""
+    material_status: str = ""
+    error_claim: str = ""
+    error_evidence: str = ""
+    error_effect: str = ""
+    error_kind: str = ""
+
+
+def decision_errors(decision: Decision, *, previous: Adjudication | None, raised: bool) -> list[str]:
+    """What a decision lacks. Every decision has a reason; a final one has a
+    grade; a pending item is settled only by recording the evidence that
+    settles it; a raised material error is confirmed in full or dismissed."""
+    errors = []
+    if not decision.reason.strip():
+        errors.append("Give the reason for the decision.")
+    if decision.addresses_question and not decision.pending and decision.grade not in Judgement.Grade.values:
+        errors.append("Set the final grade, or keep the item pending.")
+    if decision.pending and decision.grade:
+        errors.append("A pending item has no grade yet.")
+    settles = previous is not None and previous.pending and not decision.pending
+    if settles and not decision.settling_evidence.strip():
+        errors.append("Record the evidence that settles the pending item.")
+    if decision.grade == Judgement.Grade.MATERIAL_ERROR or decision.material_status == "confirmed":
+        if decision.grade != Judgement.Grade.MATERIAL_ERROR:
+            errors.append("A confirmed material error is graded material error.")
+        missing = [
+            label
+            for label, value in (
+                ("the claim", decision.error_claim),
+                ("the evidence against it", decision.error_evidence),
+                ("its effect", decision.error_effect),
+            )
+            if not value.strip()
+        ]
+        if missing:
+            errors.append("A confirmed material error records " + ", ".join(missing) + ".")
+        if decision.error_kind not in Judgement.ErrorKind.values:
+            errors.append("Say which kind of material error it is.")
+    elif raised and decision.material_status != "dismissed" and not decision.pending:
+        errors.append("A reader raised a material error: confirm it or dismiss it with the reason.")
+    return errors
+
+
+def adjudication_submit(
+    *, item: SampleItem, lead, decision: Decision, submission_key: uuid.UUID
+) -> Adjudication:
+    """Record a lead's decision as the item's next revision (a double submit
+    saves once). The readers' judgements are left as they are."""
+    existing = Adjudication.objects.filter(submission_key=submission_key).first()
+    if existing is not None:
+        return existing
+    previous = item.adjudications.order_by("-revision").first()
+    raised = Judgement.objects.filter(assignment__item=item, grade=Judgement.Grade.MATERIAL_ERROR).exists()
+    errors = decision_errors(decision, previous=previous, raised=raised)
+    if errors:
+        raise UploadRejected(errors)
+    material = decision.grade == Judgement.Grade.MATERIAL_ERROR
+    status = "confirmed" if material else ("dismissed" if decision.material_status == "dismissed" else "")
+    try:
+        with transaction.atomic():
+            SampleItem.objects.select_for_update().get(id=item.id)
+            latest = item.adjudications.aggregate(n=Max("revision"))["n"] or 0
+            return Adjudication.objects.create(
+                item=item,
+                revision=latest + 1,
+                lead=lead,
+                addresses_question=decision.addresses_question,
+                rubric_answers=decision.rubric_answers or {},
+                grade="" if decision.pending else decision.grade,
+                pending=decision.pending,
+                reason=decision.reason.strip(),
+                settling_evidence=decision.settling_evidence.strip(),
+                material_status=status,
+                error_claim=decision.error_claim.strip() if material else "",
+                error_evidence=decision.error_evidence.strip() if material else "",
+                error_effect=decision.error_effect.strip() if material else "",
+                error_kind=decision.error_kind if material else "",
+                submission_key=submission_key,
+            )
+    except IntegrityError:
+        existing = Adjudication.objects.filter(submission_key=submission_key).first()
+        if existing is None:
+            raise
+        return existing
+
+
+def calibration_add(
+    *,
+    sample: Sample,
+    group: str,
+    question: str,
+    evidence: list[dict],
+    variants: dict[str, str],
+    language: str = "en",
+    created_by=None,
+) -> list[SampleItem]:
+    """Put the same facts, written in several forms, into a sample as items
+    readers cannot tell from the others. Each reader of the sample gets every
+    form, at random places among the items they have not judged yet."""
+    variants = {form: text.strip() for form, text in variants.items() if text.strip()}
+    if len(variants) < 2:
+        raise UploadRejected("write the same facts in at least two forms")
+    unknown = set(variants) - set(CalibrationItem.Form.values)
+    if unknown:
+        raise UploadRejected(f"unknown forms: {', '.join(sorted(unknown))}")
+    if not question.strip():
+        raise UploadRejected("a calibration item needs its question")
+    with transaction.atomic():
+        locked = Sample.objects.select_for_update().get(id=sample.id)
+        position = (locked.items.aggregate(n=Max("position"))["n"] or 0) + 1
+        items = []
+        for offset, (form, text) in enumerate(sorted(variants.items())):
+            calibration = CalibrationItem.objects.create(
+                group=group.strip() or f"sample-{sample.id}-{position}",
+                form=form,
+                language=language,
+                question=question.strip(),
+                answer=text,
+                evidence=evidence,
+                created_by=created_by,
+            )
+            items.append(
+                SampleItem.objects.create(
+                    sample=locked, calibration=calibration, stratum="calibration", position=position + offset
+                )
+            )
+        readers = list(
+            Assignment.objects.filter(item__sample=locked)
+            .order_by()
+            .values_list("reviewer", flat=True)
+            .distinct()
+        )
+        rng = random.Random(f"{locked.seed}-calibration-{position}")
+        taken = set(Assignment.objects.filter(reviewer__in=readers).values_list("reviewer_id", "alias"))
+        for reader in readers:
+            for item in items:
+                open_orders = list(
+                    Assignment.objects.filter(item__sample=locked, reviewer=reader, judgements__isnull=True)
+                    .order_by("order")
+                    .values_list("order", flat=True)
+                )
+                last = Assignment.objects.filter(item__sample=locked, reviewer=reader).aggregate(
+                    n=Max("order")
+                )["n"]
+                place = rng.choice([*open_orders, last + 1])
+                Assignment.objects.filter(item__sample=locked, reviewer=reader, order__gte=place).update(
+                    order=F("order") + 1
+                )
+                Assignment.objects.create(
+                    item=item, reviewer_id=reader, alias=new_alias(rng, reader, taken), order=place
+                )
+    return items

@@ -1,0 +1,256 @@
+"""The lead's workspace: the queue, adjudication, the material-error
+register, agreement between readers, and calibration items."""
+
+import csv
+import json
+import uuid
+from datetime import datetime, time
+
+from django.contrib import messages
+from django.contrib.auth import get_user_model
+from django.http import HttpResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.utils import timezone
+from django.utils.dateparse import parse_date
+from django.views.decorators.http import require_GET, require_http_methods
+
+from reviewapp import lead
+from reviewapp.models import AnswerCheck, Finding, Judgement, Role, Sample, SampleItem
+from reviewapp.roles import READERS_OF_RUNS, WRITERS, has_role, role_required
+from reviewapp.selectors import marked_text
+from reviewapp.services.adjudication import Decision, adjudication_submit, calibration_add
+from reviewapp.services.uploads import UploadRejected
+from scoring.agreement import ALPHA_FLOOR
+
+
+@require_GET
+@role_required(Role.LEAD, Role.ADMIN)
+def lead_queue(request):
+    filters = {
+        "reason": request.GET.get("reason", ""),
+        "sample_id": _int(request.GET.get("sample")),
+        "language": request.GET.get("language", ""),
+        "reader_id": _int(request.GET.get("reader")),
+    }
+    entries = lead.lead_queue(**filters)
+    return render(
+        request,
+        "lead/queue.html",
+        {
+            "entries": entries,
+            "reasons": lead.REASONS.items(),
+            "samples": Sample.objects.order_by("-created_at"),
+            "readers": get_user_model().objects.filter(groups__name=Role.REVIEWER).order_by("username"),
+            "filters": filters,
+        },
+    )
+
+
+def _int(value):
+    try:
+        return int(value)
+    except (TypeError, ValueError):
+        return None
+
+
+@require_http_methods(["GET", "POST"])
+@role_required(Role.LEAD, Role.ADMIN)
+def adjudicate(request, item_id: int):
+    item = get_object_or_404(
+        SampleItem.objects.select_related(
+            "sample__rubric_version",
+            "answer__run__assistant_version",
+            "answer__run__set_version",
+            "calibration",
+        ),
+        id=item_id,
+    )
+    rubric_questions = list(item.sample.rubric_version.questions.all())
+    errors: list[str] = []
+    if request.method == "POST":
+        decision = _decision(request.POST, rubric_questions)
+        try:
+            key = uuid.UUID(request.POST.get("submission_key", ""))
+        except ValueError:
+            key = uuid.uuid4()
+        try:
+            adjudication_submit(item=item, lead=request.user, decision=decision, submission_key=key)
+        except UploadRejected as rejected:
+            errors = rejected.errors
+        else:
+            messages.success(request, "Decision recorded.")
+            return redirect("lead-queue")
+    judgements = lead.latest_judgements([item]).get(item.id, [])
+    checks = []
+    if item.answer_id:
+        for check in AnswerCheck.objects.filter(answer=item.answer).select_related("scoring__set_version"):
+            checks.append(
+                {
+                    "check": check,
+                    "segments": marked_text(item.answer.record.get("answer", ""), check.numbers),
+                    "findings": Finding.objects.filter(scoring=check.scoring_id, answer=item.answer),
+                }
+            )
+    history = list(item.adjudications.select_related("lead").order_by("-revision"))
+    return render(
+        request,
+        "lead/adjudicate.html",
+        {
+            "item": item,
+            **lead.item_content(item),
+            "judgements": judgements,
+            "rubric_questions": rubric_questions,
+            "rows": [
+                (
+                    q.text,
+                    [j.rubric_answers.get(q.key, "—") if j.addresses_question else "—" for j in judgements],
+                )
+                for q in rubric_questions
+            ],
+            "reasons": [lead.REASONS[r] for r in lead.reasons_for(item, judgements)],
+            "checks": checks,
+            "history": history,
+            "errors": errors,
+            "grades": Judgement.Grade.choices,
+            "error_kinds": Judgement.ErrorKind.choices,
+            "submission_key": uuid.uuid4(),
+            "posted": request.POST if errors else None,
+        },
+        status=400 if errors else 200,
+    )
+
+
+def _decision(data, rubric_questions) -> Decision:
+    grade = data.get("grade", "")
+    return Decision(
+        reason=data.get("reason", ""),
+        addresses_question=data.get("addresses_question", "yes") == "yes",
+        rubric_answers={
+            q.key: data.get(f"q_{q.key}", "") for q in rubric_questions if data.get(f"q_{q.key}")
+        },
+        grade="" if grade == "pending" else grade,
+        pending=grade == "pending",
+        settling_evidence=data.get("settling_evidence", ""),
+        material_status=data.get("material_status", ""),
+        error_claim=data.get("error_claim", ""),
+        error_evidence=data.get("error_evidence", ""),
+        error_effect=data.get("error_effect", ""),
+        error_kind=data.get("error_kind", ""),
+    )
+
+
+@require_GET
+@role_required(*READERS_OF_RUNS)
+def material_register(request):
+    filters = {
+        "status": request.GET.get("status", "confirmed"),
+        "kind": request.GET.get("kind", ""),
+        "version": request.GET.get("version", ""),
+    }
+    rows = lead.register(**filters)
+    if request.GET.get("format") == "csv":
+        response = HttpResponse(content_type="text/csv; charset=utf-8")
+        response["Content-Disposition"] = 'attachment; filename="material-errors.csv"'
+        writer = csv.writer(response)
+        writer.writerow(
+            ["status", "kind", "claim", "evidence", "effect", "assistant_version", "question_id",
+             "sample", "item", "decided_by", "decided_at", "reason"]
+        )  # fmt: skip
+        for a in rows:
+            answer = a.item.answer
+            writer.writerow(
+                [a.material_status, a.error_kind, a.error_claim, a.error_evidence, a.error_effect,
+                 answer.run.assistant_version.label if answer else "calibration",
+                 answer.question_id if answer else a.item.calibration.group,
+                 a.item.sample_id, a.item.position, a.lead.get_username(), a.created_at.isoformat(), a.reason]
+            )  # fmt: skip
+        return response
+    return render(
+        request,
+        "lead/register.html",
+        {"rows": rows, "filters": filters, "kinds": Judgement.ErrorKind.choices},
+    )
+
+
+@require_GET
+@role_required(*READERS_OF_RUNS)
+def agreement_view(request, sample_id: int | None = None):
+    if sample_id is not None:
+        samples = [get_object_or_404(Sample.objects.select_related("rubric_version"), id=sample_id)]
+        title = samples[0].name
+        date_from = date_to = None
+    else:
+        today = timezone.localdate()
+        date_from = parse_date(request.GET.get("from", "")) or today.replace(day=1)
+        date_to = parse_date(request.GET.get("to", "")) or today
+        samples = lead.samples_between(
+            timezone.make_aware(datetime.combine(date_from, time.min)),
+            timezone.make_aware(datetime.combine(date_to, time.max)),
+        )
+        title = f"Samples drawn {date_from:%Y-%m-%d} to {date_to:%Y-%m-%d}"
+    table = lead.agreement_table(samples)
+    return render(
+        request,
+        "lead/agreement.html",
+        {
+            "title": title,
+            "samples": samples,
+            "table": table,
+            "floor": ALPHA_FLOOR,
+            "calibration": lead.calibration_results(samples),
+            "date_from": date_from,
+            "date_to": date_to,
+            "sample_id": sample_id,
+        },
+    )
+
+
+@require_http_methods(["GET", "POST"])
+@role_required(*WRITERS)
+def calibration_new(request, sample_id: int):
+    sample = get_object_or_404(Sample, id=sample_id)
+    errors: list[str] = []
+    values = request.POST if request.method == "POST" else {}
+    if request.method == "POST":
+        try:
+            evidence = [
+                {
+                    "id": values.get("record_id", "").strip() or "CALIBRATION",
+                    "label": values.get("record_label", "").strip(),
+                    "values": [float(v) for v in values.get("record_values", "").split(",") if v.strip()],
+                    "period": values.get("record_period", "").strip(),
+                    "unit": values.get("record_unit", "").strip(),
+                    "caveats": [c.strip() for c in values.get("record_caveats", "").split(",") if c.strip()],
+                }
+            ]
+        except ValueError:
+            errors = ["The record's values are numbers separated by commas."]
+        if not errors:
+            try:
+                items = calibration_add(
+                    sample=sample,
+                    group=values.get("group", ""),
+                    question=values.get("question", ""),
+                    evidence=evidence,
+                    variants={
+                        form: values.get(f"answer_{form}", "")
+                        for form in ("short", "long", "paragraph", "table")
+                    },
+                    language=values.get("language", "en").strip() or "en",
+                    created_by=request.user,
+                )
+            except UploadRejected as rejected:
+                errors = rejected.errors
+            else:
+                messages.success(request, f"{len(items)} calibration items put into the sample.")
+                return redirect("sample-detail", sample_id=sample.id)
+    return render(
+        request,
+        "lead/calibration.html",
+        {"sample": sample, "errors": errors, "values": values, "can_write": has_role(request.user, *WRITERS)},
+        status=400 if errors else 200,
+    )
+
+
+def _json(value) -> str:
+    return json.dumps(value, ensure_ascii=False)
