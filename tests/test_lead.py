@@ -226,7 +226,7 @@ class AdjudicationTests(LeadTestCase):
         self.assertEqual(dismissed.material_status, "dismissed")
 
     def test_it_makes_one_decision_of_a_double_submit(self):
-        item, a1, b1 = self.pair(4)
+        item, a1, _ = self.pair(4)
         judge(a1, grade="partially_resolved")
         key = uuid.uuid4()
         for _ in range(2):
