@@ -100,13 +100,7 @@ def adjudicate(request, item_id: int):
             **lead.item_content(item),
             "judgements": judgements,
             "rubric_questions": rubric_questions,
-            "rows": [
-                (
-                    q.text,
-                    [j.rubric_answers.get(q.key, "—") if j.addresses_question else "—" for j in judgements],
-                )
-                for q in rubric_questions
-            ],
+            "rows": _rubric_rows(rubric_questions, judgements),
             "reasons": [lead.REASONS[r] for r in lead.reasons_for(item, judgements)],
             "checks": checks,
             "history": history,
@@ -118,6 +112,17 @@ def adjudicate(request, item_id: int):
         },
         status=400 if errors else 200,
     )
+
+
+def _rubric_rows(rubric_questions, judgements) -> list[tuple[str, list[str], bool]]:
+    """(question, each reader's answer, whether they differ) per rubric question."""
+    rows = []
+    for question in rubric_questions:
+        answers = [
+            j.rubric_answers.get(question.key, "—") if j.addresses_question else "—" for j in judgements
+        ]
+        rows.append((question.text, answers, len(set(answers)) > 1))
+    return rows
 
 
 def _decision(data, rubric_questions) -> Decision:

@@ -1,7 +1,9 @@
 """Load demo data: the spec's running example and a generated run of a few
 thousand answers in three languages, with users to log in as."""
 
+import random
 import tempfile
+import uuid
 from pathlib import Path
 
 from django.contrib.auth import get_user_model
@@ -11,7 +13,7 @@ from django.core.management.base import BaseCommand
 from reviewapp.models import ApiToken, Run, Sample, SetVersion
 from reviewapp.roles import grant
 from reviewapp.services.question_sets import set_version_create, set_version_upload
-from reviewapp.services.review import rubric_default
+from reviewapp.services.review import JudgementInput, judgement_submit, rubric_default
 from reviewapp.services.runs import run_receive
 from reviewapp.services.samples import Frame, sample_assign, sample_draw
 from scoring import synthetic
@@ -86,7 +88,11 @@ class Command(BaseCommand):
             )
             readers = list(User.objects.filter(username__in=("reviewer", "reviewer2")))
             sample_assign(sample=sample, reviewers=readers, readers_per_item=2)
-            self.stdout.write(f"  sample #{sample.id}: 30 items, each read by reviewer and reviewer2")
+            judged = self._grade_some(sample, readers)
+            self.stdout.write(
+                f"  sample #{sample.id}: 30 items, each read by reviewer and reviewer2; "
+                f"{judged} judgements made so the lead queue and agreement have substance"
+            )
 
         token_note = ""
         pipeline, _ = User.objects.get_or_create(username="pipeline")
@@ -102,6 +108,35 @@ class Command(BaseCommand):
             + "  (lead: runs, samples, rubrics; reviewer, reviewer2: their queue; manager: read only)\n"
             + token_note
         )
+
+    def _grade_some(self, sample, readers) -> int:
+        """Judge the first twelve items of each reader's queue, with seeded
+        disagreement, as readers would have by mid-morning."""
+        rng = random.Random(7)
+        keys = list(sample.rubric_version.questions.values_list("key", flat=True))
+        grades = ["resolved"] * 6 + ["partially_resolved", "unresolved", "material_error"]
+        made = 0
+        for item in sample.items.order_by("position")[:12]:
+            for assignment in item.assignments.filter(reviewer__in=readers):
+                grade = rng.choice(grades)
+                material = grade == "material_error"
+                judgement_submit(
+                    assignment=assignment,
+                    author=assignment.reviewer,
+                    data=JudgementInput(
+                        addresses_question=True,
+                        rubric_answers={k: rng.choice(["yes"] * 5 + ["no"]) for k in keys},
+                        grade=grade,
+                        borderline=rng.random() < 0.1,
+                        error_claim="the figure stated" if material else "",
+                        error_evidence="the record holds another value" if material else "",
+                        error_effect="the user quotes a wrong figure" if material else "",
+                        error_kind="wrong_conclusion" if material else "",
+                    ),
+                    submission_key=uuid.uuid4(),
+                )
+                made += 1
+        return made
 
     def _upload(self, path: Path, user) -> None:
         with open(path, "rb") as f:
