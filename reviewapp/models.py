@@ -556,9 +556,10 @@ class Assignment(models.Model):
         return f"{self.alias} for {self.reviewer}"
 
 
-class Judgement(models.Model):
-    """One revision of one reader's judgement of one item. Never changed:
-    an edit is a new revision."""
+class Outcome(models.Model):
+    """What a reader judges and a lead decides alike: whether the answer
+    addresses the question, the rubric answers, and the grade or pending
+    verification, with a material error's claim, evidence, effect and kind."""
 
     class Grade(models.TextChoices):
         RESOLVED = "resolved", "resolved"
@@ -573,18 +574,14 @@ class Judgement(models.Model):
         UNVERIFIED = "unverified_live_fact", "an unverified live situation asserted as fact"
         MISSING_CONDITION = "missing_condition", "a necessary condition left out"
 
-    assignment = models.ForeignKey(Assignment, on_delete=models.PROTECT, related_name="judgements")
-    revision = models.PositiveIntegerField()
-    author = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="+")
     created_at = models.DateTimeField(auto_now_add=True)
-    rubric_version = models.ForeignKey(RubricVersion, on_delete=models.PROTECT, related_name="+")
-    addresses_question = models.BooleanField()
+    addresses_question = models.BooleanField(default=True)
     # {question key: "yes" | "no" | "na"}; empty when the answer does not address the question
     rubric_answers = models.JSONField(default=dict, blank=True)
     grade = models.CharField(max_length=20, choices=Grade.choices, blank=True)
+    # Pending verification: the deciding fact cannot be checked yet. Not a
+    # grade, and never counted as a pass or a fail.
     pending = models.BooleanField(default=False)
-    borderline = models.BooleanField(default=False)
-    note = models.TextField(blank=True)
     error_claim = models.TextField(blank=True)
     error_evidence = models.TextField(blank=True)
     error_effect = models.TextField(blank=True)
@@ -593,13 +590,7 @@ class Judgement(models.Model):
     submission_key = models.UUIDField(unique=True)
 
     class Meta:
-        ordering = ("assignment", "revision")
-        constraints = [
-            models.UniqueConstraint(fields=("assignment", "revision"), name="judgement_revision"),
-        ]
-
-    def __str__(self) -> str:
-        return f"revision {self.revision} of {self.assignment}"
+        abstract = True
 
     @property
     def outcome(self) -> str:
@@ -610,7 +601,28 @@ class Judgement(models.Model):
         return self.get_grade_display()
 
 
-class Adjudication(models.Model):
+class Judgement(Outcome):
+    """One revision of one reader's judgement of one item. Never changed:
+    an edit is a new revision."""
+
+    assignment = models.ForeignKey(Assignment, on_delete=models.PROTECT, related_name="judgements")
+    revision = models.PositiveIntegerField()
+    author = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="+")
+    rubric_version = models.ForeignKey(RubricVersion, on_delete=models.PROTECT, related_name="+")
+    borderline = models.BooleanField(default=False)
+    note = models.TextField(blank=True)
+
+    class Meta:
+        ordering = ("assignment", "revision")
+        constraints = [
+            models.UniqueConstraint(fields=("assignment", "revision"), name="judgement_revision"),
+        ]
+
+    def __str__(self) -> str:
+        return f"revision {self.revision} of {self.assignment}"
+
+
+class Adjudication(Outcome):
     """A lead's decision on an item, with the reason. Never changed: a new
     decision is the next revision. The readers' judgements stay as they were."""
 
@@ -622,20 +634,9 @@ class Adjudication(models.Model):
     item = models.ForeignKey(SampleItem, on_delete=models.PROTECT, related_name="adjudications")
     revision = models.PositiveIntegerField()
     lead = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="+")
-    created_at = models.DateTimeField(auto_now_add=True)
-    addresses_question = models.BooleanField(default=True)
-    rubric_answers = models.JSONField(default=dict, blank=True)
-    grade = models.CharField(max_length=20, choices=Judgement.Grade.choices, blank=True)
-    # Still open: the deciding fact cannot be checked yet. Counts as neither pass nor fail.
-    pending = models.BooleanField(default=False)
     reason = models.TextField()
     settling_evidence = models.TextField(blank=True)
     material_status = models.CharField(max_length=10, choices=MaterialStatus.choices, blank=True)
-    error_claim = models.TextField(blank=True)
-    error_evidence = models.TextField(blank=True)
-    error_effect = models.TextField(blank=True)
-    error_kind = models.CharField(max_length=30, choices=Judgement.ErrorKind.choices, blank=True)
-    submission_key = models.UUIDField(unique=True)
 
     class Meta:
         ordering = ("item", "revision")
@@ -645,11 +646,3 @@ class Adjudication(models.Model):
 
     def __str__(self) -> str:
         return f"decision {self.revision} on {self.item}"
-
-    @property
-    def outcome(self) -> str:
-        if not self.addresses_question:
-            return "does not address the question"
-        if self.pending:
-            return "pending verification"
-        return self.get_grade_display()

@@ -6,10 +6,11 @@ import random
 import uuid
 from dataclasses import dataclass
 
-from django.db import IntegrityError, transaction
+from django.db import transaction
 from django.db.models import F, Max
 
 from reviewapp.models import Adjudication, Assignment, CalibrationItem, Judgement, Sample, SampleItem
+from reviewapp.services.review import create_once
 from reviewapp.services.samples import new_alias
 from reviewapp.services.uploads import UploadRejected
 
@@ -69,8 +70,7 @@ def adjudication_submit(
 ) -> Adjudication:
     """Record a lead's decision as the item's next revision (a double submit
     saves once). The readers' judgements are left as they are."""
-    existing = Adjudication.objects.filter(submission_key=submission_key).first()
-    if existing is not None:
+    if existing := Adjudication.objects.filter(submission_key=submission_key).first():
         return existing
     previous = item.adjudications.order_by("-revision").first()
     raised = Judgement.objects.filter(assignment__item=item, grade=Judgement.Grade.MATERIAL_ERROR).exists()
@@ -79,32 +79,29 @@ def adjudication_submit(
         raise UploadRejected(errors)
     material = decision.grade == Judgement.Grade.MATERIAL_ERROR
     status = "confirmed" if material else ("dismissed" if decision.material_status == "dismissed" else "")
-    try:
-        with transaction.atomic():
-            SampleItem.objects.select_for_update().get(id=item.id)
-            latest = item.adjudications.aggregate(n=Max("revision"))["n"] or 0
-            return Adjudication.objects.create(
-                item=item,
-                revision=latest + 1,
-                lead=lead,
-                addresses_question=decision.addresses_question,
-                rubric_answers=decision.rubric_answers or {},
-                grade="" if decision.pending else decision.grade,
-                pending=decision.pending,
-                reason=decision.reason.strip(),
-                settling_evidence=decision.settling_evidence.strip(),
-                material_status=status,
-                error_claim=decision.error_claim.strip() if material else "",
-                error_evidence=decision.error_evidence.strip() if material else "",
-                error_effect=decision.error_effect.strip() if material else "",
-                error_kind=decision.error_kind if material else "",
-                submission_key=submission_key,
-            )
-    except IntegrityError:
-        existing = Adjudication.objects.filter(submission_key=submission_key).first()
-        if existing is None:
-            raise
-        return existing
+
+    def create() -> Adjudication:
+        SampleItem.objects.select_for_update().get(id=item.id)
+        latest = item.adjudications.aggregate(n=Max("revision"))["n"] or 0
+        return Adjudication.objects.create(
+            item=item,
+            revision=latest + 1,
+            lead=lead,
+            addresses_question=decision.addresses_question,
+            rubric_answers=decision.rubric_answers or {},
+            grade="" if decision.pending else decision.grade,
+            pending=decision.pending,
+            reason=decision.reason.strip(),
+            settling_evidence=decision.settling_evidence.strip(),
+            material_status=status,
+            error_claim=decision.error_claim.strip() if material else "",
+            error_evidence=decision.error_evidence.strip() if material else "",
+            error_effect=decision.error_effect.strip() if material else "",
+            error_kind=decision.error_kind if material else "",
+            submission_key=submission_key,
+        )
+
+    return create_once(Adjudication, submission_key, create)
 
 
 def calibration_add(

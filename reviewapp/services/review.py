@@ -80,8 +80,7 @@ def judgement_submit(
     an incomplete judgement (UploadRejected with the fields' messages)."""
     if assignment.reviewer_id != author.id:
         raise UploadRejected("only the assigned reader judges an item")
-    existing = Judgement.objects.filter(submission_key=submission_key).first()
-    if existing is not None:
+    if existing := Judgement.objects.filter(submission_key=submission_key).first():
         return existing
     rubric_version = assignment.item.sample.rubric_version
     errors = judgement_errors(data, rubric_version)
@@ -89,31 +88,41 @@ def judgement_submit(
         raise UploadRejected(list(errors.values()))
     addresses = bool(data.addresses_question)
     material = addresses and data.grade == Judgement.Grade.MATERIAL_ERROR
+
+    def create() -> Judgement:
+        # Lock the assignment so that two revisions never take one number.
+        Assignment.objects.select_for_update().get(id=assignment.id)
+        latest = Judgement.objects.filter(assignment=assignment).aggregate(n=Max("revision"))["n"]
+        return Judgement.objects.create(
+            assignment=assignment,
+            revision=(latest or 0) + 1,
+            author=author,
+            rubric_version=rubric_version,
+            addresses_question=addresses,
+            rubric_answers=data.rubric_answers if addresses else {},
+            grade=data.grade if addresses and not data.pending else "",
+            pending=addresses and data.pending,
+            borderline=data.borderline,
+            note=data.note.strip(),
+            error_claim=data.error_claim.strip() if material else "",
+            error_evidence=data.error_evidence.strip() if material else "",
+            error_effect=data.error_effect.strip() if material else "",
+            error_kind=data.error_kind if material else "",
+            submission_key=submission_key,
+        )
+
+    return create_once(Judgement, submission_key, create)
+
+
+def create_once(model, submission_key: uuid.UUID, create):
+    """Run ``create`` in a transaction unless a row with this one-time key
+    exists; when two requests race with the same key, the loser returns the
+    winner's row."""
     try:
         with transaction.atomic():
-            # Lock the assignment so that two revisions never take one number.
-            Assignment.objects.select_for_update().get(id=assignment.id)
-            latest = Judgement.objects.filter(assignment=assignment).aggregate(n=Max("revision"))["n"]
-            return Judgement.objects.create(
-                assignment=assignment,
-                revision=(latest or 0) + 1,
-                author=author,
-                rubric_version=rubric_version,
-                addresses_question=addresses,
-                rubric_answers=data.rubric_answers if addresses else {},
-                grade=data.grade if addresses and not data.pending else "",
-                pending=addresses and data.pending,
-                borderline=data.borderline,
-                note=data.note.strip(),
-                error_claim=data.error_claim.strip() if material else "",
-                error_evidence=data.error_evidence.strip() if material else "",
-                error_effect=data.error_effect.strip() if material else "",
-                error_kind=data.error_kind if material else "",
-                submission_key=submission_key,
-            )
+            return create()
     except IntegrityError:
-        # The same key, sent twice at once: the other request saved it.
-        existing = Judgement.objects.filter(submission_key=submission_key).first()
+        existing = model.objects.filter(submission_key=submission_key).first()
         if existing is None:
             raise
         return existing
