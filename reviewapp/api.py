@@ -14,6 +14,7 @@ from ninja.security import HttpBearer
 
 from reviewapp import selectors
 from reviewapp.models import ApiToken, Run, Scoring
+from reviewapp.services.gate import GateRefused, gate_run
 from reviewapp.services.question_sets import set_version_upload
 from reviewapp.services.runs import run_receive
 from reviewapp.services.uploads import UploadRejected
@@ -180,3 +181,43 @@ def upload_question_set(request, file: File[UploadedFile], version: Form[str] = 
             "questions": created.questions.count(),
         },
     )
+
+
+class GateError(Schema):
+    passed: bool
+    error: str
+
+
+@api.get("/gate", response={200: dict, 409: dict, 422: GateError}, summary="The release gate")
+def release_gate(
+    request,
+    baseline: str,
+    candidate: str,
+    set_version: str = "",
+    measure: list[str] | None = None,
+    max_drop: float | None = None,
+    floor: list[str] | None = None,
+):
+    """Judge a candidate version against a baseline on their common
+    questions. `passed` is false (HTTP 409) when a measure is significantly
+    worse (McNemar, exact), drops more than `max_drop`, or falls below a
+    `floor` (`measure=rate`); `not_judged` lists measures without data."""
+    floors = {}
+    for item in floor or []:
+        name, _, value = item.partition("=")
+        try:
+            floors[name] = float(value)
+        except ValueError:
+            return Status(422, {"passed": False, "error": f"floor takes measure=rate, not {item!r}"})
+    try:
+        verdict = gate_run(
+            baseline=baseline,
+            candidate=candidate,
+            set_version=set_version,
+            measures=measure,
+            max_drop=max_drop,
+            floors=floors,
+        )
+    except GateRefused as refused:
+        return Status(422, {"passed": False, "error": str(refused)})
+    return Status(200 if verdict["passed"] else 409, verdict)

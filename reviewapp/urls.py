@@ -3,7 +3,7 @@ from django.contrib.auth import views as auth_views
 from django.urls import path
 
 from reviewapp.api import api
-from reviewapp.views import lead, question_sets, review, runs, samples
+from reviewapp.views import dashboard, lead, question_sets, review, runs, samples
 
 urlpatterns = [
     path("", runs.home, name="home"),
@@ -35,6 +35,24 @@ urlpatterns = [
     path("lead/items/<int:item_id>/", lead.adjudicate, name="adjudicate"),
     path("register/", lead.material_register, name="register"),
     path("agreement/", lead.agreement_view, name="agreement"),
+    path("versions/", dashboard.version_list, name="version-list"),
+    path("versions/compare/", dashboard.compare, name="version-compare"),
+    path("versions/planner/", dashboard.planner, name="planner"),
+    path("versions/<str:label>/", dashboard.version_dashboard, name="version-dashboard"),
+    path("runs/<int:run_id>/log.jsonl", dashboard.export_log, name="run-log"),
+    path(
+        "runs/<int:run_id>/scorings/<int:scoring_id>/scores.<str:fmt>",
+        dashboard.export_scores,
+        name="export-scores",
+    ),
+    path(
+        "runs/<int:run_id>/scorings/<int:scoring_id>/findings.<str:fmt>",
+        dashboard.export_findings,
+        name="export-findings",
+    ),
+    path(
+        "samples/<int:sample_id>/judgements.<str:fmt>", dashboard.export_judgements, name="export-judgements"
+    ),
     path("review/", review.review_queue, name="review-queue"),
     path("review/<int:sample_id>/", review.review_start, name="review-start"),
     path("review/<int:sample_id>/<str:alias>/", review.review_item, name="review-item"),

@@ -1,3 +1,5 @@
+import os
+import shutil
 import tempfile
 from pathlib import Path
 
@@ -41,3 +43,33 @@ def _isolated_data_dir(request, tmp_path):
 @pytest.fixture
 def example_dir() -> Path:
     return SHARED_DATA
+
+
+CHROMIUM = "/usr/bin/chromium"
+
+
+@pytest.fixture
+def browser(monkeypatch):
+    if not shutil.which(CHROMIUM):
+        if os.environ.get("CI"):
+            pytest.fail("CI must run the browser tests: install chromium (bin/test does as root)")
+        pytest.skip("needs Debian's chromium at /usr/bin/chromium")
+    # The live server runs Django in a thread beside Playwright's event loop.
+    monkeypatch.setenv("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(
+            executable_path=CHROMIUM,
+            headless=True,
+            args=[
+                "--no-sandbox",
+                "--disable-gpu",
+                "--disable-background-networking",
+                "--disable-component-update",
+                "--disable-sync",
+                "--no-first-run",
+            ],
+        )
+        yield browser
+        browser.close()

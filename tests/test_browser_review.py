@@ -1,8 +1,6 @@
 """A reviewer grades three items with the keyboard alone, in headless
 Chromium against the live app."""
 
-import os
-import shutil
 import uuid
 
 import pytest
@@ -13,35 +11,7 @@ from reviewapp.services.samples import Frame, sample_assign, sample_draw
 from tests.fixtures import load_generated_run
 from tests.helpers import PASSWORD, make_user
 
-CHROMIUM = "/usr/bin/chromium"
 pytestmark = pytest.mark.django_db(transaction=True)
-
-
-@pytest.fixture
-def browser(monkeypatch):
-    if not shutil.which(CHROMIUM):
-        if os.environ.get("CI"):
-            pytest.fail("CI must run the browser tests: install chromium (bin/test does as root)")
-        pytest.skip("needs Debian's chromium at /usr/bin/chromium")
-    # The live server runs Django in a thread beside Playwright's event loop.
-    monkeypatch.setenv("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(
-            executable_path=CHROMIUM,
-            headless=True,
-            args=[
-                "--no-sandbox",
-                "--disable-gpu",
-                "--disable-background-networking",
-                "--disable-component-update",
-                "--disable-sync",
-                "--no-first-run",
-            ],
-        )
-        yield browser
-        browser.close()
 
 
 def test_a_reviewer_grades_three_items_with_the_keyboard_alone(live_server, browser):

@@ -23,3 +23,45 @@ def number(value) -> str:
         return format_value(float(value))
     except (TypeError, ValueError):
         return str(value)
+
+
+@register.filter
+def points(value: float) -> str:
+    """A difference of shares as signed points: 0.072 as "+7.2"."""
+    return f"{value * 100:+.1f}"
+
+
+@register.filter
+def points_abs(value: float) -> str:
+    return f"{value * 100:.0f}"
+
+
+@register.filter
+def split(value: str, separator: str) -> list[str]:
+    return value.split(separator)
+
+
+@register.filter
+def tick_x(tick: str) -> float:
+    from reviewapp.dashboard import CHART_LEFT, CHART_WIDTH
+
+    return CHART_LEFT + float(tick) / 100 * CHART_WIDTH
+
+
+@register.filter
+def row_y(counter: int) -> int:
+    return 30 + 22 * counter
+
+
+@register.filter
+def measure_label(measure: str) -> str:
+    from scoring.measures import MEASURE_LABELS
+
+    return MEASURE_LABELS[measure]
+
+
+@register.filter
+def measure_denominator(measure: str) -> str:
+    from scoring.measures import DENOMINATORS
+
+    return DENOMINATORS[measure]

@@ -1,0 +1,239 @@
+"""Managers' pages: a version's dashboard, versions side by side, the paired
+comparison, the sample-size planner, and exports. Read-only."""
+
+import csv
+import json
+
+from django.http import FileResponse, Http404, HttpResponse, JsonResponse
+from django.shortcuts import get_object_or_404, render
+from django.views.decorators.http import require_GET
+
+from reviewapp import dashboard
+from reviewapp.models import AssistantVersion, Judgement, Run, Sample, Scoring, SetVersion
+from reviewapp.roles import READERS_OF_RUNS, role_required
+from reviewapp.selectors import scores_as_dict
+from scoring.compare import size_independent, size_paired
+
+
+def _set_version(request, assistant_version=None) -> SetVersion | None:
+    if label := request.GET.get("set"):
+        return get_object_or_404(SetVersion, version=label)
+    if assistant_version is not None:
+        versions = dashboard.set_versions_of(assistant_version)
+        return versions[0] if versions else None
+    return SetVersion.objects.filter(runs__status=Run.Status.STORED).order_by("-created_at").first()
+
+
+@require_GET
+@role_required(*READERS_OF_RUNS)
+def version_list(request):
+    set_version = _set_version(request)
+    versions = AssistantVersion.objects.select_related("assistant").order_by("-created_at")
+    return render(
+        request,
+        "dashboard/versions.html",
+        {
+            "versions": versions,
+            "set_version": set_version,
+            "set_versions": SetVersion.objects.filter(runs__isnull=False).distinct(),
+            "chart": dashboard.versions_chart(set_version) if set_version else [],
+        },
+    )
+
+
+@require_GET
+@role_required(*READERS_OF_RUNS)
+def version_dashboard(request, label: str):
+    version = get_object_or_404(AssistantVersion, label=label)
+    set_version = _set_version(request, version)
+    others = (
+        AssistantVersion.objects.filter(runs__set_version=set_version).exclude(id=version.id).distinct()
+        if set_version
+        else []
+    )
+    return render(
+        request,
+        "dashboard/version.html",
+        {
+            "version": version,
+            "set_version": set_version,
+            "set_versions": dashboard.set_versions_of(version),
+            "others": others,
+            "chart": dashboard.versions_chart(set_version) if set_version else [],
+            **dashboard.version_dashboard(version, set_version),
+        },
+    )
+
+
+@require_GET
+@role_required(*READERS_OF_RUNS)
+def compare(request):
+    set_version = get_object_or_404(SetVersion, version=request.GET.get("set", ""))
+    baseline_version = get_object_or_404(AssistantVersion, label=request.GET.get("baseline", ""))
+    candidate_version = get_object_or_404(AssistantVersion, label=request.GET.get("candidate", ""))
+    baseline = dashboard.version_scoring(baseline_version, set_version)
+    candidate = dashboard.version_scoring(candidate_version, set_version)
+    if baseline is None or candidate is None:
+        raise Http404("Both versions need a scored run on this set version.")
+    return render(
+        request,
+        "dashboard/compare.html",
+        {
+            "set_version": set_version,
+            "baseline": baseline_version,
+            "candidate": candidate_version,
+            "comparisons": dashboard.compare_versions(baseline, candidate),
+        },
+    )
+
+
+@require_GET
+@role_required(*READERS_OF_RUNS)
+def planner(request):
+    context = {"values": request.GET, "result": None, "error": ""}
+    if request.GET:
+        try:
+            baseline = float(request.GET.get("baseline", "")) / 100
+            target = float(request.GET.get("target", "")) / 100
+            discordant = float(request.GET.get("discordant", "") or 0) / 100 or None
+            result = {"independent": size_independent(baseline, target)}
+            if discordant:
+                result["paired"] = size_paired(baseline, target, discordant)
+            context["result"] = result
+        except ValueError as error:
+            context["error"] = (
+                str(error) if "could not convert" not in str(error) else "Give the rates as percentages."
+            )
+    return render(request, "dashboard/planner.html", context)
+
+
+@require_GET
+@role_required(*READERS_OF_RUNS)
+def export_scores(request, run_id: int, scoring_id: int, fmt: str):
+    scoring = get_object_or_404(
+        Scoring.objects.select_related("run__assistant_version", "set_version"), id=scoring_id, run_id=run_id
+    )
+    data = scores_as_dict(scoring)
+    base = {
+        "run": scoring.run_id,
+        "assistant_version": scoring.run.assistant_version.label,
+        "set_version": scoring.set_version.version,
+        "options": scoring.options,
+    }
+    if fmt == "json":
+        return JsonResponse({**base, "interval": "wilson, 95 %", "slices": data})
+    response = _csv_response(f"scores-run-{run_id}-scoring-{scoring_id}.csv")
+    writer = csv.writer(response)
+    writer.writerow(
+        ["run", "assistant_version", "set_version", "slice", "measure", "k", "n", "rate", "low", "high"]
+    )
+    for slice_name, measures in data.items():
+        for measure, c in measures.items():
+            writer.writerow(
+                [
+                    base["run"],
+                    base["assistant_version"],
+                    base["set_version"],
+                    slice_name,
+                    measure,
+                    c["k"],
+                    c["n"],
+                    c["rate"],
+                    c["low"],
+                    c["high"],
+                ]
+            )
+    return response
+
+
+@require_GET
+@role_required(*READERS_OF_RUNS)
+def export_findings(request, run_id: int, scoring_id: int, fmt: str):
+    scoring = get_object_or_404(Scoring, id=scoring_id, run_id=run_id)
+    rows = scoring.findings.order_by("line_number", "id").values_list(
+        "line_number", "question_id", "language", "kind", "detail"
+    )
+    names = ["line", "question_id", "language", "kind", "detail"]
+    if fmt == "json":
+        return JsonResponse({"findings": [dict(zip(names, row, strict=True)) for row in rows]})
+    response = _csv_response(f"findings-run-{run_id}-scoring-{scoring_id}.csv")
+    writer = csv.writer(response)
+    writer.writerow(names)
+    writer.writerows(rows)
+    return response
+
+
+@require_GET
+@role_required(*READERS_OF_RUNS)
+def export_judgements(request, sample_id: int, fmt: str):
+    sample = get_object_or_404(Sample, id=sample_id)
+    judgements = (
+        Judgement.objects.filter(assignment__item__sample=sample)
+        .select_related("assignment__item__answer", "assignment__reviewer")
+        .order_by("assignment__item__position", "assignment_id", "revision")
+    )
+    names = [
+        "item",
+        "question_id",
+        "reader",
+        "alias",
+        "revision",
+        "created_at",
+        "addresses_question",
+        "rubric_answers",
+        "grade",
+        "pending",
+        "borderline",
+        "note",
+        "error_kind",
+        "error_claim",
+        "error_evidence",
+        "error_effect",
+    ]
+    rows = [_judgement_row(j, names) for j in judgements]
+    if fmt == "json":
+        return JsonResponse(
+            {
+                "sample": sample.id,
+                "seed": sample.seed,
+                "strata": sample.strata,
+                "judgements": [dict(zip(names, row, strict=True)) for row in rows],
+            }
+        )
+    response = _csv_response(f"judgements-sample-{sample_id}.csv")
+    writer = csv.writer(response)
+    writer.writerow(names)
+    writer.writerows([[json.dumps(v) if isinstance(v, dict) else v for v in row] for row in rows])
+    return response
+
+
+@require_GET
+@role_required(*READERS_OF_RUNS)
+def export_log(request, run_id: int):
+    """The run's log exactly as it was uploaded, byte for byte."""
+    run = get_object_or_404(Run, id=run_id)
+    try:
+        stream = open(run.file_path, "rb")  # noqa: SIM115 - FileResponse closes it
+    except FileNotFoundError as error:
+        raise Http404("The stored log is missing from the data folder.") from error
+    return FileResponse(
+        stream, as_attachment=True, filename=run.file_name, content_type="application/x-ndjson"
+    )
+
+
+def _judgement_row(judgement, names: list[str]) -> list:
+    item = judgement.assignment.item
+    fixed = {
+        "item": item.position,
+        "question_id": item.answer.question_id if item.answer_id else "calibration",
+        "reader": judgement.assignment.reviewer.get_username(),
+        "alias": judgement.assignment.alias,
+        "created_at": judgement.created_at.isoformat(),
+    }
+    return [fixed[name] if name in fixed else getattr(judgement, name) for name in names]
+
+
+def _csv_response(name: str) -> HttpResponse:
+    response = HttpResponse(content_type="text/csv; charset=utf-8")
+    response["Content-Disposition"] = f'attachment; filename="{name}"'
+    return response
