@@ -7,7 +7,8 @@ it makes a fresh database, starts gunicorn and a Celery worker, uploads a
 generated question set and run over the API with curl, and measures:
 - seconds from the end of the run's upload to its scores being on the page;
 - the peak resident memory of each worker process while it worked;
-- the run page and the findings list (filtered, deep pages), median of 10.
+- the version's dashboard, the run page and the findings list (filtered,
+  deep pages), median of 10.
 """
 
 from __future__ import annotations
@@ -120,7 +121,8 @@ def bench(answers: int, workers: int) -> None:
         "shell",
         "-c",
         "from django.contrib.auth.models import User; from django.contrib.sessions.backends.db import "
-        "SessionStore; u=User.objects.get(username='bench'); s=SessionStore(); "
+        "SessionStore; from reviewapp.roles import grant; u=User.objects.get(username='bench'); "
+        "grant(u, 'lead'); s=SessionStore(); "
         "s['_auth_user_id']=str(u.pk); "
         "s['_auth_user_backend']='django.contrib.auth.backends.ModelBackend'; "
         "s['_auth_user_hash']=u.get_session_auth_hash(); s.create(); print(s.session_key)",
@@ -186,6 +188,7 @@ def bench(answers: int, workers: int) -> None:
         cookie = f"sessionid={session}"
         run_url = f"{base}/runs/{run['id']}/"
         for label, url in (
+            ("version dashboard", f"{base}/versions/app-1.0/"),
             ("run page", run_url),
             ("findings, unsupported", run_url + "?kind=unsupported"),
             ("findings, language=fr, page 200", run_url + "?language=fr&page=200"),
