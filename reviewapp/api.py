@@ -14,7 +14,7 @@ from ninja.security import HttpBearer
 
 from reviewapp import selectors
 from reviewapp.models import ApiToken, Run, Scoring
-from reviewapp.services.gate import GateRefused, gate_run
+from reviewapp.services.gate import GateRefused, gate_run, parse_floors
 from reviewapp.services.question_sets import set_version_upload
 from reviewapp.services.runs import run_receive
 from reviewapp.services.uploads import UploadRejected
@@ -202,13 +202,6 @@ def release_gate(
     questions. `passed` is false (HTTP 409) when a measure is significantly
     worse (McNemar, exact), drops more than `max_drop`, or falls below a
     `floor` (`measure=rate`); `not_judged` lists measures without data."""
-    floors = {}
-    for item in floor or []:
-        name, _, value = item.partition("=")
-        try:
-            floors[name] = float(value)
-        except ValueError:
-            return Status(422, {"passed": False, "error": f"floor takes measure=rate, not {item!r}"})
     try:
         verdict = gate_run(
             baseline=baseline,
@@ -216,7 +209,7 @@ def release_gate(
             set_version=set_version,
             measures=measure,
             max_drop=max_drop,
-            floors=floors,
+            floors=parse_floors(floor),
         )
     except GateRefused as refused:
         return Status(422, {"passed": False, "error": str(refused)})

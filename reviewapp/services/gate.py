@@ -13,6 +13,18 @@ class GateRefused(Exception):
     """The gate cannot judge: a version or its scored run is missing."""
 
 
+def parse_floors(items) -> dict[str, float]:
+    """``["numeric_accuracy=0.9"]`` as ``{"numeric_accuracy": 0.9}``."""
+    floors = {}
+    for item in items or ():
+        name, _, value = item.partition("=")
+        try:
+            floors[name] = float(value)
+        except ValueError as error:
+            raise GateRefused(f"a floor is MEASURE=RATE, not {item!r}") from error
+    return floors
+
+
 def gate_run(
     *,
     baseline: str,

@@ -7,9 +7,9 @@ allowed or falls below its floor, and 2 when it cannot be judged at all."""
 
 import json
 
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import BaseCommand
 
-from reviewapp.services.gate import GateRefused, gate_run
+from reviewapp.services.gate import GateRefused, gate_run, parse_floors
 from scoring.measures import MEASURES
 
 
@@ -33,13 +33,6 @@ class Command(BaseCommand):
         )
 
     def handle(self, *args, baseline, candidate, set_version, measure, max_drop, floor, **options):
-        floors = {}
-        for item in floor:
-            name, _, value = item.partition("=")
-            try:
-                floors[name] = float(value)
-            except ValueError as error:
-                raise CommandError(f"--floor takes MEASURE=RATE, not {item!r}") from error
         try:
             verdict = gate_run(
                 baseline=baseline,
@@ -47,7 +40,7 @@ class Command(BaseCommand):
                 set_version=set_version,
                 measures=measure,
                 max_drop=max_drop,
-                floors=floors,
+                floors=parse_floors(floor),
             )
         except GateRefused as refused:
             self.stdout.write(json.dumps({"passed": False, "error": str(refused)}))
