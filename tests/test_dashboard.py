@@ -91,7 +91,9 @@ class GateTests(TestCase):
         code, verdict = self.gate("--baseline", "bot-1.0", "--candidate", "nobody-9")
         self.assertEqual(code, 2)
         self.assertEqual(verdict["error"], "no assistant version 'nobody-9' (candidate)")
-        code, verdict = self.gate("--baseline", "bot-1.0", "--candidate", "bot-1.1", "--floor", "numeric_accuracy")
+        code, verdict = self.gate(
+            "--baseline", "bot-1.0", "--candidate", "bot-1.1", "--floor", "numeric_accuracy"
+        )
         self.assertEqual((code, verdict["error"]), (2, "a floor is MEASURE=RATE, not 'numeric_accuracy'"))
 
     def test_it_answers_the_same_through_the_api(self):

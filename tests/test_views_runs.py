@@ -128,6 +128,25 @@ class RunUploadTests(UploadTestCase):
         self.assertContains(response, "larger than the limit of 0 MB", status_code=413)
         self.assertEqual(Run.objects.count(), 0)
 
+    def test_it_refuses_a_body_declared_too_large_before_reading_it(self):
+        with self.settings(MAX_UPLOAD_BYTES=10):
+            response = self.client.post(
+                reverse("run-upload"),
+                data=b"",
+                content_type="multipart/form-data; boundary=x",
+                CONTENT_LENGTH=str(5 * 1024 * 1024),
+            )
+            self.assertContains(response, "The file is larger than the limit of 0 MB", status_code=413)
+            api = self.client.post(
+                "/api/runs",
+                data=b"",
+                content_type="multipart/form-data; boundary=x",
+                CONTENT_LENGTH=str(5 * 1024 * 1024),
+            )
+            self.assertEqual(api.status_code, 413)
+            self.assertEqual(api.json()["errors"], ["the file is larger than the limit of 0 MB"])
+        self.assertEqual(Run.objects.count(), 0)
+
     def test_it_asks_before_taking_expected_values_from_a_combined_log(self):
         response = self.upload_run(
             example_file("running_example.jsonl"), assistant_version="a-1", set_version="1.2"
