@@ -4,7 +4,7 @@ import uuid
 from django.test import TestCase
 from django.urls import reverse
 
-from reviewapp.models import Answer, Assignment, Judgement, RubricVersion, SetVersion
+from reviewapp.models import Answer, Assignment, Judgement, Rubric, RubricVersion, SetVersion
 from reviewapp.services.review import rubric_default
 from reviewapp.services.samples import Frame, sample_assign, sample_draw
 from tests.fixtures import load_generated_run
@@ -231,6 +231,16 @@ class LeadReviewPagesTests(ReviewTestCase):
             [(1, "new guidance"), (2, "third")],
         )
         self.assertEqual(RubricVersion.objects.get(number=2).questions.get(key="caveat").allows_na, True)
+
+    def test_it_refuses_a_new_rubric_with_a_repeated_key_and_keeps_nothing(self):
+        self.login(self.lead)
+        response = self.client.post(
+            reverse("rubric-new"), {"name": "Short", "questions": "unit | Unit stated?\nunit | Unit right?"}
+        )
+        self.assertContains(response, "each rubric question needs its own key", status_code=400)
+        self.assertFalse(Rubric.objects.filter(name="Short").exists())
+        self.client.post(reverse("rubric-new"), {"name": "Short", "questions": "unit | Unit stated?"})
+        self.assertEqual(Rubric.objects.get(name="Short").versions.get().questions.get().key, "unit")
 
     def test_it_puts_a_failure_back_into_the_set_in_one_step(self):
         self.login(self.lead)

@@ -153,20 +153,31 @@ def latest_judgement(assignment: Assignment) -> Judgement | None:
 
 def rubric_save(
     *,
-    rubric: Rubric,
+    rubric: Rubric | None = None,
+    name: str = "",
     guidance: str,
     awkward_cases: list[dict],
     questions: list[dict],
     created_by=None,
 ) -> RubricVersion:
     """Write the rubric: into its latest version while no judgement uses it,
-    else into a new version (a frozen version never changes)."""
+    else into a new version (a frozen version never changes). Without
+    ``rubric``, a new rubric called ``name`` is written; a refused one leaves
+    nothing behind."""
     if not questions:
         raise UploadRejected("a rubric needs at least one question")
     keys = [q["key"] for q in questions]
     if len(set(keys)) != len(keys):
         raise UploadRejected("each rubric question needs its own key")
+    if rubric is None:
+        name = name.strip()
+        if not name:
+            raise UploadRejected("Give the rubric a name.")
+        if Rubric.objects.filter(name=name).exists():
+            raise UploadRejected(f"A rubric named {name!r} exists already.")
     with transaction.atomic():
+        if rubric is None:
+            rubric = Rubric.objects.create(name=name)
         latest = rubric.versions.order_by("-number").first()
         if latest is None or latest.is_frozen:
             version = RubricVersion.objects.create(

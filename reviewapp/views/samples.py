@@ -210,27 +210,20 @@ def rubric_edit(request, rubric_id: int | None = None):
     name = request.POST.get("name", "").strip() if rubric is None else rubric.name
     errors: list[str] = []
     if request.method == "POST" and form.is_valid():
-        if rubric is None:
-            if not name:
-                errors = ["Give the rubric a name."]
-            elif Rubric.objects.filter(name=name).exists():
-                errors = [f"A rubric named {name!r} exists already."]
-            else:
-                rubric = Rubric.objects.create(name=name)
-        if not errors:
-            try:
-                version = rubric_save(
-                    rubric=rubric,
-                    guidance=form.cleaned_data["guidance"],
-                    awkward_cases=form.cleaned_data["awkward_cases"],
-                    questions=form.cleaned_data["questions"],
-                    created_by=request.user,
-                )
-            except UploadRejected as rejected:
-                errors = rejected.errors
-            else:
-                messages.success(request, f"Saved as {version}.")
-                return redirect("rubric-list")
+        try:
+            version = rubric_save(
+                rubric=rubric,
+                name=name,
+                guidance=form.cleaned_data["guidance"],
+                awkward_cases=form.cleaned_data["awkward_cases"],
+                questions=form.cleaned_data["questions"],
+                created_by=request.user,
+            )
+        except UploadRejected as rejected:
+            errors = rejected.errors
+        else:
+            messages.success(request, f"Saved as {version}.")
+            return redirect("rubric-list")
     return render(
         request,
         "rubrics/edit.html",
