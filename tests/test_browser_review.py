@@ -1,11 +1,9 @@
 """A reviewer grades three items with the keyboard alone, in headless
 Chromium against the live app."""
 
-import uuid
-
 import pytest
 
-from reviewapp.models import Assignment, Judgement
+from reviewapp.models import Judgement
 from reviewapp.services.review import rubric_default
 from reviewapp.services.samples import Frame, sample_assign, sample_draw
 from tests.fixtures import load_generated_run
@@ -52,5 +50,4 @@ def test_a_reviewer_grades_three_items_with_the_keyboard_alone(live_server, brow
     assert sorted(j.assignment.alias for j in judgements) == sorted(seen_aliases)
     assert sorted(j.grade for j in judgements) == sorted(grades.values())
     assert all(j.addresses_question and set(j.rubric_answers.values()) == {"yes"} for j in judgements)
-    assert Assignment.objects.filter(reviewer=reader).count() == 3
-    assert all(isinstance(j.submission_key, uuid.UUID) for j in judgements)
+    assert len({j.submission_key for j in judgements}) == 3  # one save per Enter
