@@ -14,7 +14,7 @@ import sys
 from pathlib import Path
 
 from scoring.logfile import LogFileError, is_combined_form, questions_from_combined, read_questions
-from scoring.measures import FAILURE_MEASURES, MEASURE_LABELS, MEASURES, Options, RunScores
+from scoring.measures import FAILURE_MEASURES, MEASURE_LABELS, MEASURES, Options, RunScores, denominator
 from scoring.rates import INTERVAL_METHODS, rate
 from scoring.runner import score_file
 
@@ -29,6 +29,7 @@ def with_intervals(scores: RunScores, *, method: str) -> dict:
     if scores.options.as_dict():
         result["options"] = scores.options.as_dict()
     result["interval"] = {"method": method, "confidence": 0.95}
+    result["denominators"] = {measure: denominator(measure, scores.options) for measure in MEASURES}
     return result
 
 
@@ -51,6 +52,11 @@ def format_table(scores: RunScores, *, method: str = "wilson") -> str:
         for i, m in enumerate(MEASURES)
     ]
     lines = [f"{scores.answers} answers", ""]
+    if scores.not_run:
+        lines[1:1] = [
+            f"{scores.not_run} questions of the set not run: counted as failures of numeric accuracy, "
+            "answer rate and refusal accuracy"
+        ]
     lines.append(
         "slice".ljust(width)
         + "".join(MEASURE_LABELS[m].rjust(w) for m, w in zip(MEASURES, columns, strict=True))
@@ -64,6 +70,7 @@ def format_table(scores: RunScores, *, method: str = "wilson") -> str:
     lines.append(
         f"rate (n=denominator) [95 % {method.replace('_', '-')} interval]; lower is better for {failures}"
     )
+    lines += [f"n of {MEASURE_LABELS[m]}: {denominator(m, scores.options)}" for m in MEASURES]
     if scores.options.as_dict():
         lines.append("options: " + ", ".join(scores.options.as_dict()))
     lines += ["", f"findings: {len(scores.findings)}"]
@@ -90,6 +97,12 @@ def main(argv: list[str] | None = None) -> int:
         "--rounding", action="store_true", help="a number matches values rounded to its precision"
     )
     parser.add_argument("--scale-words", action="store_true", help='read "1.2 million" also as 1200000')
+    parser.add_argument(
+        "--distinct",
+        action="store_true",
+        help="count each distinct number and cited id once per answer (default: every occurrence, "
+        "as spec 000's reference script)",
+    )
     parser.add_argument("--workers", type=int, default=1, help="processes to score with (0: every core)")
     args = parser.parse_args(argv)
 
@@ -112,7 +125,7 @@ def main(argv: list[str] | None = None) -> int:
             args.run,
             {q["question_id"]: q for q in questions},
             slice_fields=tuple(args.slices or ("language",)),
-            options=Options(rounding=args.rounding, scale_words=args.scale_words),
+            options=Options(rounding=args.rounding, scale_words=args.scale_words, distinct=args.distinct),
             workers=args.workers,
         )
     except LogFileError as error:

@@ -39,17 +39,24 @@ MEASURE_LABELS = {
     "unsupported_answers": "answers with unsupported numbers",
 }
 
-# What each denominator counts, written next to the figure.
+# What each denominator counts, written next to the figure. Questions the run
+# holds no answer for ("not run") count as failures where a question counts.
 DENOMINATORS = {
-    "numeric_accuracy": "questions expecting an answer",
-    "citation_validity": "cited identifiers",
-    "refusal_accuracy": "questions expecting a refusal",
-    "answer_rate": "questions expecting an answer",
-    "unsupported_numbers": "numbers checked",
-    "unsupported_answers": "answers given",
+    "numeric_accuracy": "questions expecting an answer, not run included",
+    "citation_validity": "citations, every occurrence",
+    "refusal_accuracy": "questions expecting a refusal, not run included",
+    "answer_rate": "questions expecting an answer, not run included",
+    "unsupported_numbers": "numbers stated, every occurrence, years left out",
+    "unsupported_answers": "answers given, and declined answers that state a number",
 }
 
-FINDING_KINDS = ("numeric", "unsupported", "refusal", "declined", "citation")
+# The denominators that counting each distinct value once changes.
+DISTINCT_DENOMINATORS = {
+    "citation_validity": "distinct identifiers cited per answer",
+    "unsupported_numbers": "distinct numbers stated per answer, years left out",
+}
+
+FINDING_KINDS = ("numeric", "unsupported", "refusal", "declined", "citation", "not_run")
 
 DEFAULT_SLICES = ("language",)
 
@@ -66,12 +73,23 @@ class Options:
 
     rounding: bool = False  # 7.6 matches 7.62: the value rounded to the number's precision
     scale_words: bool = False  # "1.2 million" also reads as 1,200,000
+    # Count each distinct number and cited identifier once per answer. Off by
+    # default: spec 000's reference script counts every occurrence, and a team
+    # moving from it must see the same n.
+    distinct: bool = False
 
     def as_dict(self) -> dict:
         return {name: value for name, value in asdict(self).items() if value}
 
 
 DEFAULT_OPTIONS = Options()
+
+
+def denominator(measure: str, options: Options = DEFAULT_OPTIONS) -> str:
+    """What the measure's n counts under these options, to write under its heading."""
+    if options.distinct and measure in DISTINCT_DENOMINATORS:
+        return DISTINCT_DENOMINATORS[measure]
+    return DENOMINATORS[measure]
 
 
 def format_value(value: float) -> str:
@@ -104,9 +122,14 @@ class NumberCheck:
 
     def __init__(self, number: Number, counted: bool, supported: bool | None, matched):
         self.number = number
-        self.counted = counted  # years and repeats are read but not counted
+        self.counted = counted  # years (and, counting distinct values, repeats) are not counted
         self.supported = supported  # None for years
         self.matched = matched  # the retrieved or expected value it matched
+
+    @property
+    def sign_differs(self) -> bool:
+        """True when the value it matched has the other sign ("fell by 2.5" against −2.5)."""
+        return bool(self.matched) and (self.matched < 0) != (self.number.value < 0)
 
     def as_dict(self) -> dict:
         return {
@@ -117,6 +140,7 @@ class NumberCheck:
             "counted": self.counted,
             "supported": self.supported,
             "matched": self.matched,
+            "sign_differs": self.sign_differs,
         }
 
 
@@ -187,18 +211,19 @@ def check_answer(
 
     cited_ids = answer.get("cited_ids")
     if cited_ids:
-        # Each cited identifier counts once, however often it is cited.
         retrieved_ids = answer.get("retrieved_ids") or ()
-        for cited in dict.fromkeys(cited_ids):
+        for cited in dict.fromkeys(cited_ids) if options.distinct else cited_ids:
             counts[CITATION_N] += 1
             if cited in retrieved_ids:
                 counts[CITATION_K] += 1
             else:
                 findings.append(Finding(question_id, "citation", f"cited {cited}, which was not retrieved"))
 
-    # Each distinct number counts once; a repeated figure is one claim.
+    # Every occurrence counts, as in spec 000's reference script; with
+    # ``distinct`` a repeated figure is one claim.
     number_checks: list[NumberCheck] = []
     seen: set[float] = set()
+    distinct = options.distinct
     rounding = options.rounding
     for number in numbers:
         if number.is_year:
@@ -213,7 +238,7 @@ def check_answer(
             matched = match_value(number, retrieved_values, rounding=rounding)
             if matched is None:
                 matched = match_value(number, expected_values, rounding=rounding)
-        repeated = value in seen
+        repeated = distinct and value in seen
         seen.add(value)
         if keep_numbers:
             number_checks.append(NumberCheck(number, not repeated, matched is not None, matched))
@@ -229,7 +254,9 @@ def check_answer(
                     f"{number.text} is neither a retrieved nor an expected value",
                 )
             )
-    if not declined:
+    # The answer level rests on the same answers as the number level: every
+    # answer given, and a declined answer that still states a figure.
+    if not declined or counts[UNSUPPORTED_N]:
         counts[UNSUPPORTED_ANSWERS_N] = 1
         counts[UNSUPPORTED_ANSWERS_K] = int(counts[UNSUPPORTED_K] > 0)
 
@@ -238,6 +265,21 @@ def check_answer(
     else:
         fields = tuple(answer[name] if name in answer else question.get(name) for name in slice_fields)
     return AnswerCheck(question_id, fields, counts, number_checks, findings)
+
+
+def not_run_check(question: Mapping, *, slice_fields: Sequence[str] = DEFAULT_SLICES) -> AnswerCheck:
+    """The check of a question of the set that the run holds no answer for:
+    a failure of numeric accuracy and answer rate, or of refusal accuracy,
+    so that nothing leaves the denominator. Sliced by the question's fields."""
+    question_id = question["question_id"]
+    counts = [0] * len(COUNT_COLUMNS)
+    if question["expected_behaviour"] == "answer":
+        counts[NUMERIC_N] = counts[ANSWER_N] = 1
+    else:
+        counts[REFUSAL_N] = 1
+    fields = tuple(question.get(name) for name in slice_fields)
+    finding = Finding(question_id, "not_run", "the run holds no answer to this question")
+    return AnswerCheck(question_id, fields, counts, [], [finding])
 
 
 def slice_counts(
@@ -289,10 +331,12 @@ class RunScores:
     slices: dict[str, dict[str, dict[str, int]]]
     findings: list[Finding]
     options: Options = DEFAULT_OPTIONS
+    not_run: int = 0  # questions of the set that the run holds no answer for
 
     def as_dict(self) -> dict:
         return {
             "answers": self.answers,
+            "not_run": self.not_run,
             "slices": self.slices,
             "findings": [finding.as_dict() for finding in self.findings],
         }
@@ -306,14 +350,23 @@ def score_run(
     options: Options = DEFAULT_OPTIONS,
 ) -> RunScores:
     """Score a whole run: per-slice counts and findings. Every answer's
-    question must be in ``questions``."""
+    question must be in ``questions``; a question without an answer counts
+    as not run."""
     checks = [
         check_answer(a, questions[a["question_id"]], slice_fields=slice_fields, options=options)
         for a in answers
     ]
+    answered = {check.question_id for check in checks}
+    not_run = [
+        not_run_check(question, slice_fields=slice_fields)
+        for question_id, question in questions.items()
+        if question_id not in answered
+    ]
+    checks += not_run
     return RunScores(
-        answers=len(checks),
+        answers=len(checks) - len(not_run),
         slices=merge_slice_counts(slice_counts(checks, slice_fields=slice_fields)),
         findings=[finding for check in checks for finding in check.findings],
         options=options,
+        not_run=len(not_run),
     )

@@ -10,6 +10,8 @@ they are unambiguous:
   or an apostrophe (1'234), and by "." in languages that write it so;
 - a leading minus (hyphen or U+2212) makes a signed number, but a hyphen after
   a word is part of a name (COVID-19) and after a number is a range (5-7);
+- a figure is supported by a value of either sign, since prose often states
+  the sign in words ("fell by 2.5 points" against -2.5);
 - a token that reads two ways ("1,234": 1234 or 1.234) keeps both readings;
 - optionally, a scale word after a number ("1.2 million") adds the scaled
   reading.
@@ -203,12 +205,13 @@ def match_value(number: Number, candidates, *, rounding: bool = False) -> float 
     """The first candidate that supports ``number``, else None.
 
     A candidate supports it when it is close (math.isclose defaults) to one of
-    its readings, or, for a signed number, to its magnitude; with ``rounding``,
+    its readings or to a reading with the other sign: a signed number by its
+    magnitude, and an unsigned one by a negative value, since prose states
+    the sign in words ("fell by 2.5 points" against −2.5). With ``rounding``,
     also when the candidate rounded to the number's own precision equals it.
     """
     readings = number.readings or (number.value,)
-    if number.signed:
-        readings = (*readings, *(abs(r) for r in readings))
+    readings = (*readings, *(-r for r in readings if r))
     for candidate in candidates:
         for reading in readings:
             if reading == candidate or math.isclose(reading, candidate):

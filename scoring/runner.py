@@ -25,6 +25,7 @@ from scoring.measures import (
     RunScores,
     check_answer,
     merge_slice_counts,
+    not_run_check,
     slice_counts,
 )
 
@@ -169,10 +170,17 @@ def score_file(
                     results = pool.map(_score_range, jobs, chunksize=1)
     finally:
         _QUESTIONS, _DATA = {}, b""
-    return _combine(results, max_errors=max_errors, options=options)
+    return _combine(results, questions, max_errors=max_errors, options=options, slice_fields=slice_fields)
 
 
-def _combine(results: list[ChunkResult], *, max_errors: int, options: Options) -> RunScores:
+def _combine(
+    results: list[ChunkResult],
+    questions: Mapping[str, Mapping],
+    *,
+    max_errors: int,
+    options: Options,
+    slice_fields: Sequence[str],
+) -> RunScores:
     errors = [error for result in results for error in result.errors]
     total = sum(result.error_total for result in results)
     first_seen: dict[str, int] = {}
@@ -195,9 +203,19 @@ def _combine(results: list[ChunkResult], *, max_errors: int, options: Options) -
     if total:
         errors.sort(key=lambda error: error.line)
         raise logfile.LogFileError(errors[:max_errors], total=total)
+    # Questions the run never answered stay in N, as failures.
+    not_run = [
+        not_run_check(question, slice_fields=slice_fields)
+        for question_id, question in questions.items()
+        if question_id not in first_seen
+    ]
     return RunScores(
         answers=answers,
-        slices=merge_slice_counts(*(result.slices for result in results)),
-        findings=[finding for result in results for finding in result.findings],
+        slices=merge_slice_counts(
+            *(result.slices for result in results), slice_counts(not_run, slice_fields=slice_fields)
+        ),
+        findings=[finding for result in results for finding in result.findings]
+        + [finding for check in not_run for finding in check.findings],
         options=options,
+        not_run=len(not_run),
     )

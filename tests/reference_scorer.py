@@ -108,8 +108,7 @@ def numbers_of(text: str, language: str, scale_words: bool) -> list[dict]:
 
 def supports(number: dict, candidates, rounding: bool) -> bool:
     readings = list(number["values"])
-    if number["signed"]:
-        readings += [abs(v) for v in readings]
+    readings += [-v for v in readings]  # either sign supports a figure
     for candidate in candidates:
         for reading in readings:
             if math.isclose(reading, candidate):
@@ -126,6 +125,7 @@ def reference_score(
     slice_fields=("language",),
     rounding=False,
     scale_words=False,
+    distinct=False,
 ) -> dict:
     frame = pd.DataFrame(answers)
     rows = []
@@ -146,25 +146,37 @@ def reference_score(
         else:
             counts["refusal_accuracy_n"] = 1
             counts["refusal_accuracy_k"] = int(declined)
-        cited = list(dict.fromkeys(row["cited_ids"]))
+        cited = list(dict.fromkeys(row["cited_ids"])) if distinct else list(row["cited_ids"])
         counts["citation_validity_n"] = len(cited)
         counts["citation_validity_k"] = sum(c in row["retrieved_ids"] for c in cited)
-        distinct = {}
-        for n in numbers:
-            if not n["year"]:
-                distinct.setdefault(n["values"][0], n)
+        counted = [n for n in numbers if not n["year"]]
+        if distinct:
+            counted = list({n["values"][0]: n for n in reversed(counted)}.values())
         unsupported = [
             n
-            for n in distinct.values()
+            for n in counted
             if not supports(n, list(row["retrieved_values"]) + list(question["expected_values"]), rounding)
         ]
-        counts["unsupported_numbers_n"] = len(distinct)
+        counts["unsupported_numbers_n"] = len(counted)
         counts["unsupported_numbers_k"] = len(unsupported)
-        if not declined:
+        if not declined or counted:
             counts["unsupported_answers_n"] = 1
             counts["unsupported_answers_k"] = int(bool(unsupported))
         for name in slice_fields:
             counts[name] = row[name] if name in row and not pd.isna(row[name]) else question.get(name)
+        rows.append(counts)
+    answered = set(frame["question_id"])
+    for question_id, question in questions.items():
+        if question_id in answered:
+            continue
+        # Not run: a failure wherever a question counts.
+        counts = dict.fromkeys([f"{m}_{p}" for m in MEASURES for p in "kn"], 0)
+        if question["expected_behaviour"] == "answer":
+            counts["numeric_accuracy_n"] = counts["answer_rate_n"] = 1
+        else:
+            counts["refusal_accuracy_n"] = 1
+        for name in slice_fields:
+            counts[name] = question.get(name)
         rows.append(counts)
     table = pd.DataFrame(rows)
     measures = MEASURES

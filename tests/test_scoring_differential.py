@@ -27,9 +27,14 @@ def test_it_agrees_with_the_reference_with_options_and_other_slices():
     answers, questions = generated(4)
     fields = ("stratum", "split", "language")
     fast = score_run(
-        answers, questions, slice_fields=fields, options=Options(rounding=True, scale_words=True)
+        answers,
+        questions,
+        slice_fields=fields,
+        options=Options(rounding=True, scale_words=True, distinct=True),
     )
-    slow = reference_score(answers, questions, slice_fields=fields, rounding=True, scale_words=True)
+    slow = reference_score(
+        answers, questions, slice_fields=fields, rounding=True, scale_words=True, distinct=True
+    )
     assert fast.slices == slow
 
 

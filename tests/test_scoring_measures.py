@@ -1,6 +1,6 @@
 import json
 
-from scoring.measures import check_answer, merge_slice_counts, score_run, slice_counts
+from scoring.measures import Options, check_answer, merge_slice_counts, score_run, slice_counts
 from tests.conftest import SHARED_DATA
 
 EXPECTED_SLICES = {
@@ -89,8 +89,18 @@ def test_it_scores_refusals_only_on_questions_expected_to_be_declined():
     assert right.count("numeric_accuracy_n") == right.count("answer_rate_n") == 0
 
 
-def test_it_counts_each_cited_id_once():
+def test_it_counts_every_citation_as_the_reference_script_does():
     check = check_answer(answer("41", cited=("A_SERIES", "A_SERIES", "OTHER_ONE", "OTHER_ONE")), question())
+    assert (check.count("citation_validity_k"), check.count("citation_validity_n")) == (2, 4)
+    assert [f.detail for f in check.findings] == ["cited OTHER_ONE, which was not retrieved"] * 2
+
+
+def test_it_counts_each_cited_id_once_when_asked_for_distinct_counts():
+    check = check_answer(
+        answer("41", cited=("A_SERIES", "A_SERIES", "OTHER_ONE", "OTHER_ONE")),
+        question(),
+        options=Options(distinct=True),
+    )
     assert (check.count("citation_validity_k"), check.count("citation_validity_n")) == (1, 2)
     assert [f.detail for f in check.findings] == ["cited OTHER_ONE, which was not retrieved"]
 
@@ -99,14 +109,74 @@ def test_it_supports_numbers_by_retrieved_or_expected_values_but_not_years():
     check = check_answer(
         answer("It was 41, then 44, then 50 and 50 again in 2021.", retrieved=(44.0,)), question()
     )
-    assert (check.count("unsupported_numbers_k"), check.count("unsupported_numbers_n")) == (1, 3)
+    # Every occurrence counts: 41, 44, 50, 50 (the year is read but not counted).
+    assert (check.count("unsupported_numbers_k"), check.count("unsupported_numbers_n")) == (2, 4)
     assert [(n.number.text, n.counted, n.supported, n.matched) for n in check.numbers] == [
         ("41", True, True, 41.0),
         ("44", True, True, 44.0),
         ("50", True, False, None),
-        ("50", False, False, None),
+        ("50", True, False, None),
         ("2021", False, None, None),
     ]
+    assert [f.detail for f in check.findings if f.kind == "unsupported"] == [
+        "50 is neither a retrieved nor an expected value"
+    ] * 2
+
+
+def test_it_counts_a_repeated_figure_once_when_asked_for_distinct_counts():
+    check = check_answer(
+        answer("It was 41, then 44, then 50 and 50 again in 2021.", retrieved=(44.0,)),
+        question(),
+        options=Options(distinct=True),
+    )
+    assert (check.count("unsupported_numbers_k"), check.count("unsupported_numbers_n")) == (1, 3)
+    assert [n.counted for n in check.numbers] == [True, True, True, False, False]
+
+
+def test_it_supports_an_unsigned_figure_by_a_value_of_the_other_sign():
+    check = check_answer(answer("Output fell by 2.5 points.", retrieved=(-2.5,)), question(values=()))
+    assert (check.count("unsupported_numbers_k"), check.count("unsupported_numbers_n")) == (0, 1)
+    [number] = check.numbers
+    assert (number.supported, number.matched, number.sign_differs) == (True, -2.5, True)
+    assert number.as_dict()["sign_differs"] is True
+    same_sign = check_answer(answer("Output grew by 2.5 points.", retrieved=(2.5,)), question(values=()))
+    assert same_sign.numbers[0].sign_differs is False
+
+
+def test_it_scores_a_declined_answer_that_states_a_figure_at_both_levels():
+    check = check_answer(answer("I cannot answer, but it may be 99.", declined=True), question("decline", ()))
+    assert (check.count("unsupported_numbers_k"), check.count("unsupported_numbers_n")) == (1, 1)
+    assert (check.count("unsupported_answers_k"), check.count("unsupported_answers_n")) == (1, 1)
+    silent = check_answer(answer("I cannot answer.", declined=True), question("decline", ()))
+    assert silent.count("unsupported_answers_n") == 0
+
+
+def test_it_counts_questions_not_run_as_failures_in_n():
+    rows, questions = running_example()
+    questions = {
+        **questions,
+        "z01": {
+            "question_id": "z01",
+            "language": "en",
+            "expected_behaviour": "answer",
+            "expected_values": [1.0],
+        },
+        "z02": {
+            "question_id": "z02",
+            "language": "fr",
+            "expected_behaviour": "decline",
+            "expected_values": [],
+        },
+    }
+    scores = score_run(rows, questions)
+    assert (scores.answers, scores.not_run) == (8, 2)
+    assert scores.slices["all"]["numeric_accuracy"] == {"k": 5, "n": 7}
+    assert scores.slices["all"]["answer_rate"] == {"k": 6, "n": 7}
+    assert scores.slices["all"]["refusal_accuracy"] == {"k": 1, "n": 3}
+    assert scores.slices["language=fr"]["refusal_accuracy"] == {"k": 0, "n": 1}
+    # Nothing is said about numbers or citations of an answer that does not exist.
+    assert scores.slices["all"]["unsupported_numbers"] == EXPECTED_SLICES["all"]["unsupported_numbers"]
+    assert [(f.question_id, f.kind) for f in scores.findings[-2:]] == [("z01", "not_run"), ("z02", "not_run")]
 
 
 def test_it_matches_values_with_math_isclose_defaults():
