@@ -153,26 +153,37 @@ def lead_queue(
 
 
 def agreement_table(samples) -> dict:
-    """Agreement on the grade and on each rubric question over the
-    double-read items of ``samples``, and each reader's agreement with the
-    lead's final decisions."""
-    items = list(SampleItem.objects.filter(sample__in=samples))
+    """Agreement on the grade and on each rubric question over the judged
+    items of ``samples`` (each reader's latest judgement, keyed by reader so
+    that Cohen's kappa is given only to a fixed pair): per rating a row with
+    its key, label, figures and the items whose readers differ (in sample
+    and position order). Also the number of double-read items and each
+    reader's agreement with the lead's final decisions."""
+    items = list(
+        SampleItem.objects.filter(sample__in=samples)
+        .select_related("sample")
+        .order_by("sample_id", "position")
+    )
     judged = latest_judgements(items)
     keys: list[str] = []
     for sample in samples:
         for question in sample.rubric_version.questions.all():
             if question.key not in keys:
                 keys.append(question.key)
-    rows = []
-    grade_ratings = [[outcome_key(j) for j in judged[i.id]] for i in items if len(judged.get(i.id, [])) > 1]
-    rows.append(("grade", "Outcome grade", agreement(grade_ratings)))
+    by_id = {item.id: item for item in items}
+    item_judgements = [(item, judged.get(item.id, [])) for item in items]
+    grades = {item.id: {j.assignment.reviewer_id: outcome_key(j) for j in js} for item, js in item_judgements}
+    rows = [_agreement_row("grade", "Outcome grade", grades, by_id)]
     for key in keys:
-        ratings = [
-            [j.rubric_answers.get(key) if j.addresses_question else None for j in judged[i.id]]
-            for i in items
-            if len(judged.get(i.id, [])) > 1
-        ]
-        rows.append((key, key.replace("_", " "), agreement(ratings)))
+        # A reader who found the answer does not address the question gave no rubric answers.
+        answers = {
+            item.id: {
+                j.assignment.reviewer_id: j.rubric_answers.get(key) if j.addresses_question else None
+                for j in js
+            }
+            for item, js in item_judgements
+        }
+        rows.append(_agreement_row(key, key.replace("_", " "), answers, by_id))
 
     finals = {}
     for adjudication in Adjudication.objects.filter(item__in=items).order_by("item_id", "revision"):
@@ -188,9 +199,16 @@ def agreement_table(samples) -> dict:
             tally[0] += int(outcome_key(judgement) == outcome_key(final))
     return {
         "rows": rows,
-        "double_read": len(grade_ratings),
+        "double_read": sum(len(judged.get(item.id, [])) > 1 for item in items),
         "readers": sorted((name, agreed, total) for name, (agreed, total) in per_reader.items()),
     }
+
+
+def _agreement_row(key: str, label: str, ratings: dict, items_by_id: dict) -> dict:
+    """One rating's figures, and the items whose readers differ on it."""
+    figures = agreement(ratings)
+    differing = [items_by_id[item_id] for item_id in figures.differing]
+    return {"key": key, "label": label, "figures": figures, "differing": differing}
 
 
 def calibration_results(samples) -> list[dict]:

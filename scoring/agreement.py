@@ -1,15 +1,18 @@
 """Agreement between readers on nominal ratings: percent agreement, Cohen's
-kappa (two readers), Fleiss' kappa (more) and Krippendorff's alpha (nominal,
-missing ratings allowed), each with the number of items it rests on.
+kappa (one fixed pair of readers), Fleiss' kappa (the same number of ratings
+on every item, readers may rotate) and Krippendorff's alpha (nominal, any
+pattern of missing ratings), each with the number of items it rests on and
+the items whose readers differ.
 
 Statistics come from statsmodels and krippendorff; this module only shapes
-the data for them and says when a figure cannot be computed.
+the data for them and says when a figure cannot be computed or should not be
+read.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Hashable, Mapping
 from dataclasses import dataclass
 
 import krippendorff
@@ -19,6 +22,16 @@ from statsmodels.stats.inter_rater import aggregate_raters, cohens_kappa, fleiss
 # Below this alpha the readers do not yet measure the same thing (a common
 # floor for tentative conclusions, after Krippendorff).
 ALPHA_FLOOR = 0.667
+
+# On fewer items than this, one item more or less moves any of the figures
+# (percent agreement included) by more than the differences a lead would act
+# on, so each figure is still shown but flagged.
+MIN_ITEMS = 10
+TOO_FEW_ITEMS = "too few items to read anything into"
+
+# Each item's ratings keyed by who gave them; None (or no entry) where a
+# reader gave none.
+Ratings = Mapping[Hashable, Mapping[Hashable, str | None]]
 
 
 @dataclass(frozen=True)
@@ -34,6 +47,9 @@ class Agreement:
     cohen: Figure
     fleiss: Figure
     alpha: Figure
+    # Items (keys of the ratings) whose readers gave different ratings, in
+    # the order they were given.
+    differing: tuple[Hashable, ...] = ()
 
     @property
     def figures(self) -> tuple[Figure, Figure, Figure, Figure]:
@@ -44,52 +60,75 @@ class Agreement:
         return self.alpha.value is not None and self.alpha.value < ALPHA_FLOOR
 
 
-def agreement(ratings: Sequence[Sequence[str | None]]) -> Agreement:
-    """Agreement over items, each a list of the readers' ratings (None where
-    a reader gave none). Items with fewer than two ratings are left out."""
-    rated = [[r for r in item if r is not None] for item in ratings]
-    paired = [item for item in rated if len(item) >= 2]
-    categories = sorted({r for item in rated for r in item})
+def agreement(ratings: Ratings) -> Agreement:
+    """Agreement over ``ratings``, a mapping of item to {reader: rating}.
+
+    Items with fewer than two ratings are left out of every figure: they
+    cannot show agreement. Of the rest, Cohen's kappa is given only when the
+    same two readers rated every one of them; Fleiss' kappa only when every
+    one has the same number of ratings; Krippendorff's alpha for any pattern.
+    A figure that cannot be computed has value None and a note saying why; a
+    figure on fewer than MIN_ITEMS items carries the note TOO_FEW_ITEMS.
+    """
+    counted: dict[Hashable, dict[Hashable, str]] = {}
+    for item, by_reader in ratings.items():
+        given = {reader: rating for reader, rating in by_reader.items() if rating is not None}
+        if len(given) >= 2:
+            counted[item] = given
+    if not counted:
+        missing = Figure(None, 0, "no item has two ratings")
+        return Agreement(percent=missing, cohen=missing, fleiss=missing, alpha=missing)
+
+    items = len(counted)
+    categories = sorted({rating for given in counted.values() for rating in given.values()})
     code = {category: index for index, category in enumerate(categories)}
+    readers = list(dict.fromkeys(reader for given in counted.values() for reader in given))
+    sizes = {len(given) for given in counted.values()}
+    differing = tuple(item for item, given in counted.items() if len(set(given.values())) > 1)
 
-    percent = Figure(
-        sum(len(set(item)) == 1 for item in paired) / len(paired) if paired else None,
-        len(paired),
-        "" if paired else "no item has two ratings",
-    )
+    percent = _shown((items - len(differing)) / items, items)
 
-    two = [item for item in paired if len(item) == 2]
-    if two and len(two) == len(paired):
-        table = np.zeros((len(categories), len(categories)))
-        for first, second in two:
-            table[code[first], code[second]] += 1
-        cohen = _figure(lambda: cohens_kappa(table, return_results=False), len(two))
+    if len(sizes) == 1:
+        coded = np.array([[code[rating] for rating in given.values()] for given in counted.values()])
+        counts, _ = aggregate_raters(coded)
+        fleiss = _figure(lambda: fleiss_kappa(counts, method="fleiss"), items)
     else:
-        cohen = Figure(None, len(two), "needs exactly two ratings on every item")
+        fleiss = Figure(None, items, "needs the same number of ratings on every item")
 
-    sizes = {len(item) for item in paired}
-    if paired and len(sizes) == 1:
-        counts, _ = aggregate_raters(np.array([[code[r] for r in item] for item in paired]))
-        fleiss = _figure(lambda: fleiss_kappa(counts, method="fleiss"), len(paired))
-    else:
-        fleiss = Figure(None, len(paired), "needs the same number of ratings on every item")
-
-    if paired and len(categories) > 1:
-        readers = max(len(item) for item in ratings)
-        data = np.full((readers, len(ratings)), np.nan)
-        for column, item in enumerate(ratings):
-            for row, rating in enumerate(item):
-                if rating is not None:
-                    data[row, column] = code[rating]
+    if len(categories) > 1:
+        row = {reader: index for index, reader in enumerate(readers)}
+        data = np.full((len(readers), items), np.nan)
+        for column, given in enumerate(counted.values()):
+            for reader, rating in given.items():
+                data[row[reader], column] = code[rating]
         alpha = _figure(
-            lambda: krippendorff.alpha(reliability_data=data, level_of_measurement="nominal"),
-            len(paired),
+            lambda: krippendorff.alpha(reliability_data=data, level_of_measurement="nominal"), items
         )
     else:
-        alpha = Figure(
-            None, len(paired), "every rating is the same category" if paired else "no item has two ratings"
-        )
-    return Agreement(percent=percent, cohen=cohen, fleiss=fleiss, alpha=alpha)
+        alpha = Figure(None, items, "every rating is the same category")
+
+    if len(readers) == 2:
+        # Two readers on items with at least two ratings each means both
+        # read every item counted: the pair is fixed.
+        first, second = readers
+        table = np.zeros((len(categories), len(categories)))
+        for given in counted.values():
+            table[code[given[first]], code[given[second]]] += 1
+        cohen = _figure(lambda: cohens_kappa(table, return_results=False), items)
+    else:
+        cohen = Figure(None, items, _no_fixed_pair(len(readers), sizes == {2}, fleiss, alpha))
+    return Agreement(percent=percent, cohen=cohen, fleiss=fleiss, alpha=alpha, differing=differing)
+
+
+def _no_fixed_pair(readers: int, in_pairs: bool, fleiss: Figure, alpha: Figure) -> str:
+    how = "rotate over the items" if in_pairs else "rated the items"
+    note = f"{readers} readers {how}: Cohen's kappa needs one fixed pair of readers"
+    instead = [
+        name
+        for name, figure in (("Fleiss' kappa", fleiss), ("Krippendorff's alpha", alpha))
+        if figure.value is not None
+    ]
+    return f"{note}; read {' and '.join(instead)}" if instead else note
 
 
 def _figure(compute, items: int) -> Figure:
@@ -100,4 +139,8 @@ def _figure(compute, items: int) -> Figure:
         return Figure(None, items, "not defined for these ratings")
     if math.isnan(value):
         return Figure(None, items, "not defined when every rating is the same")
-    return Figure(value, items)
+    return _shown(value, items)
+
+
+def _shown(value: float, items: int) -> Figure:
+    return Figure(value, items, TOO_FEW_ITEMS if items < MIN_ITEMS else "")

@@ -283,25 +283,114 @@ class RegisterTests(LeadTestCase):
         )
 
 
+# Six double-read items: reader a says yes,yes,no,no,yes,no on "series", reader b yes,no,no,no,yes,yes.
+OURS = ["yes", "yes", "no", "no", "yes", "no"]
+THEIRS = ["yes", "no", "no", "no", "yes", "yes"]
+
+
 class AgreementPageTests(LeadTestCase):
+    def judge_series(self, pairs):
+        """Judge each (first, second) assignment pair on "series" as the hand-worked example does."""
+        for (first, second), x, y in zip(pairs, OURS, THEIRS, strict=True):
+            judge(first, answers={**dict.fromkeys(KEYS, "yes"), "series": x})
+            judge(second, answers={**dict.fromkeys(KEYS, "yes"), "series": y})
+
+    def agreement_page(self, sample, username="lead"):
+        self.client.login(username=username, password=PASSWORD)
+        return self.client.get(reverse("sample-agreement", args=[sample.id]))
+
     def test_it_matches_the_hand_worked_example(self):
-        # Six double-read items: reader a says yes,yes,no,no,yes,no on "series", reader b yes,no,no,no,yes,yes.
-        ours = ["yes", "yes", "no", "no", "yes", "no"]
-        theirs = ["yes", "no", "no", "no", "yes", "yes"]
-        for position, (x, y) in enumerate(zip(ours, theirs, strict=True), start=1):
-            _, a, b = self.pair(position)
-            judge(a, answers={**dict.fromkeys(KEYS, "yes"), "series": x})
-            judge(b, answers={**dict.fromkeys(KEYS, "yes"), "series": y})
-        self.client.login(username="lead", password=PASSWORD)
-        table = self.client.get(reverse("sample-agreement", args=[self.sample.id])).context["table"]
-        rows = {key: a for key, _, a in table["rows"]}
+        self.judge_series([self.pair(position)[1:] for position in range(1, 7)])
+        page = self.agreement_page(self.sample)
+        rows = {row["key"]: row["figures"] for row in page.context["table"]["rows"]}
         self.assertAlmostEqual(rows["series"].percent.value, 4 / 6)
         self.assertAlmostEqual(rows["series"].cohen.value, 1 / 3)
+        self.assertAlmostEqual(rows["series"].fleiss.value, 1 / 3)
         self.assertAlmostEqual(rows["series"].alpha.value, 7 / 18)
-        self.assertEqual(rows["series"].alpha.items, 6)
+        self.assertEqual([f.items for f in rows["series"].figures], [6, 6, 6, 6])
         self.assertTrue(rows["series"].below_floor)
-        page = self.client.get(reverse("sample-agreement", args=[self.sample.id]))
         self.assertContains(page, "the readers do not measure the same thing yet")
+
+    def test_it_flags_figures_on_few_items_and_links_to_the_items_where_readers_differ(self):
+        self.judge_series([self.pair(position)[1:] for position in range(1, 7)])
+        page = self.agreement_page(self.sample)
+        rows = {row["key"]: row for row in page.context["table"]["rows"]}
+        self.assertEqual(
+            [f.note for f in rows["series"]["figures"].figures],
+            ["too few items to read anything into"] * 4,
+        )
+        # A row per figure: its name, value, n and note (html=True compares parsed text, so
+        # the apostrophes need no escaping here).
+        for name, value in [
+            ("agreement", "67 %"),
+            ("Cohen's κ", "0.33"),
+            ("Fleiss' κ", "0.33"),
+            ("Krippendorff's α", "0.39"),
+        ]:
+            self.assertContains(
+                page,
+                f'<tr><td>{name}</td><td class="num">{value}</td><td class="num">6</td>'
+                '<td><span class="bad">too few items to read anything into</span></td></tr>',
+                count=1,
+                html=True,
+            )
+        items = {position: self.sample.items.get(position=position) for position in range(1, 7)}
+        self.assertEqual(rows["series"]["differing"], [items[2], items[6]])
+        self.assertEqual(rows["grade"]["differing"], [])
+        self.assertContains(page, "Readers differ on 2 of 6 items:")
+        for position in (2, 6):
+            self.assertContains(
+                page, f'<a href="/lead/items/{items[position].id}/">item {position}</a>', count=1, html=True
+            )
+        for position in (1, 3, 4, 5):
+            self.assertNotContains(page, f'href="/lead/items/{items[position].id}/"')
+        # A manager may read the page but not adjudicate: the items are named, not linked.
+        make_user("manager")
+        page = self.agreement_page(self.sample, username="manager")
+        self.assertContains(page, "Readers differ on 2 of 6 items:")
+        self.assertNotContains(page, 'href="/lead/items/')
+
+    def test_it_gives_no_cohen_figure_when_three_readers_rotate(self):
+        reader_c = make_user("reader_c", "reviewer")
+        sample = sample_draw(
+            frame=Frame(run=self.logged_run), size=6, seed=9, rubric_version=rubric_default(), name="rotating"
+        )
+        readers = [self.a, self.b, reader_c]
+        sample_assign(sample=sample, reviewers=readers, readers_per_item=2)
+        items = list(sample.items.order_by("position"))
+        pairs = [tuple(Assignment.objects.filter(item=item).order_by("reviewer_id")) for item in items]
+        # The pair changes from item to item: (a, b), (a, c), (b, c), ...
+        self.assertEqual(
+            [tuple(a.reviewer.username[-1] for a in pair) for pair in pairs],
+            [("a", "b"), ("a", "c"), ("b", "c")] * 2,
+        )
+        self.judge_series(pairs)
+        page = self.agreement_page(sample)
+        rows = {row["key"]: row["figures"] for row in page.context["table"]["rows"]}
+        note = (
+            "3 readers rotate over the items: Cohen's kappa needs one fixed pair of readers; "
+            "read Fleiss' kappa and Krippendorff's alpha"
+        )
+        self.assertIsNone(rows["series"].cohen.value)
+        self.assertEqual(rows["series"].cohen.note, note)
+        self.assertAlmostEqual(rows["series"].fleiss.value, 1 / 3)
+        self.assertAlmostEqual(rows["series"].alpha.value, 7 / 18)
+        self.assertContains(
+            page,
+            f'<tr><td>Cohen\'s κ</td><td class="num">–</td><td class="num">6</td><td><span class="muted">{note}</span></td></tr>',
+            count=1,
+            html=True,
+        )
+        # On the grade every reader said "resolved": no figure but percent agreement, and no pointer elsewhere.
+        self.assertEqual(
+            [f.note for f in rows["grade"].figures],
+            [
+                "too few items to read anything into",
+                "3 readers rotate over the items: Cohen's kappa needs one fixed pair of readers",
+                "not defined when every rating is the same",
+                "every rating is the same category",
+            ],
+        )
 
     def test_it_measures_each_reader_against_the_final_decision(self):
         item, a, b = self.pair(1)
