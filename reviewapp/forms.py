@@ -43,6 +43,14 @@ class SetUploadForm(forms.Form):
     set_name = forms.CharField(required=False, max_length=200, label="Question set name")
 
 
+class SealedOpenForm(forms.Form):
+    reason = forms.CharField(
+        max_length=1000,
+        widget=forms.Textarea(attrs={"rows": 2}),
+        help_text="Kept with the scoring, beside who opened it and when.",
+    )
+
+
 class RescoreForm(forms.Form):
     set_version = forms.ModelChoiceField(
         queryset=SetVersion.objects.all(), to_field_name="version", empty_label=None
@@ -51,6 +59,12 @@ class RescoreForm(forms.Form):
         required=False, help_text="7.6 matches 7.62: values rounded to the number's precision"
     )
     scale_words = forms.BooleanField(required=False, help_text="“1.2 million” also reads as 1,200,000")
+    distinct = forms.BooleanField(
+        required=False,
+        label="Count distinct values",
+        help_text="Each distinct number and cited id once per answer. "
+        "By default every occurrence counts, as spec 000's reference script counts.",
+    )
     extra_slices = forms.CharField(
         required=False,
         max_length=200,
@@ -84,18 +98,47 @@ class SampleDrawForm(forms.Form):
     by_stratum = forms.BooleanField(
         required=False, label="Also stratify by question stratum", help_text="Language always."
     )
-    allocation = forms.ChoiceField(choices=Sample.Allocation.choices, initial=Sample.Allocation.PROPORTIONAL)
-    min_per_stratum = forms.IntegerField(min_value=0, initial=1, label="Minimum per stratum")
-    seed = forms.IntegerField(required=False, help_text="Leave empty for a random seed; it is recorded.")
-    include_sealed = forms.BooleanField(
+    by_split = forms.BooleanField(
         required=False,
-        label="Open the sealed part (for a release figure)",
-        help_text="Recorded with your name and the time.",
+        label="Also stratify by split",
+        help_text="Tuning and sealed answers become strata of their own, each with its weight.",
+    )
+    allocation = forms.ChoiceField(choices=Sample.Allocation.choices, initial=Sample.Allocation.PROPORTIONAL)
+    min_per_stratum = forms.IntegerField(
+        min_value=0,
+        initial=1,
+        label="Minimum per stratum",
+        help_text="For proportional allocation; the strata's minimums must fit in the size.",
+    )
+    seed = forms.IntegerField(required=False, help_text="Leave empty for a random seed; it is recorded.")
+    # Each choice names the question splits (Question.Split) the answers are drawn from.
+    SPLIT_CHOICES = {
+        "tuning": ("tuning only", ("tuning",)),
+        "sealed": ("sealed only (for a release figure)", ("sealed",)),
+        "both": ("tuning and sealed", ("tuning", "sealed")),
+    }
+    splits = forms.ChoiceField(
+        choices=[(value, label) for value, (label, _) in SPLIT_CHOICES.items()],
+        widget=forms.RadioSelect,
+        initial="tuning",
+        # Left out, it means the tuning part only: the sealed part is opened on purpose or not at all.
+        required=False,
+        label="Questions from",
+        help_text="Opening the sealed part is recorded with your name, the time and your reason.",
+    )
+    sealed_reason = forms.CharField(
+        required=False,
+        widget=forms.Textarea(attrs={"rows": 2}),
+        label="Why open the sealed part",
+        help_text="Needed whenever sealed questions are drawn.",
     )
     rubric_version = forms.ModelChoiceField(
         queryset=RubricVersion.objects.select_related("rubric"), empty_label=None
     )
     name = forms.CharField(required=False, max_length=200)
+
+    def clean_splits(self) -> tuple[str, ...]:
+        return self.SPLIT_CHOICES[self.cleaned_data["splits"] or "tuning"][1]
 
     def clean(self):
         data = super().clean()
@@ -103,6 +146,11 @@ class SampleDrawForm(forms.Form):
             data.get("assistant_version") and data.get("date_from") and data.get("date_to")
         ):
             raise forms.ValidationError("Choose a run, or an assistant version with two dates.")
+        data["strata_fields"] = (
+            "language",
+            *(("stratum",) if data.get("by_stratum") else ()),
+            *(("split",) if data.get("by_split") else ()),
+        )
         return data
 
 

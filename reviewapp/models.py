@@ -219,6 +219,16 @@ class Scoring(models.Model):
     error = models.TextField(blank=True)
     # Answers whose question this set version does not hold: not scored.
     unmatched_answers = models.PositiveIntegerField(default=0)
+    # Questions of the set version that the run holds no answer for: failures in N.
+    not_run = models.PositiveIntegerField(default=0)
+    # Answers to sealed questions: scored apart, and kept out of every figure
+    # until a lead opens the sealed part, saying why.
+    sealed_answers = models.PositiveIntegerField(default=0)
+    sealed_opened_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    sealed_opened_at = models.DateTimeField(null=True, blank=True)
+    sealed_reason = models.TextField(blank=True)
     options = models.JSONField(default=dict, blank=True)
     slice_fields = models.JSONField(default=list)
     # The options and slices as one string, so that a scoring is made once.
@@ -244,6 +254,10 @@ class Scoring(models.Model):
     @property
     def is_final(self) -> bool:
         return self.status in self.FINAL
+
+    @property
+    def sealed_open(self) -> bool:
+        return self.sealed_opened_at is not None
 
     @property
     def seconds(self) -> float | None:
@@ -283,7 +297,11 @@ class AnswerCheck(models.Model):
     numbers read from the answer with what each matched."""
 
     scoring = models.ForeignKey(Scoring, on_delete=models.CASCADE, related_name="checks")
-    answer = models.ForeignKey(Answer, on_delete=models.CASCADE, related_name="checks")
+    # None for a question the run did not answer ("not run").
+    answer = models.ForeignKey(Answer, on_delete=models.CASCADE, related_name="checks", null=True)
+    # Copied so that paired comparisons read one table.
+    question_id = models.CharField(max_length=200, default="")
+    sealed = models.BooleanField(default=False)
     numeric_accuracy_k = models.PositiveSmallIntegerField(default=0)
     numeric_accuracy_n = models.PositiveSmallIntegerField(default=0)
     citation_validity_k = models.PositiveSmallIntegerField(default=0)
@@ -314,14 +332,17 @@ class Finding(models.Model):
         REFUSAL = "refusal", "should have declined"
         DECLINED = "declined", "should have answered"
         CITATION = "citation", "invalid citation"
+        NOT_RUN = "not_run", "not run"
 
     scoring = models.ForeignKey(Scoring, on_delete=models.CASCADE, related_name="findings")
-    answer = models.ForeignKey(Answer, on_delete=models.CASCADE, related_name="findings")
+    # None for a question the run did not answer ("not run").
+    answer = models.ForeignKey(Answer, on_delete=models.CASCADE, related_name="findings", null=True)
     kind = models.CharField(max_length=12, choices=Kind.choices)
     detail = models.TextField()
+    sealed = models.BooleanField(default=False)
     # Copied from the answer so that a run's findings list and filters need
     # no join, however many answers the run has.
-    line_number = models.PositiveIntegerField()
+    line_number = models.PositiveIntegerField(null=True)
     question_id = models.CharField(max_length=200)
     language = models.CharField(max_length=20)
 
@@ -464,6 +485,8 @@ class Sample(models.Model):
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )
     sealed_opened_at = models.DateTimeField(null=True, blank=True)
+    # Why the sealed part was opened, in the words of whoever opened it.
+    sealed_reason = models.TextField(blank=True)
     rubric_version = models.ForeignKey(RubricVersion, on_delete=models.PROTECT, related_name="samples")
     readers_per_item = models.PositiveSmallIntegerField(default=1)
     alias_seed = models.BigIntegerField(null=True, blank=True)

@@ -3,8 +3,9 @@ import uuid
 
 from django.test import TestCase
 from django.urls import reverse
+from django.utils import timezone
 
-from reviewapp.models import Answer, Assignment, Judgement, Rubric, RubricVersion, SetVersion
+from reviewapp.models import Answer, Assignment, Judgement, Rubric, RubricVersion, Sample, SetVersion
 from reviewapp.services.review import rubric_default
 from reviewapp.services.samples import Frame, sample_assign, sample_draw
 from tests.fixtures import load_generated_run
@@ -298,6 +299,93 @@ class LeadReviewPagesTests(ReviewTestCase):
             {"reviewers": [self.reader_a.id, self.reader_b.id], "readers_per_item": 2},
         )
         self.assertEqual(Assignment.objects.filter(item__sample=sample).count(), 10)
+
+
+class SampleDrawPageTests(ReviewTestCase):
+    # The run holds 42 tuning answers (en 21, fr 12, es 9) and 18 sealed ones (en 8, fr 8, es 2).
+    def draw(self, **fields):
+        self.login(self.lead)
+        data = {
+            "run": self.logged_run.id,
+            "size": 5,
+            "allocation": "proportional",
+            "min_per_stratum": 1,
+            "seed": 3,
+            "rubric_version": rubric_default().id,
+            **fields,
+        }
+        return self.client.post(reverse("sample-new"), data)
+
+    def sealed_question_ids(self) -> set[str]:
+        return set(
+            self.logged_run.set_version.questions.filter(split="sealed").values_list("question_id", flat=True)
+        )
+
+    def test_it_shows_minimums_that_do_not_fit_as_an_error_and_stores_nothing(self):
+        before = Sample.objects.count()
+        response = self.draw(size=5, min_per_stratum=4)
+        self.assertContains(response, "The sample was not drawn.", status_code=400)
+        self.assertContains(
+            response,
+            "<li>3 strata × a minimum of 4 = 12 items, more than the 5 asked for: "
+            "ask for at least 12, lower the minimum, or use fewer strata</li>",
+            status_code=400,
+        )
+        self.assertEqual(Sample.objects.count(), before)
+
+    def test_it_draws_the_sealed_part_alone_and_shows_who_when_and_why(self):
+        response = self.draw(size=6, splits="sealed", by_split="on", sealed_reason="Release <2.1> figure")
+        sample = self.logged_run.samples.exclude(id=self.sample.id).get()
+        self.assertRedirects(response, reverse("sample-detail", args=[sample.id]))
+        self.assertEqual(
+            (sample.includes_sealed, sample.sealed_opened_by, sample.sealed_reason, sample.strata_fields),
+            (True, self.lead, "Release <2.1> figure", ["language", "split"]),
+        )
+        self.assertEqual(
+            {key: s["population"] for key, s in sample.strata.items()},
+            {"language=en|split=sealed": 8, "language=es|split=sealed": 2, "language=fr|split=sealed": 8},
+        )
+        drawn = set(sample.items.values_list("answer__question_id", flat=True))
+        self.assertEqual((len(drawn), drawn - self.sealed_question_ids()), (6, set()))
+        page = self.client.get(reverse("sample-detail", args=[sample.id]))
+        opened_at = timezone.localtime(sample.sealed_opened_at).strftime("%Y-%m-%d %H:%M")
+        self.assertContains(
+            page,
+            f"<strong>sealed part opened</strong> by lead at {opened_at}, "
+            "because: <q>Release &lt;2.1&gt; figure</q>",
+        )
+
+    def test_it_refuses_the_sealed_part_without_a_reason_and_stores_nothing(self):
+        before = Sample.objects.count()
+        response = self.draw(splits="both", sealed_reason=" ")
+        self.assertContains(
+            response,
+            "<li>say why the sealed part is opened; the reason is kept with the sample</li>",
+            status_code=400,
+        )
+        self.assertEqual(Sample.objects.count(), before)
+
+    def test_it_draws_tuning_answers_only_when_the_page_leaves_the_split_alone(self):
+        self.draw(size=42, by_split="on")
+        sample = self.logged_run.samples.exclude(id=self.sample.id).get()
+        drawn = set(sample.items.values_list("answer__question_id", flat=True))
+        self.assertEqual((len(drawn), drawn & self.sealed_question_ids()), (42, set()))
+        self.assertEqual(
+            set(sample.strata),
+            {"language=en|split=tuning", "language=es|split=tuning", "language=fr|split=tuning"},
+        )
+        self.assertEqual((sample.includes_sealed, sample.sealed_opened_by), (False, None))
+
+    def test_it_says_so_when_asked_for_more_than_the_frame_holds(self):
+        response = self.draw(size=100, min_per_stratum=10)
+        sample = self.logged_run.samples.exclude(id=self.sample.id).get()
+        self.assertEqual((sample.size, sample.frame_size), (42, 42))
+        page = self.client.get(response["Location"])
+        self.assertContains(
+            page,
+            "Sample drawn: 42 items (the frame holds only 42 answers, fewer than the 100 asked for, "
+            "so every one of them is drawn), seed 3. Assign it to readers.",
+        )
 
 
 class LastItemTests(ReviewTestCase):

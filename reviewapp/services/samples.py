@@ -26,7 +26,7 @@ from reviewapp.models import (
 )
 from reviewapp.services.uploads import UploadRejected
 
-STRATA_FIELDS = ("language", "stratum")
+STRATA_FIELDS = ("language", "stratum", "split")
 ALIAS_ALPHABET = string.ascii_uppercase + string.digits
 
 
@@ -56,11 +56,20 @@ class Frame:
 
 
 def allocate(populations: dict[str, int], *, size: int, allocation: str, minimum: int) -> dict[str, int]:
-    """How many to draw from each stratum: proportional to its population
-    (largest remainders) with at least ``minimum`` each, or equal; never more
-    than a stratum holds. Refuses a size too small to represent every stratum."""
+    """How many to draw from each stratum, as ``{stratum: count}``: proportional
+    to its population (largest remainders) with at least ``minimum`` each, or
+    equal; never more than a stratum holds, and never more than ``size`` in
+    all. A size above the populations' total draws every item.
+
+    Refuses a size that cannot give every stratum its minimum (a stratum
+    smaller than the minimum counts with all it holds) or, for equal
+    allocation or a minimum of 0, at least one item each."""
     strata = sorted(populations)
     floor = minimum if allocation == Sample.Allocation.PROPORTIONAL else 1
+    if floor > 1:
+        shortfall = minimum_shortfall(populations, size=size, minimum=floor)
+        if shortfall:
+            raise UploadRejected(shortfall)
     if size < len(strata):
         raise UploadRejected(
             f"a sample of {size} cannot represent all {len(strata)} strata; draw at least {len(strata)}"
@@ -93,29 +102,77 @@ def allocate(populations: dict[str, int], *, size: int, allocation: str, minimum
     return counts
 
 
+def minimum_shortfall(populations: dict[str, int], *, size: int, minimum: int) -> str | None:
+    """The sentence refusing ``size`` when the strata's minimums add up to
+    more than it, with the sum worked out; None when they fit."""
+    full = [stratum for stratum, population in populations.items() if population >= minimum]
+    small_total = sum(population for population in populations.values() if population < minimum)
+    small_count = len(populations) - len(full)
+    needed = minimum * len(full) + small_total
+    if needed <= size:
+        return None
+    terms = []
+    if full:
+        terms.append(f"{plural(len(full), 'stratum', 'strata')} × a minimum of {minimum}")
+    if small_count:
+        terms.append(
+            f"the {plural(small_total, 'item', 'items')} of "
+            f"{plural(small_count, 'smaller stratum', 'smaller strata')}"
+        )
+    return (
+        f"{' + '.join(terms)} = {needed} items, more than the {size} asked for: "
+        f"ask for at least {needed}, lower the minimum, or use fewer strata"
+    )
+
+
+def plural(count: int, one: str, many: str) -> str:
+    return f"{count} {one if count == 1 else many}"
+
+
 def sample_draw(
     *,
     frame: Frame,
     size: int = 30,
-    strata_fields=("language",),
+    strata_fields: tuple[str, ...] = ("language",),
     allocation: str = Sample.Allocation.PROPORTIONAL,
     min_per_stratum: int = 1,
     seed: int | None = None,
-    include_sealed: bool = False,
+    splits: tuple[str, ...] = (Question.Split.TUNING,),
+    sealed_reason: str = "",
     rubric_version: RubricVersion,
     readers_per_item: int = 1,
     spot_check_share: float = 0.10,
     name: str = "",
     created_by=None,
 ) -> Sample:
-    """Draw a frozen, stratified sample; record its frame, seed, strata and
-    each stratum's weight. Sealed questions stay out unless asked for, which
-    is recorded with who and when."""
+    """Draw a frozen, stratified sample and return it; record its frame,
+    seed, strata and each stratum's weight. Only answers to questions of the
+    ``splits`` asked for are drawn (the tuning split unless told otherwise);
+    opening the sealed split is recorded with who, when and why. A size
+    above what the frame holds draws every answer in it.
+
+    Refuses unknown strata fields or splits, sealed questions without a
+    reason or a person, an empty frame, and a size the allocation cannot
+    meet (see ``allocate``)."""
     if size < 1:
         raise UploadRejected("a sample needs at least one item")
     unknown = set(strata_fields) - set(STRATA_FIELDS)
     if unknown or not strata_fields:
-        raise UploadRejected(f"strata are drawn by {' and '.join(STRATA_FIELDS)}, not {sorted(unknown)}")
+        raise UploadRejected(
+            f"strata are drawn by {', '.join(STRATA_FIELDS[:-1])} or {STRATA_FIELDS[-1]}, "
+            f"not {sorted(unknown)}"
+        )
+    unknown_splits = set(splits) - set(Question.Split.values)
+    if unknown_splits or not splits:
+        raise UploadRejected(
+            f"draw from the tuning split, the sealed split or both, not {sorted(unknown_splits)}"
+        )
+    include_sealed = Question.Split.SEALED in splits
+    sealed_reason = sealed_reason.strip()
+    if include_sealed and not sealed_reason:
+        raise UploadRejected("say why the sealed part is opened; the reason is kept with the sample")
+    if include_sealed and created_by is None:
+        raise UploadRejected("the sealed part is opened by someone; say who")
     seed = secrets.randbelow(2**31) if seed is None else seed
 
     question = Question.objects.filter(
@@ -126,14 +183,15 @@ def sample_draw(
         .annotate(
             q_stratum=Subquery(question.values("stratum")[:1]), q_split=Subquery(question.values("split")[:1])
         )
+        # Filtered in the query, so an answer of a split not asked for never
+        # reaches the draw at all.
+        .filter(q_split__in=list(splits))
         .order_by("id")
         .values_list("id", "language", "q_stratum", "q_split")
     )
     by_stratum: dict[str, list[int]] = defaultdict(list)
     for answer_id, language, stratum, split in rows.iterator(chunk_size=20000):
-        if split == "sealed" and not include_sealed:
-            continue
-        values = {"language": language, "stratum": stratum or "none"}
+        values = {"language": language, "stratum": stratum or "none", "split": split}
         key = "|".join(f"{field}={values[field]}" for field in strata_fields)
         by_stratum[key].append(answer_id)
     frame_size = sum(map(len, by_stratum.values()))
@@ -169,6 +227,7 @@ def sample_draw(
             includes_sealed=include_sealed,
             sealed_opened_by=created_by if include_sealed else None,
             sealed_opened_at=timezone.now() if include_sealed else None,
+            sealed_reason=sealed_reason if include_sealed else "",
             rubric_version=rubric_version,
             readers_per_item=readers_per_item,
             spot_check_share=spot_check_share,

@@ -45,11 +45,12 @@ def sample_new(request):
                     date_to=_day_bound(data["date_to"], end=True),
                 ),
                 size=data["size"],
-                strata_fields=("language", "stratum") if data["by_stratum"] else ("language",),
+                strata_fields=data["strata_fields"],
                 allocation=data["allocation"],
                 min_per_stratum=data["min_per_stratum"],
                 seed=data["seed"],
-                include_sealed=data["include_sealed"],
+                splits=data["splits"],
+                sealed_reason=data["sealed_reason"],
                 rubric_version=data["rubric_version"],
                 name=data["name"],
                 created_by=request.user,
@@ -57,8 +58,15 @@ def sample_new(request):
         except UploadRejected as rejected:
             errors = rejected.errors
         else:
+            whole_frame = (
+                f" (the frame holds only {sample.frame_size} answers, fewer than the {data['size']} "
+                "asked for, so every one of them is drawn)"
+                if sample.size < data["size"]
+                else ""
+            )
             messages.success(
-                request, f"Sample drawn: {sample.size} items, seed {sample.seed}. Assign it to readers."
+                request,
+                f"Sample drawn: {sample.size} items{whole_frame}, seed {sample.seed}. Assign it to readers.",
             )
             return redirect("sample-detail", sample_id=sample.id)
     status = 400 if request.method == "POST" else 200
