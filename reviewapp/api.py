@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from django.shortcuts import get_object_or_404
 from django.utils import timezone
-from ninja import File, Form, NinjaAPI, Schema, Status
+from ninja import Field, File, Form, NinjaAPI, Query, Schema, Status
 from ninja.files import UploadedFile
 from ninja.security import HttpBearer
 
@@ -18,6 +18,7 @@ from reviewapp.services.gate import GateRefused, gate_run, parse_floors
 from reviewapp.services.question_sets import set_version_upload
 from reviewapp.services.runs import run_receive
 from reviewapp.services.uploads import UploadRejected
+from scoring.gate import DEFAULT_MARGIN_POINTS
 
 
 class TokenAuth(HttpBearer):
@@ -185,32 +186,53 @@ def upload_question_set(request, file: File[UploadedFile], version: Form[str] = 
 
 class GateError(Schema):
     passed: bool
+    verdict: str
+    field: str
     error: str
 
 
-@api.get("/gate", response={200: dict, 409: dict, 422: GateError}, summary="The release gate")
-def release_gate(
-    request,
-    baseline: str,
-    candidate: str,
-    set_version: str = "",
-    measure: list[str] | None = None,
-    max_drop: float | None = None,
-    floor: list[str] | None = None,
-):
+class GateQuery(Schema):
+    baseline: str
+    candidate: str
+    set_version: str = ""
+    measure: list[str] = Field(default=[], description="measures to judge (repeatable)")
+    margin: float = Field(default=DEFAULT_MARGIN_POINTS, description="non-inferiority margin, in points")
+    max_drop: float | None = Field(default=None, description="largest drop allowed, in points")
+    floor: list[str] = Field(
+        default=[], description="MEASURE=RATE, the rate a share: the candidate must be shown above it"
+    )
+
+
+@api.get(
+    "/gate",
+    response={200: dict, 409: dict, 422: dict},
+    summary="The release gate",
+    openapi_extra={"responses": {422: {"description": "cannot judge: a malformed option, or missing data"}}},
+)
+def release_gate(request, query: Query[GateQuery]):
     """Judge a candidate version against a baseline on their common
-    questions. `passed` is false (HTTP 409) when a measure is significantly
-    worse (McNemar, exact), drops more than `max_drop`, or falls below a
-    `floor` (`measure=rate`); `not_judged` lists measures without data."""
+    questions, measure by measure, as a non-inferiority decision: a measure
+    passes only when the one-sided 97.5 % lower bound of candidate −
+    baseline (Newcombe's interval, in points) is above −`margin`.
+
+    200: every measure passes. 409: a measure fails (shown worse, drops more
+    than `max_drop`, misses a `floor` for sure) or is inconclusive (not shown
+    safe; the reason says how many paired questions would settle it). 422:
+    the gate cannot judge — an unknown measure or a malformed option (named
+    in `field`), a missing version or scores, or a measure without paired
+    questions."""
     try:
         verdict = gate_run(
-            baseline=baseline,
-            candidate=candidate,
-            set_version=set_version,
-            measures=measure,
-            max_drop=max_drop,
-            floors=parse_floors(floor),
+            baseline=query.baseline,
+            candidate=query.candidate,
+            set_version=query.set_version,
+            measures=query.measure,
+            margin_points=query.margin,
+            max_drop_points=query.max_drop,
+            floors=parse_floors(query.floor),
         )
     except GateRefused as refused:
-        return Status(422, {"passed": False, "error": str(refused)})
-    return Status(200 if verdict["passed"] else 409, verdict)
+        return Status(
+            422, {"passed": False, "verdict": "cannot judge", "field": refused.field, "error": str(refused)}
+        )
+    return Status({0: 200, 1: 409, 2: 422}[verdict["exit_code"]], verdict)

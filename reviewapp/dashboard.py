@@ -20,6 +20,7 @@ from reviewapp.models import (
 )
 from reviewapp.selectors import score_table
 from reviewapp.services.scoring import DEFAULT_SLICE_FIELDS, config_key
+from scoring import gate as gating
 from scoring.compare import Paired, detectable_difference, paired, weighted_rate
 from scoring.measures import FAILURE_MEASURES, MEASURE_LABELS, MEASURES
 from scoring.rates import rate
@@ -217,12 +218,14 @@ CHART_WIDTH = 620
 
 def question_successes(scoring: Scoring) -> dict[str, dict[str, bool]]:
     """For each measure, each question's success (a failure measure's success
-    is having no unsupported number), on questions the measure applies to."""
+    is having no unsupported number), on questions the measure applies to.
+    A question the run did not answer is a failure where a question counts;
+    sealed questions stay out."""
     columns = [f"{m}_{part}" for m in MEASURES for part in ("k", "n")]
     result: dict[str, dict[str, bool]] = {m: {} for m in MEASURES}
     for row in (
-        AnswerCheck.objects.filter(scoring=scoring)
-        .values_list("answer__question_id", *columns)
+        AnswerCheck.objects.filter(scoring=scoring, sealed=False)
+        .values_list("question_id", *columns)
         .iterator(chunk_size=20000)
     ):
         question_id, values = row[0], row[1:]
@@ -259,7 +262,7 @@ def compare_versions(baseline: Scoring, candidate: Scoring, measures=MEASURES) -
                 paired=result,
                 baseline_all=_all_rate(baseline, measure),
                 candidate_all=_all_rate(candidate, measure),
-                detectable=detectable_difference(result.n, max(discordant, 0.05)),
+                detectable=detectable_difference(result.n, max(discordant, 0.05)) if result.n else None,
             )
         )
     return comparisons
@@ -270,71 +273,64 @@ def _all_rate(scoring: Scoring, measure: str):
     return rate(score.k, score.n) if score else None
 
 
+def _success_rate(scoring: Scoring, measure: str):
+    """The version's own success rate on all its questions, with its interval
+    (for a failure measure, the share without the failure)."""
+    score = scoring.scores.filter(slice="all", measure=measure).first()
+    if score is None:
+        return None
+    return rate(score.n - score.k if measure in FAILURE_MEASURES else score.k, score.n)
+
+
 def gate(
     baseline: Scoring,
     candidate: Scoring,
     *,
     measures=("numeric_accuracy", "citation_validity", "refusal_accuracy", "unsupported_answers"),
+    margin: float = gating.DEFAULT_MARGIN_POINTS / 100,
     max_drop: float | None = None,
     floors: dict[str, float] | None = None,
-    alpha: float = 0.05,
 ) -> dict:
-    """Judge a candidate against a baseline: fail a measure that is
-    significantly worse on the common questions (McNemar, exact), that drops
-    more than ``max_drop`` there, or whose own rate falls below its floor.
-    Measures without paired data are listed as not judged."""
+    """Judge a candidate against a baseline as a non-inferiority decision on
+    their common questions (see scoring.gate). ``margin``, ``max_drop`` and
+    ``floors`` are shares. Returns the JSON answer, with the verdict, its exit
+    code and every measure's figures."""
     floors = floors or {}
     results = {}
     for comparison in compare_versions(baseline, candidate, measures):
-        p = comparison.paired
-        entry = {
-            "label": comparison.label,
-            "paired": {
-                "n": p.n,
-                "table": [list(row) for row in p.table],
-                "baseline_rate": p.baseline_rate,
-                "candidate_rate": p.candidate_rate,
-                "difference": p.difference,
-                "low": p.low,
-                "high": p.high,
-                "mcnemar_p": p.p_value,
-                "label": "measured",
-            },
-            "candidate_all": _rate_dict(comparison.candidate_all),
-            "baseline_all": _rate_dict(comparison.baseline_all),
-        }
-        reasons = []
-        if not p.n:
-            entry["verdict"] = "not judged"
-            entry["reasons"] = ["no question answered by both versions has this measure"]
-            results[comparison.measure] = entry
-            continue
-        if p.p_value is not None and p.p_value < alpha and p.difference < 0:
-            reasons.append(f"significantly worse on {p.n} common questions (McNemar p = {p.p_value:.3g})")
-        if max_drop is not None and p.difference < -max_drop:
-            reasons.append(f"drops {-p.difference:.3f}, more than the {max_drop} allowed")
         floor = floors.get(comparison.measure)
-        candidate_all = comparison.candidate_all
-        if floor is not None and candidate_all is not None:
-            success = (
-                1 - candidate_all.value if comparison.measure in FAILURE_MEASURES else candidate_all.value
-            )
-            if success < floor:
-                reasons.append(f"success rate {success:.3f} is below the floor of {floor}")
-        entry["verdict"] = "fail" if reasons else "pass"
-        entry["reasons"] = reasons
-        results[comparison.measure] = entry
+        verdict = gating.judge_measure(
+            comparison.paired,
+            candidate_success=_success_rate(candidate, comparison.measure) if floor is not None else None,
+            margin=margin,
+            max_drop=max_drop,
+            floor=floor,
+        )
+        results[comparison.measure] = gating.measure_report(
+            comparison.paired,
+            verdict,
+            label=comparison.label,
+            baseline_all=comparison.baseline_all,
+            candidate_all=comparison.candidate_all,
+            margin=margin,
+        )
+        if floor is not None:
+            results[comparison.measure]["floor"] = floor
+    outcome = gating.overall({measure: entry["verdict"] for measure, entry in results.items()})
     return {
         "baseline": baseline.run.assistant_version.label,
         "candidate": candidate.run.assistant_version.label,
         "set_version": candidate.set_version.version,
+        "runs": {"baseline": baseline.run_id, "candidate": candidate.run_id},
+        "questions": "the tuning part of the set: sealed questions stay out of the gate",
+        "verdict": outcome,
+        "passed": outcome == gating.PASS,
+        "exit_code": gating.EXIT_CODES[outcome],
+        "margin_points": round(margin * 100, 4),
+        "max_drop_points": None if max_drop is None else round(max_drop * 100, 4),
+        "alpha": gating.ALPHA,
+        "bound": gating.BOUND,
+        "multiplicity": gating.MULTIPLICITY,
         "measures": results,
-        "not_judged": [m for m, e in results.items() if e["verdict"] == "not judged"],
-        "passed": all(e["verdict"] != "fail" for e in results.values()),
+        "not_judged": [m for m, e in results.items() if e["verdict"] == gating.CANNOT_JUDGE],
     }
-
-
-def _rate_dict(value):
-    if value is None:
-        return None
-    return {"k": value.k, "n": value.n, "rate": value.value, "low": value.low, "high": value.high}

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from django.db.models import Count, Q
+from django.db.models import Count, F, Q
 
 from reviewapp import progress
 from reviewapp.models import Answer, Finding, Run, Scoring
-from scoring.measures import DENOMINATORS, MEASURE_LABELS, MEASURES
+from reviewapp.services.scoring import SEALED_PREFIX
+from scoring.measures import MEASURE_LABELS, MEASURES, Options, denominator
 from scoring.rates import Rate, rate
 
 # What an empty cell means, so that a blank is never a mystery.
@@ -18,7 +19,7 @@ EMPTY_REASONS = {
     "refusal_accuracy": "no question expected a refusal",
     "answer_rate": "no question expected an answer",
     "unsupported_numbers": "no figures in the answers",
-    "unsupported_answers": "every answer declined",
+    "unsupported_answers": "every answer declined without stating a figure",
 }
 
 
@@ -38,13 +39,20 @@ class SliceRow:
     cells: list[Cell]
 
 
-def score_table(scoring: Scoring, *, family: str = "language", method: str = "wilson") -> list[SliceRow]:
+def score_table(
+    scoring: Scoring, *, family: str = "language", method: str = "wilson", sealed: bool = False
+) -> list[SliceRow]:
     """One row for ``all`` and one per value of the ``family`` field, one
-    cell per measure with k, n and its ``method`` interval."""
+    cell per measure with k, n and its ``method`` interval. ``sealed`` reads
+    the sealed part's slices instead, which only an opened scoring shows."""
+    prefix = SEALED_PREFIX if sealed else ""
+    if sealed and not scoring.sealed_open:
+        return []
     by_slice: dict[str, dict[str, Rate]] = {}
-    scores = scoring.scores.filter(Q(slice="all") | Q(slice__startswith=f"{family}="))
+    scores = scoring.scores.filter(Q(slice=f"{prefix}all") | Q(slice__startswith=f"{prefix}{family}="))
     for score in scores:
-        by_slice.setdefault(score.slice, {})[score.measure] = rate(score.k, score.n, method=method)
+        name = score.slice.removeprefix(prefix)
+        by_slice.setdefault(name, {})[score.measure] = rate(score.k, score.n, method=method)
     names = ["all", *sorted(name for name in by_slice if name.startswith(f"{family}="))]
     return [
         SliceRow(name, [Cell(m, by_slice[name].get(m)) for m in MEASURES])
@@ -58,14 +66,20 @@ def slice_families(scoring: Scoring) -> list[str]:
     return list(scoring.slice_fields or ["language"])
 
 
-def measure_denominators() -> list[tuple[str, str, str]]:
-    return [(m, MEASURE_LABELS[m], DENOMINATORS[m]) for m in MEASURES]
+def measure_denominators(options: dict | None = None) -> list[tuple[str, str, str]]:
+    """(measure, label, what its n counts under the scoring's options)."""
+    chosen = Options(**(options or {}))
+    return [(m, MEASURE_LABELS[m], denominator(m, chosen)) for m in MEASURES]
 
 
 def scores_as_dict(scoring: Scoring) -> dict:
-    """{slice: {measure: {k, n, rate, low, high}}} for the API, every slice."""
+    """{slice: {measure: {k, n, rate, low, high}}} for the API, every slice;
+    the sealed part's slices (named "sealed:…") only once it was opened."""
     result: dict[str, dict] = {}
-    for score in scoring.scores.all():
+    scores = scoring.scores.all()
+    if not scoring.sealed_open:
+        scores = scores.exclude(slice__startswith=SEALED_PREFIX)
+    for score in scores:
         r = rate(score.k, score.n)
         result.setdefault(score.slice, {})[score.measure] = {
             "k": r.k,
@@ -84,22 +98,26 @@ def run_progress(run: Run) -> int:
     return 100 if run.is_final else run.progress
 
 
-def findings_page(scoring: Scoring, *, kind: str = "", language: str = ""):
+def visible_findings(scoring: Scoring):
+    """The scoring's findings; those of sealed questions once the part was opened."""
     findings = Finding.objects.filter(scoring=scoring)
+    return findings if scoring.sealed_open else findings.filter(sealed=False)
+
+
+def findings_page(scoring: Scoring, *, kind: str = "", language: str = ""):
+    findings = visible_findings(scoring)
     if kind:
         findings = findings.filter(kind=kind)
     if language:
         findings = findings.filter(language=language)
     return findings.only(
-        "id", "answer_id", "kind", "detail", "line_number", "question_id", "language"
-    ).order_by("line_number", "id")
+        "id", "answer_id", "kind", "detail", "sealed", "line_number", "question_id", "language"
+    ).order_by(F("line_number").asc(nulls_last=True), "id")
 
 
 def finding_kinds(scoring: Scoring) -> list[tuple[str, str, int]]:
     """(kind, label, count) for each kind of finding in the scoring."""
-    counts = dict(
-        Finding.objects.filter(scoring=scoring).order_by().values_list("kind").annotate(n=Count("id"))
-    )
+    counts = dict(visible_findings(scoring).order_by().values_list("kind").annotate(n=Count("id")))
     return [(kind, label, counts.get(kind, 0)) for kind, label in Finding.Kind.choices]
 
 

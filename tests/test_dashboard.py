@@ -8,7 +8,7 @@ from django.core.management import call_command
 from django.test import TestCase
 from django.urls import reverse
 
-from reviewapp.models import ApiToken, Assignment, Run, Sample, SampleItem
+from reviewapp.models import AnswerCheck, ApiToken, Assignment, Run, Sample, SampleItem, Score
 from reviewapp.services.review import JudgementInput, judgement_submit, rubric_default
 from reviewapp.services.runs import run_receive
 from tests.fixtures import load_generated_run
@@ -34,12 +34,30 @@ def same_answers(row):
     return {**row, "latency_ms": 1}  # other bytes, same content to score
 
 
+def fails_questions(question_ids):
+    """A change that makes the given questions decline, as a version that
+    newly fails them would."""
+
+    def change(row):
+        return declines_everything(row) if row["question_id"] in question_ids else same_answers(row)
+
+    return change
+
+
 class GateTests(TestCase):
     @classmethod
     def setUpTestData(cls):
-        cls.baseline = load_generated_run(answers=120, assistant="bot-1.0")
+        # About 250 tuning questions expect an answer: enough to show no regression of 2 points.
+        cls.baseline = load_generated_run(answers=450, assistant="bot-1.0")
         cls.worse = upload_variant(cls.baseline, "bot-2.0", declines_everything)
         cls.same = upload_variant(cls.baseline, "bot-1.1", same_answers)
+        # Four questions the baseline got right, newly failed by the candidate.
+        right = (
+            AnswerCheck.objects.filter(scoring__run=cls.baseline, numeric_accuracy_k=1, sealed=False)
+            .order_by("question_id")
+            .values_list("question_id", flat=True)[:4]
+        )
+        cls.four_worse = upload_variant(cls.baseline, "bot-1.2", fails_questions(set(right)))
 
     def gate(self, *args):
         out = io.StringIO()
@@ -48,53 +66,114 @@ class GateTests(TestCase):
             raise SystemExit(0)
         return exit_info.value.code, json.loads(out.getvalue() or "{}")
 
-    def test_it_passes_a_candidate_no_worse_than_the_baseline(self):
-        code, verdict = self.gate("--baseline", "bot-1.0", "--candidate", "bot-1.1")
-        self.assertEqual(code, 0)
-        self.assertTrue(verdict["passed"])
-        numeric = verdict["measures"]["numeric_accuracy"]["paired"]
-        self.assertEqual((numeric["difference"], numeric["table"][0][1], numeric["table"][1][0]), (0.0, 0, 0))
-        self.assertEqual(numeric["label"], "measured")
+    def test_it_passes_a_candidate_shown_no_worse_than_the_margin(self):
+        code, verdict = self.gate(
+            "--baseline", "bot-1.0", "--candidate", "bot-1.1", "--measure", "numeric_accuracy"
+        )
+        self.assertEqual((code, verdict["verdict"], verdict["passed"]), (0, "pass", True))
+        numeric = verdict["measures"]["numeric_accuracy"]
+        paired = numeric["paired"]
+        self.assertEqual(
+            (paired["difference_points"], paired["table"][0][1], paired["table"][1][0]), (0.0, 0, 0)
+        )
+        # No discordant pair still leaves an interval: it is what makes the pass a finding.
+        self.assertLess(paired["low_points"], 0)
+        self.assertGreater(paired["low_points"], -2)
+        self.assertEqual(paired["label"], "measured")
+        self.assertEqual(paired["interval"], "Newcombe hybrid score (method 10), two-sided 95 %")
+        self.assertEqual((numeric["margin_points"], numeric["alpha"]), (2.0, 0.05))
+        self.assertIn("one-sided 97.5 %", numeric["bound"])
+        self.assertEqual(paired["baseline"], paired["candidate"])
+        self.assertIn("intersection-union", verdict["multiplicity"])
 
-    def test_it_fails_a_candidate_significantly_worse_on_the_common_questions(self):
+    def test_it_calls_too_few_questions_inconclusive_not_a_pass(self):
+        # The refusal questions are few: no regression is seen, none is ruled out.
+        code, verdict = self.gate(
+            "--baseline", "bot-1.0", "--candidate", "bot-1.1", "--measure", "refusal_accuracy"
+        )
+        refusal = verdict["measures"]["refusal_accuracy"]
+        self.assertEqual((code, verdict["verdict"], refusal["verdict"]), (1, "inconclusive", "inconclusive"))
+        self.assertIn("not shown safe", refusal["reasons"][0])
+        self.assertGreater(refusal["pairs_to_settle"], refusal["paired"]["n"])
+
+    def test_it_is_inconclusive_on_four_newly_failed_questions(self):
+        code, verdict = self.gate(
+            "--baseline", "bot-1.0", "--candidate", "bot-1.2", "--measure", "numeric_accuracy"
+        )
+        numeric = verdict["measures"]["numeric_accuracy"]
+        paired = numeric["paired"]
+        self.assertEqual(paired["discordant"], {"only_baseline_succeeds": 4, "only_candidate_succeeds": 0})
+        self.assertEqual((code, numeric["verdict"]), (1, "inconclusive"))
+        self.assertLess(paired["low_points"], -2)
+        self.assertGreater(paired["high_points"], 0)
+        self.assertIn(f"({numeric['pairs_to_settle']:,} in all) would settle it", numeric["reasons"][0])
+
+    def test_it_fails_a_candidate_shown_worse(self):
         code, verdict = self.gate(
             "--baseline", "bot-1.0", "--candidate", "bot-2.0", "--measure", "numeric_accuracy"
         )
-        self.assertEqual(code, 1)
+        self.assertEqual((code, verdict["verdict"], verdict["passed"]), (1, "fail", False))
         numeric = verdict["measures"]["numeric_accuracy"]
-        self.assertEqual(numeric["verdict"], "fail")
-        self.assertLess(numeric["paired"]["mcnemar_p"], 0.05)
-        self.assertIn("significantly worse", numeric["reasons"][0])
+        self.assertLess(numeric["paired"]["high_points"], 0)
+        self.assertTrue(numeric["reasons"][0].startswith("worse: the whole interval lies below zero"))
 
-    def test_it_fails_a_measure_below_its_floor_and_a_drop_beyond_the_limit(self):
+    def test_it_fails_a_drop_beyond_the_limit_and_a_floor_missed_for_sure(self):
         code, verdict = self.gate(
             "--baseline",
             "bot-1.0",
             "--candidate",
-            "bot-1.1",
+            "bot-1.2",
             "--measure",
             "numeric_accuracy",
-            "--floor",
-            "numeric_accuracy=0.99",
+            "--max-drop",
+            "0.5",
         )
-        self.assertEqual(code, 1)
-        self.assertIn("below the floor of 0.99", verdict["measures"]["numeric_accuracy"]["reasons"][0])
+        self.assertEqual((code, verdict["measures"]["numeric_accuracy"]["verdict"]), (1, "fail"))
+        self.assertIn(
+            "more than the 0.5 points allowed", verdict["measures"]["numeric_accuracy"]["reasons"][0]
+        )
+        code, verdict = self.gate(
+            "--baseline", "bot-1.0", "--candidate", "bot-1.1", "--measure", "numeric_accuracy",
+            "--floor", "numeric_accuracy=0.999",
+        )  # fmt: skip
+        self.assertEqual((code, verdict["verdict"]), (1, "fail"))
+        self.assertIn(
+            "misses the floor of 99.9% for sure", verdict["measures"]["numeric_accuracy"]["reasons"][0]
+        )
 
-    def test_it_says_which_measures_it_could_not_judge(self):
+    def test_it_says_floor_not_shown_when_the_floor_lies_inside_the_interval(self):
+        candidate = Score.objects.get(scoring__run=self.same, slice="all", measure="numeric_accuracy")
+        floor = candidate.k / candidate.n  # the point estimate: inside its own interval
+        code, verdict = self.gate(
+            "--baseline", "bot-1.0", "--candidate", "bot-1.1", "--measure", "numeric_accuracy",
+            "--floor", f"numeric_accuracy={floor}",
+        )  # fmt: skip
+        numeric = verdict["measures"]["numeric_accuracy"]
+        self.assertEqual((code, numeric["verdict"]), (1, "inconclusive"))
+        self.assertTrue(numeric["reasons"][0].startswith("floor not shown"))
+
+    def test_it_exits_2_for_a_measure_it_cannot_judge(self):
+        # The declining version cites nothing: citation validity has no pair.
         code, verdict = self.gate(
             "--baseline", "bot-1.0", "--candidate", "bot-2.0", "--measure", "citation_validity"
         )
-        self.assertEqual(code, 0)
+        self.assertEqual((code, verdict["verdict"], verdict["passed"]), (2, "cannot judge", False))
         self.assertEqual(verdict["not_judged"], ["citation_validity"])
 
-    def test_it_exits_2_when_it_cannot_judge_at_all(self):
+    def test_it_exits_2_with_the_reason_on_bad_options(self):
         code, verdict = self.gate("--baseline", "bot-1.0", "--candidate", "nobody-9")
         self.assertEqual(code, 2)
         self.assertEqual(verdict["error"], "no assistant version 'nobody-9' (candidate)")
-        code, verdict = self.gate(
-            "--baseline", "bot-1.0", "--candidate", "bot-1.1", "--floor", "numeric_accuracy"
-        )
-        self.assertEqual((code, verdict["error"]), (2, "a floor is MEASURE=RATE, not 'numeric_accuracy'"))
+        for option, field, message in (
+            (("--floor", "numeric_accuracy"), "floor", "a floor is MEASURE=RATE"),
+            (("--floor", "numeric=0.9"), "floor", "unknown measure 'numeric'"),
+            (("--floor", "numeric_accuracy=90"), "floor", "the rate is a share from 0 to 1"),
+            (("--margin", "-1"), "margin", "margin is in points, from 0 to under 100; got -1"),
+            (("--max-drop", "150"), "max_drop", "max_drop is in points"),
+        ):
+            code, verdict = self.gate("--baseline", "bot-1.0", "--candidate", "bot-1.1", *option)
+            self.assertEqual((code, verdict["field"]), (2, field))
+            self.assertIn(message, verdict["error"])
 
     def test_it_answers_the_same_through_the_api(self):
         _, key = ApiToken.issue(user=make_user("pipeline"), name="ci")
@@ -104,12 +183,51 @@ class GateTests(TestCase):
             {"baseline": "bot-1.0", "candidate": "bot-2.0", "measure": "numeric_accuracy"},
             **auth,
         )
-        self.assertEqual(worse.status_code, 409)
-        self.assertFalse(worse.json()["passed"])
-        fine = self.client.get("/api/gate", {"baseline": "bot-1.0", "candidate": "bot-1.1"}, **auth)
+        self.assertEqual((worse.status_code, worse.json()["verdict"]), (409, "fail"))
+        unsure = self.client.get(
+            "/api/gate",
+            {"baseline": "bot-1.0", "candidate": "bot-1.2", "measure": "numeric_accuracy"},
+            **auth,
+        )
+        self.assertEqual((unsure.status_code, unsure.json()["verdict"]), (409, "inconclusive"))
+        fine = self.client.get(
+            "/api/gate",
+            {"baseline": "bot-1.0", "candidate": "bot-1.1", "measure": "numeric_accuracy", "margin": "2"},
+            **auth,
+        )
         self.assertEqual((fine.status_code, fine.json()["passed"]), (200, True))
+        self.assertEqual(fine.json(), self.gate("--baseline", "bot-1.0", "--candidate", "bot-1.1",
+                                                "--measure", "numeric_accuracy")[1])  # fmt: skip
+        two = self.client.get(
+            "/api/gate?baseline=bot-1.0&candidate=bot-1.1&measure=numeric_accuracy&measure=answer_rate",
+            **auth,
+        )
+        self.assertEqual(list(two.json()["measures"]), ["numeric_accuracy", "answer_rate"])
         missing = self.client.get("/api/gate", {"baseline": "bot-1.0", "candidate": "x"}, **auth)
         self.assertEqual(missing.status_code, 422)
+        unknown = self.client.get(
+            "/api/gate", {"baseline": "bot-1.0", "candidate": "bot-1.1", "measure": "speed"}, **auth
+        )
+        self.assertEqual((unknown.status_code, unknown.json()["field"]), (422, "measure"))
+        self.assertIn("'speed'", unknown.json()["error"])
+        floor = self.client.get(
+            "/api/gate", {"baseline": "bot-1.0", "candidate": "bot-1.1", "floor": "x"}, **auth
+        )
+        self.assertEqual((floor.status_code, floor.json()["field"]), (422, "floor"))
+        margin = self.client.get(
+            "/api/gate", {"baseline": "bot-1.0", "candidate": "bot-1.1", "margin": "abc"}, **auth
+        )
+        self.assertEqual(margin.status_code, 422)
+        self.assertIn("margin", json.dumps(margin.json()))
+
+    def test_its_openapi_schema_declares_no_body_on_the_get(self):
+        schema = self.client.get("/api/openapi.json").json()
+        operation = schema["paths"]["/api/gate"]["get"]
+        self.assertNotIn("requestBody", operation)
+        self.assertEqual(
+            [p["name"] for p in operation["parameters"]],
+            ["baseline", "candidate", "set_version", "measure", "margin", "max_drop", "floor"],
+        )
 
     def test_it_compares_two_versions_on_their_common_questions_on_a_page(self):
         make_user("manager")
@@ -120,6 +238,7 @@ class GateTests(TestCase):
         numeric = next(c for c in page.context["comparisons"] if c.measure == "numeric_accuracy")
         self.assertEqual(numeric.paired.table[1][0], 0)  # the declining version never wins a question
         self.assertContains(page, "measured")
+        self.assertContains(page, "Newcombe hybrid score (method 10)")
         self.assertContains(page, f"With {numeric.paired.n} paired questions, differences under")
 
 

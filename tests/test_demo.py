@@ -17,7 +17,9 @@ def test_it_loads_scored_demo_data_once_and_prints_how_to_log_in():
     assert [(r.status, r.answer_count) for r in runs] == [("stored", 8), ("stored", 300), ("stored", 300)]
     slices = set(Score.objects.filter(scoring__run=runs[1]).values_list("slice", flat=True))
     assert {s for s in slices if s.startswith("language=")} == {"language=en", "language=es", "language=fr"}
-    assert {"all", "split=tuning", "split=sealed", "stratum=level"} <= slices
+    # The sealed part is scored apart, under its own prefix, and kept out of "all".
+    assert {"all", "split=tuning", "stratum=level", "sealed:all", "sealed:split=sealed"} <= slices
+    assert "split=sealed" not in slices
     sample = Sample.objects.get()
     assert (sample.size, sample.items.count(), sample.readers_per_item) == (30, 30, 2)
     assert Assignment.objects.filter(item__sample=sample).count() == 60

@@ -201,17 +201,21 @@ class RunPageTests(UploadTestCase):
 
     def test_it_shows_each_slice_with_k_n_and_interval(self):
         response = self.client.get(self.run_obj.get_absolute_url())
-        self.assertContains(response, '<span class="k-n">5/6</span> <strong>83 %</strong>', html=False)
-        self.assertContains(response, "[44–97]")
+        # One decimal, as the specs write rates: 5 of 6, Wilson 0.4365 to 0.9699.
+        self.assertContains(response, '<span class="k-n">5/6</span> <strong>83.3 %</strong>', html=False)
+        self.assertContains(response, "[43.6–97.0]")
         self.assertContains(response, "no question expected a refusal")
         self.assertContains(response, "language=fr")
 
     def test_it_shows_the_chosen_interval_and_each_denominator(self):
         response = self.client.get(self.run_obj.get_absolute_url(), {"interval": "jeffreys"})
-        self.assertContains(response, "[44–98]")  # 5 of 6, Jeffreys: 0.4419 to 0.9814
+        self.assertContains(response, "[44.2–98.1]")  # 5 of 6, Jeffreys: 0.4419 to 0.9814
         self.assertContains(response, "<strong>Jeffreys</strong>")
-        self.assertContains(response, '<span class="denominator">of answers given</span>')
-        self.assertContains(response, '<span class="k-n">2/7</span> <strong>29 %</strong>')
+        self.assertContains(
+            response,
+            '<span class="denominator">of answers given, and declined answers that state a number</span>',
+        )
+        self.assertContains(response, '<span class="k-n">2/7</span> <strong>28.6 %</strong>')
 
     def test_it_lists_findings_linking_to_their_answers(self):
         response = self.client.get(self.run_obj.get_absolute_url())

@@ -4,25 +4,52 @@ from __future__ import annotations
 
 from reviewapp import dashboard
 from reviewapp.models import AssistantVersion, SetVersion
+from scoring.gate import DEFAULT_MARGIN_POINTS
 from scoring.measures import MEASURES
 
 DEFAULT_MEASURES = ("numeric_accuracy", "citation_validity", "refusal_accuracy", "unsupported_answers")
 
 
 class GateRefused(Exception):
-    """The gate cannot judge: a version or its scored run is missing."""
+    """The gate cannot judge: an option is malformed, or a version or its
+    scored run is missing. ``field`` names the option at fault, if one is."""
+
+    def __init__(self, message: str, *, field: str = ""):
+        super().__init__(message)
+        self.field = field
 
 
 def parse_floors(items) -> dict[str, float]:
-    """``["numeric_accuracy=0.9"]`` as ``{"numeric_accuracy": 0.9}``."""
+    """``["numeric_accuracy=0.9"]`` as ``{"numeric_accuracy": 0.9}``; refuses
+    a malformed item, an unknown measure or a rate outside 0..1, naming it."""
     floors = {}
     for item in items or ():
-        name, _, value = item.partition("=")
+        name, equals, value = item.partition("=")
         try:
             floors[name] = float(value)
-        except ValueError as error:
-            raise GateRefused(f"a floor is MEASURE=RATE, not {item!r}") from error
+        except ValueError:
+            floors[name] = None
+        if not equals or floors[name] is None:
+            raise GateRefused(
+                f"a floor is MEASURE=RATE with the rate as a share (numeric_accuracy=0.9), not {item!r}",
+                field="floor",
+            )
+        if name not in MEASURES:
+            raise GateRefused(f"floor {item!r}: unknown measure {name!r}", field="floor")
+        if not 0 <= floors[name] <= 1:
+            raise GateRefused(
+                f"floor {item!r}: the rate is a share from 0 to 1 (0.9 for 90 %)", field="floor"
+            )
     return floors
+
+
+def check_points(value: float | None, *, field: str, upper: float = 100.0) -> float | None:
+    """A margin or a drop in points, as a share; refuses values outside 0..upper."""
+    if value is None:
+        return None
+    if not 0 <= value < upper or value != value:
+        raise GateRefused(f"{field} is in points, from 0 to under {upper:g}; got {value:g}", field=field)
+    return value / 100
 
 
 def gate_run(
@@ -31,20 +58,27 @@ def gate_run(
     candidate: str,
     set_version: str = "",
     measures=None,
-    max_drop: float | None = None,
+    margin_points: float = DEFAULT_MARGIN_POINTS,
+    max_drop_points: float | None = None,
     floors: dict[str, float] | None = None,
 ) -> dict:
     """Judge ``candidate`` against ``baseline`` on a set version (by default
-    the latest one both have a scored run on)."""
+    the latest one both have a scored run on). Margin and drop are in
+    points; floors are shares. Raises GateRefused when it cannot judge at
+    all."""
+    unknown = sorted(set(measures or ()) - set(MEASURES))
+    if unknown:
+        raise GateRefused(
+            f"unknown measure {', '.join(map(repr, unknown))}; use {', '.join(MEASURES)}", field="measure"
+        )
+    margin = check_points(margin_points, field="margin")
+    max_drop = check_points(max_drop_points, field="max_drop", upper=100.000001)
     versions = {}
     for role, label in (("baseline", baseline), ("candidate", candidate)):
         found = AssistantVersion.objects.filter(label=label).first()
         if found is None:
             raise GateRefused(f"no assistant version {label!r} ({role})")
         versions[role] = found
-    unknown = set(measures or ()) - set(MEASURES) | set(floors or {}) - set(MEASURES)
-    if unknown:
-        raise GateRefused(f"unknown measures: {', '.join(sorted(unknown))}")
     if set_version:
         chosen = SetVersion.objects.filter(version=set_version).first()
         if chosen is None:
@@ -64,7 +98,8 @@ def gate_run(
     return dashboard.gate(
         scorings["baseline"],
         scorings["candidate"],
-        measures=tuple(measures or DEFAULT_MEASURES),
+        measures=tuple(dict.fromkeys(measures or DEFAULT_MEASURES)),
+        margin=margin,
         max_drop=max_drop,
         floors=floors,
     )

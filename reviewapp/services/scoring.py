@@ -12,7 +12,7 @@ import logging
 import orjson
 from django.conf import settings
 from django.db import transaction
-from django.db.models import F
+from django.db.models import Exists, F, OuterRef
 from django.utils import timezone
 
 from reviewapp.models import (
@@ -28,13 +28,29 @@ from reviewapp.models import (
 )
 from reviewapp.services.bulk import insert_rows
 from reviewapp.services.uploads import UploadRejected
-from scoring.measures import COUNT_COLUMNS, Options, check_answer, merge_slice_counts, slice_counts
+from scoring.measures import (
+    COUNT_COLUMNS,
+    Options,
+    check_answer,
+    merge_slice_counts,
+    not_run_check,
+    slice_counts,
+)
 from scoring.runner import gc_paused
 
 logger = logging.getLogger(__name__)
 
 # Slices every scoring keeps, so that the run page can show any of them.
 DEFAULT_SLICE_FIELDS = ("language", "stratum", "split")
+
+# Slices of the sealed part are stored under this prefix: no page, export or
+# gate that reads "all" or "language=…" can pick them up by accident.
+SEALED_PREFIX = "sealed:"
+
+
+def part_slices(tuning: dict, sealed: dict) -> dict:
+    """One slice dict holding both parts, the sealed one under its prefix."""
+    return {**tuning, **{SEALED_PREFIX + name: measures for name, measures in sealed.items()}}
 
 
 def config_key(*, options: dict, slice_fields) -> str:
@@ -188,29 +204,31 @@ def _score_chunk(chunk: ScoringChunk, scoring: Scoring) -> None:
             question_id__in=[answer[2] for answer in answers],
         ).values("question_id", "expected_behaviour", "expected_values", "stratum", "split")
     }
-    checks, check_rows, finding_rows = [], [], []
+    checks = {False: [], True: []}  # by sealed
+    check_rows, finding_rows = [], []
     unmatched = 0
     for answer_id, line_number, question_id, language, raw in answers:
         question = questions.get(question_id)
         if question is None:
             unmatched += 1
             continue
+        sealed = question["split"] == Question.Split.SEALED
         check = check_answer(orjson.loads(raw), question, slice_fields=slice_fields, options=options)
-        checks.append(check)
-        check_rows.append((scoring.id, answer_id, *check.counts, [n.as_dict() for n in check.numbers]))
+        checks[sealed].append(check)
+        check_rows.append(
+            (scoring.id, answer_id, question_id, sealed, *check.counts, [n.as_dict() for n in check.numbers])
+        )
         finding_rows += [
-            (scoring.id, answer_id, f.kind, f.detail, line_number, question_id, language)
+            (scoring.id, answer_id, f.kind, f.detail, sealed, line_number, question_id, language)
             for f in check.findings
         ]
     with transaction.atomic():
-        insert_rows(AnswerCheck, ("scoring_id", "answer_id", *COUNT_COLUMNS, "numbers"), check_rows)
-        insert_rows(
-            Finding,
-            ("scoring_id", "answer_id", "kind", "detail", "line_number", "question_id", "language"),
-            finding_rows,
-        )
+        _store_checks(check_rows, finding_rows)
         chunk.status = ScoringChunk.Status.DONE
-        chunk.slices = slice_counts(checks, slice_fields=slice_fields)
+        chunk.slices = part_slices(
+            slice_counts(checks[False], slice_fields=slice_fields),
+            slice_counts(checks[True], slice_fields=slice_fields),
+        )
         chunk.unmatched_answers = unmatched
         chunk.save(update_fields=("status", "slices", "unmatched_answers"))
         # The update locks the scoring row: exactly one chunk sees the last count.
@@ -222,10 +240,52 @@ def _score_chunk(chunk: ScoringChunk, scoring: Scoring) -> None:
             _finish(scoring)
 
 
+CHECK_COLUMNS = ("scoring_id", "answer_id", "question_id", "sealed", *COUNT_COLUMNS, "numbers")
+FINDING_COLUMNS = (
+    "scoring_id", "answer_id", "kind", "detail", "sealed", "line_number", "question_id", "language",
+)  # fmt: skip
+
+
+def _store_checks(check_rows, finding_rows) -> None:
+    insert_rows(AnswerCheck, CHECK_COLUMNS, check_rows)
+    insert_rows(Finding, FINDING_COLUMNS, finding_rows)
+
+
+def _not_run(scoring: Scoring) -> dict:
+    """Store a check and a finding for each question of the set version that
+    the run holds no answer for, and return their slice counts."""
+    slice_fields = tuple(scoring.slice_fields)
+    answered = Answer.objects.filter(run_id=scoring.run_id, question_id=OuterRef("question_id"))
+    questions = (
+        Question.objects.filter(set_version_id=scoring.set_version_id)
+        .exclude(Exists(answered))
+        .order_by("id")
+        .values("question_id", "language", "expected_behaviour", "stratum", "split")
+    )
+    checks = {False: [], True: []}
+    check_rows, finding_rows = [], []
+    for question in questions.iterator(chunk_size=20000):
+        sealed = question["split"] == Question.Split.SEALED
+        check = not_run_check(question, slice_fields=slice_fields)
+        checks[sealed].append(check)
+        check_rows.append((scoring.id, None, question["question_id"], sealed, *check.counts, []))
+        finding_rows += [
+            (scoring.id, None, f.kind, f.detail, sealed, None, f.question_id, question["language"])
+            for f in check.findings
+        ]
+    _store_checks(check_rows, finding_rows)
+    scoring.not_run = len(check_rows)
+    return part_slices(
+        slice_counts(checks[False], slice_fields=slice_fields),
+        slice_counts(checks[True], slice_fields=slice_fields),
+    )
+
+
 def _finish(scoring: Scoring) -> None:
-    """Add the chunks' slice counts up into the scoring's scores."""
+    """Count the questions not run and add the chunks' slice counts up into
+    the scoring's scores."""
     chunks = list(scoring.chunks.all())
-    totals = merge_slice_counts(*(chunk.slices for chunk in chunks))
+    totals = merge_slice_counts(*(chunk.slices for chunk in chunks), _not_run(scoring))
     Score.objects.bulk_create(
         Score(scoring=scoring, slice=slice_name, measure=measure, k=c["k"], n=c["n"])
         for slice_name, measures in totals.items()
@@ -234,5 +294,24 @@ def _finish(scoring: Scoring) -> None:
     scoring.status = Scoring.Status.DONE
     scoring.progress = 100
     scoring.unmatched_answers = sum(chunk.unmatched_answers for chunk in chunks)
+    scoring.sealed_answers = AnswerCheck.objects.filter(
+        scoring=scoring, sealed=True, answer__isnull=False
+    ).count()
     scoring.finished_at = timezone.now()
-    scoring.save(update_fields=("status", "progress", "unmatched_answers", "finished_at"))
+    scoring.save(
+        update_fields=("status", "progress", "unmatched_answers", "not_run", "sealed_answers", "finished_at")
+    )
+
+
+def scoring_open_sealed(*, scoring: Scoring, opened_by, reason: str) -> Scoring:
+    """Open the sealed part of a scoring: its figures and findings are shown
+    from now on, labelled as the sealed part. Records who, when and why;
+    refuses an empty reason. Opening twice keeps the first record."""
+    reason = reason.strip()
+    if not reason:
+        raise UploadRejected("say why the sealed part is opened: the reason is kept with the scoring")
+    Scoring.objects.filter(id=scoring.id, sealed_opened_at__isnull=True).update(
+        sealed_opened_by=opened_by, sealed_opened_at=timezone.now(), sealed_reason=reason
+    )
+    scoring.refresh_from_db()
+    return scoring

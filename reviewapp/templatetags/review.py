@@ -10,8 +10,9 @@ def get_item(mapping, key):
 
 @register.filter
 def percent(value: float) -> str:
-    """0.4365 as "44 %": intervals read at a glance."""
-    return f"{value * 100:.0f}"
+    """0.4365 as "43.6": one decimal, as the specs write rates, so that a
+    narrow interval on a large run never reads "90 [90–90]"."""
+    return f"{value * 100:.1f}"
 
 
 @register.filter

@@ -12,7 +12,7 @@ from reviewapp import dashboard
 from reviewapp.models import AssistantVersion, Judgement, Run, Sample, Scoring, SetVersion
 from reviewapp.roles import READERS_OF_RUNS, role_required
 from reviewapp.selectors import scores_as_dict
-from scoring.compare import size_independent, size_paired
+from scoring.compare import NEWCOMBE_METHOD, size_independent, size_paired
 
 
 def _set_version(request, assistant_version=None) -> SetVersion | None:
@@ -83,6 +83,7 @@ def compare(request):
             "baseline": baseline_version,
             "candidate": candidate_version,
             "comparisons": dashboard.compare_versions(baseline, candidate),
+            "interval_method": NEWCOMBE_METHOD,
         },
     )
 

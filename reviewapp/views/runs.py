@@ -6,11 +6,11 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 from django_htmx.http import HttpResponseClientRefresh
 
 from reviewapp import selectors
-from reviewapp.forms import RescoreForm, RunUploadForm
+from reviewapp.forms import RescoreForm, RunUploadForm, SealedOpenForm
 from reviewapp.models import Answer, Finding, Run, Scoring
 from reviewapp.roles import READERS_OF_RUNS, WRITERS, has_role, role_required
 from reviewapp.services.runs import run_receive, run_retry
-from reviewapp.services.scoring import scoring_request, scoring_retry
+from reviewapp.services.scoring import scoring_open_sealed, scoring_request, scoring_retry
 from reviewapp.services.uploads import UploadRejected, limit_text
 from scoring.measures import Options
 from scoring.rates import INTERVAL_LABELS, INTERVAL_METHODS
@@ -77,12 +77,19 @@ def run_detail(request, run_id: int):
         "scorings": scorings,
         "chosen": chosen,
         "busy": not run.is_final or any(not s.is_final for s in scorings),
-        "denominators": selectors.measure_denominators(),
+        "denominators": {s.id: selectors.measure_denominators(s.options) for s in scorings},
         "tables": {
             s.id: selectors.score_table(s, family=family, method=method)
             for s in scorings
             if s.status == Scoring.Status.DONE
         },
+        "sealed_tables": {
+            s.id: selectors.score_table(s, family=family, method=method, sealed=True)
+            for s in scorings
+            if s.status == Scoring.Status.DONE and s.sealed_open
+        },
+        "sealed_form": SealedOpenForm(),
+        "can_open_sealed": has_role(request.user, *WRITERS),
         "family": family,
         "method": method,
         "methods": INTERVAL_LABELS.items(),
@@ -133,7 +140,9 @@ def run_rescore(request, run_id: int):
             run=run,
             set_version=form.cleaned_data["set_version"],
             options=Options(
-                rounding=form.cleaned_data["rounding"], scale_words=form.cleaned_data["scale_words"]
+                rounding=form.cleaned_data["rounding"],
+                scale_words=form.cleaned_data["scale_words"],
+                distinct=form.cleaned_data["distinct"],
             ),
             extra_slices=form.cleaned_data["extra_slices"],
             requested_by=request.user,
@@ -159,6 +168,21 @@ def scoring_retry_view(request, run_id: int, scoring_id: int):
     scoring = get_object_or_404(Scoring, id=scoring_id, run_id=run_id)
     if not scoring_retry(scoring=scoring):
         messages.info(request, "Only a failed scoring can be tried again.")
+    return redirect(f"{scoring.run.get_absolute_url()}?scoring={scoring.id}")
+
+
+@require_POST
+@role_required(*WRITERS)
+def scoring_open_sealed_view(request, run_id: int, scoring_id: int):
+    scoring = get_object_or_404(Scoring, id=scoring_id, run_id=run_id, status=Scoring.Status.DONE)
+    form = SealedOpenForm(request.POST)
+    if not form.is_valid():
+        messages.error(request, "The sealed part stays closed: say why it is opened.")
+    else:
+        try:
+            scoring_open_sealed(scoring=scoring, opened_by=request.user, reason=form.cleaned_data["reason"])
+        except UploadRejected as rejected:
+            messages.error(request, rejected.errors[0])
     return redirect(f"{scoring.run.get_absolute_url()}?scoring={scoring.id}")
 
 

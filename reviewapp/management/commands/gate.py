@@ -1,15 +1,20 @@
 """python manage.py gate --baseline V1 --candidate V2 [--set S] [--measure M ...]
-[--max-drop 0.02] [--floor numeric_accuracy=0.9 ...]
+[--margin 2] [--max-drop 5] [--floor numeric_accuracy=0.9 ...]
 
-Prints the verdict as JSON; exits 0 when the candidate passes, 1 when a
-measure is significantly worse on the common questions, drops more than
-allowed or falls below its floor, and 2 when it cannot be judged at all."""
+Prints the verdict as JSON. Each measure is a non-inferiority decision on the
+questions both versions were asked: it passes only when the one-sided 97.5 %
+lower bound of candidate - baseline is above -margin. Exits 0 when every
+measure passes; 1 when one fails (shown worse, drops more than allowed,
+misses a floor for sure) or is inconclusive (not shown safe); 2 when the gate
+cannot judge (an option is malformed, a version or its scores are missing, a
+measure has no paired question)."""
 
 import json
 
 from django.core.management.base import BaseCommand
 
 from reviewapp.services.gate import GateRefused, gate_run, parse_floors
+from scoring.gate import DEFAULT_MARGIN_POINTS
 from scoring.measures import MEASURES
 
 
@@ -26,25 +31,45 @@ class Command(BaseCommand):
             "--measure", action="append", choices=MEASURES, help="measures to judge (repeatable)"
         )
         parser.add_argument(
-            "--max-drop", type=float, help="largest drop allowed on the common questions (a share)"
+            "--margin",
+            type=float,
+            default=DEFAULT_MARGIN_POINTS,
+            help=f"non-inferiority margin in points (default {DEFAULT_MARGIN_POINTS:g})",
         )
         parser.add_argument(
-            "--floor", action="append", default=[], metavar="MEASURE=RATE", help="lowest success rate allowed"
+            "--max-drop", type=float, help="largest drop allowed on the common questions, in points"
+        )
+        parser.add_argument(
+            "--floor",
+            action="append",
+            default=[],
+            metavar="MEASURE=RATE",
+            help="lowest success rate (a share, 0.9 for 90 %%) the candidate must be shown above",
         )
 
-    def handle(self, *args, baseline, candidate, set_version, measure, max_drop, floor, **options):
+    def handle(self, *args, baseline, candidate, set_version, measure, margin, max_drop, floor, **options):
         try:
             verdict = gate_run(
                 baseline=baseline,
                 candidate=candidate,
                 set_version=set_version,
                 measures=measure,
-                max_drop=max_drop,
+                margin_points=margin,
+                max_drop_points=max_drop,
                 floors=parse_floors(floor),
             )
         except GateRefused as refused:
-            self.stdout.write(json.dumps({"passed": False, "error": str(refused)}))
+            self.stdout.write(
+                json.dumps(
+                    {
+                        "passed": False,
+                        "verdict": "cannot judge",
+                        "field": refused.field,
+                        "error": str(refused),
+                    }
+                )
+            )
             raise SystemExit(2) from refused
-        self.stdout.write(json.dumps(verdict, indent=2))
-        if not verdict["passed"]:
-            raise SystemExit(1)
+        self.stdout.write(json.dumps(verdict, indent=2, ensure_ascii=False))
+        if verdict["exit_code"]:
+            raise SystemExit(verdict["exit_code"])
