@@ -21,9 +21,9 @@ from reviewapp.models import (
 from reviewapp.selectors import score_table
 from reviewapp.services.scoring import DEFAULT_SLICE_FIELDS, config_key
 from scoring import gate as gating
-from scoring.compare import Paired, detectable_difference, paired, weighted_rate
+from scoring.compare import Paired, detectable_difference, paired
 from scoring.measures import FAILURE_MEASURES, MEASURE_LABELS, MEASURES
-from scoring.rates import rate
+from scoring.rates import rate, stratified_rate
 
 DEFAULT_KEY = config_key(options={}, slice_fields=DEFAULT_SLICE_FIELDS)
 GRADES = ("resolved", "partially_resolved", "material_error", "unresolved")
@@ -115,12 +115,16 @@ def settled_outcomes(samples) -> list[ItemOutcome]:
 
 
 def review_figures(samples) -> dict:
-    """Grades against the planned N with graded coverage, weighted when the
-    samples were stratified, and the rubric's yes-rates."""
+    """Grades against the planned N with graded coverage (a count over the
+    plan), weighted by the recorded strata with a stratified interval when
+    the samples were stratified, and the rubric's yes-rates."""
     outcomes = settled_outcomes(samples)
     planned = len(outcomes)
     counts = Counter(o.outcome for o in outcomes)
-    stratified = len({o.item.stratum for o in outcomes}) > 1
+    strata: dict[tuple[int, str], list[ItemOutcome]] = {}
+    for outcome in outcomes:
+        strata.setdefault((outcome.item.sample_id, outcome.item.stratum), []).append(outcome)
+    stratified = len(strata) > 1
     grades = []
     for grade in (*GRADES, "pending", "not_graded"):
         k = counts.get(grade, 0)
@@ -128,8 +132,11 @@ def review_figures(samples) -> dict:
         if planned:
             figure["rate"] = rate(k, planned)
             if stratified:
-                figure["weighted"] = weighted_rate(
-                    [o.outcome == grade for o in outcomes], [o.weight for o in outcomes]
+                figure["weighted"] = stratified_rate(
+                    [
+                        (sum(o.outcome == grade for o in items), len(items), _population(items))
+                        for items in strata.values()
+                    ]
                 )
         grades.append(figure)
     graded = sum(counts.get(g, 0) for g in GRADES)
@@ -154,11 +161,18 @@ def review_figures(samples) -> dict:
     return {
         "planned": planned,
         "graded": graded,
-        "coverage": rate(graded, planned) if planned else None,
         "grades": grades,
         "rubric": rubric,
         "stratified": stratified,
     }
+
+
+def _population(items: list[ItemOutcome]) -> int:
+    """The stratum's population as recorded when the sample was drawn (its
+    items alone when none was recorded: then the stratum is taken whole)."""
+    item = items[0].item
+    recorded = item.sample.strata.get(item.stratum, {}).get("population")
+    return max(recorded or 0, len(items))
 
 
 def version_dashboard(assistant_version: AssistantVersion, set_version: SetVersion | None) -> dict:

@@ -7,6 +7,7 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from django.core.management import call_command
 from django.test import TestCase
 from django.urls import reverse
+from statsmodels.stats.proportion import proportion_confint
 
 from reviewapp.models import AnswerCheck, ApiToken, Assignment, Run, Sample, SampleItem, Score
 from reviewapp.services.review import JudgementInput, judgement_submit, rubric_default
@@ -305,8 +306,18 @@ class DashboardTests(TestCase):
         resolved = next(g for g in review["grades"] if g["grade"] == "resolved")
         self.assertEqual((resolved["k"], resolved["n"]), (2, 4))
         self.assertAlmostEqual(resolved["rate"].value, 0.5)
-        self.assertAlmostEqual(resolved["weighted"], 20 / 22)
+        weighted = resolved["weighted"]
+        self.assertAlmostEqual(weighted.value, 20 / 22)
+        # Both strata are uniform (p = 1 and p = 0): no within-stratum variance,
+        # so the effective n is the 4 items read, and the interval is Wilson's
+        # on 20/22 of 4.
+        self.assertEqual((weighted.n, weighted.effective_n, weighted.variance), (4, 4, 0))
+        low, high = proportion_confint(4 * 20 / 22, 4, method="wilson")
+        self.assertAlmostEqual(weighted.low, low)
+        self.assertAlmostEqual(weighted.high, high)
         self.assertEqual((review["planned"], review["graded"]), (4, 4))
+        self.assertContains(page, "sample, unweighted")
+        self.assertContains(page, "graded coverage <strong>4 of 4</strong>", html=False)
         period = next(r for r in review["rubric"] if r["key"] == "period")
         self.assertEqual((period["k"], period["n"]), (3, 4))
         caveat = next(r for r in review["rubric"] if r["key"] == "caveat")
@@ -360,3 +371,13 @@ class DashboardTests(TestCase):
         self.assertEqual(page.context["result"], {"independent": 2711, "paired": 1175})
         bad = self.client.get(reverse("planner"), {"baseline": "x", "target": "6.5"})
         self.assertContains(bad, "Give the rates as percentages.")
+
+    def test_it_refuses_plans_that_cannot_be_made_with_a_sentence(self):
+        for values, sentence in (
+            ({"baseline": "100", "target": "90"}, "rates must lie strictly between 0 % and 100 %"),
+            ({"baseline": "0", "target": "5"}, "rates must lie strictly between 0 % and 100 %"),
+            ({"baseline": "8.5", "target": "8.45"}, "a difference under 0.1 point cannot be planned for"),
+        ):
+            page = self.client.get(reverse("planner"), values)
+            self.assertEqual((page.status_code, page.context["result"]), (200, None))
+            self.assertContains(page, sentence)

@@ -4,6 +4,7 @@ comparison, the sample-size planner, and exports. Read-only."""
 import csv
 import json
 
+from django.db.models import F
 from django.http import FileResponse, Http404, HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404, render
 from django.views.decorators.http import require_GET
@@ -11,7 +12,7 @@ from django.views.decorators.http import require_GET
 from reviewapp import dashboard
 from reviewapp.models import AssistantVersion, Judgement, Run, Sample, Scoring, SetVersion
 from reviewapp.roles import READERS_OF_RUNS, role_required
-from reviewapp.selectors import scores_as_dict
+from reviewapp.selectors import scores_as_dict, visible_findings
 from scoring.compare import NEWCOMBE_METHOD, size_independent, size_paired
 
 
@@ -151,10 +152,12 @@ def export_scores(request, run_id: int, scoring_id: int, fmt: str):
 @role_required(*READERS_OF_RUNS)
 def export_findings(request, run_id: int, scoring_id: int, fmt: str):
     scoring = get_object_or_404(Scoring, id=scoring_id, run_id=run_id)
-    rows = scoring.findings.order_by("line_number", "id").values_list(
-        "line_number", "question_id", "language", "kind", "detail"
+    rows = (
+        visible_findings(scoring)
+        .order_by(F("line_number").asc(nulls_last=True), "id")
+        .values_list("line_number", "question_id", "language", "kind", "detail", "sealed")
     )
-    names = ["line", "question_id", "language", "kind", "detail"]
+    names = ["line", "question_id", "language", "kind", "detail", "sealed_part"]
     if fmt == "json":
         return JsonResponse({"findings": [dict(zip(names, row, strict=True)) for row in rows]})
     response = _csv_response(f"findings-run-{run_id}-scoring-{scoring_id}.csv")
