@@ -293,13 +293,3 @@ def _check_level(name: str, value: float) -> None:
 
 def _percent(share: float) -> str:
     return f"{share * 100:g} %"
-
-
-def weighted_rate(successes: list[bool], weights: list[float]) -> float | None:
-    """The share of successes with each item weighted (stratum weights);
-    None when the weights sum to 0. ``scoring.rates.stratified_rate`` gives
-    the same share from stratum counts, with an interval."""
-    total = sum(weights)
-    if not total:
-        return None
-    return sum(w for s, w in zip(successes, weights, strict=True) if s) / total

@@ -14,7 +14,6 @@ from scoring.compare import (
     pairs_to_settle,
     size_independent,
     size_paired,
-    weighted_rate,
 )
 
 
@@ -282,8 +281,3 @@ def test_it_says_what_a_number_of_pairs_can_resolve():
     assert detectable_difference(200, 0.0) is None
     with pytest.raises(ValueError, match=r"^the discordant share cannot exceed 100 %; got 120 %$"):
         detectable_difference(200, 1.2)
-
-
-def test_it_weights_by_stratum():
-    # Two items of weight 10 resolved, two of weight 1 not: 20/22, not 2/4.
-    assert weighted_rate([True, True, False, False], [10, 10, 1, 1]) == pytest.approx(20 / 22)
