@@ -151,6 +151,12 @@ class Run(models.Model):
     line_errors = models.JSONField(default=list, blank=True)
     line_error_count = models.PositiveIntegerField(default=0)
     stored_at = models.DateTimeField(null=True, blank=True)
+    # The ingest's claim: a worker that dies stops renewing it, and the sweep
+    # or a redelivered task takes the work up once it has run out.
+    lease_until = models.DateTimeField(null=True, blank=True)
+    attempts = models.PositiveSmallIntegerField(default=0)
+    # When the work was last handed to the broker; None while it could not be.
+    queued_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         ordering = ("-created_at", "-id")
@@ -235,6 +241,10 @@ class Scoring(models.Model):
     config_key = models.CharField(max_length=300, default="")
     chunks_total = models.PositiveIntegerField(default=0)
     chunks_done = models.PositiveIntegerField(default=0)
+    # The planning step's claim, as for a run's ingest.
+    lease_until = models.DateTimeField(null=True, blank=True)
+    attempts = models.PositiveSmallIntegerField(default=0)
+    queued_at = models.DateTimeField(null=True, blank=True)
     requested_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL
     )
@@ -284,6 +294,9 @@ class ScoringChunk(models.Model):
     slices = models.JSONField(default=dict, blank=True)
     unmatched_answers = models.PositiveIntegerField(default=0)
     error = models.TextField(blank=True)
+    # The chunk's claim: see Run.lease_until.
+    lease_until = models.DateTimeField(null=True, blank=True)
+    attempts = models.PositiveSmallIntegerField(default=0)
 
     class Meta:
         ordering = ("scoring", "first_answer_id")
