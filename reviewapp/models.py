@@ -297,6 +297,7 @@ class ScoringChunk(models.Model):
     # The chunk's claim: see Run.lease_until.
     lease_until = models.DateTimeField(null=True, blank=True)
     attempts = models.PositiveSmallIntegerField(default=0)
+    queued_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         ordering = ("scoring", "first_answer_id")

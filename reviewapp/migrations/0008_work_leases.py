@@ -50,4 +50,9 @@ class Migration(migrations.Migration):
             name='lease_until',
             field=models.DateTimeField(blank=True, null=True),
         ),
+        migrations.AddField(
+            model_name="scoringchunk",
+            name="queued_at",
+            field=models.DateTimeField(blank=True, null=True),
+        ),
     ]
