@@ -1,14 +1,20 @@
-"""Thin Celery tasks: they take ids and call services."""
+"""Thin Celery tasks: they take ids and call services.
+
+Each service claims its work with a lease (reviewapp/services/work.py), so a
+repeated, redelivered or retried task is a no-op while the first is alive,
+and takes the work up when it died.
+"""
 
 from celery import shared_task
-from django.db import OperationalError
+from django.db import InterfaceError, OperationalError
 
 from reviewapp.services.runs import run_ingest
 from reviewapp.services.scoring import scoring_chunk_perform, scoring_plan
+from reviewapp.services.work import work_sweep
 
-# A lost database connection is worth retrying; the services claim their work
-# with a conditional update, so a retried or repeated task does nothing twice.
-RETRY = {"autoretry_for": (OperationalError,), "retry_backoff": True, "max_retries": 3}
+# A lost database connection is worth retrying: the service gave its claim
+# back before raising, so the retry takes the work at once.
+RETRY = {"autoretry_for": (OperationalError, InterfaceError), "retry_backoff": True, "max_retries": 3}
 
 
 @shared_task(**RETRY)
@@ -24,3 +30,9 @@ def plan_scoring_task(scoring_id: int) -> None:
 @shared_task(**RETRY)
 def score_chunk_task(chunk_id: int) -> None:
     scoring_chunk_perform(chunk_id=chunk_id)
+
+
+@shared_task(ignore_result=True)
+def sweep_work_task() -> dict:
+    """Run by Celery beat every WORK_SWEEP_SECONDS."""
+    return work_sweep()

@@ -10,10 +10,12 @@ from pathlib import Path
 
 from django.conf import settings
 from django.db import IntegrityError, transaction
+from django.db.models import Q
 from django.utils import timezone
 
 from reviewapp import progress
 from reviewapp.models import Answer, Assistant, AssistantVersion, Run, SetVersion
+from reviewapp.services import work
 from reviewapp.services.bulk import insert_rows
 from reviewapp.services.question_sets import set_version_from_combined_log
 from reviewapp.services.scoring import queue_scoring, scoring_create
@@ -34,7 +36,12 @@ class Received:
 
 
 def assistant_version_get_or_create(*, label: str) -> AssistantVersion:
+    """The assistant version with this label, made (with its assistant) when
+    new. Refuses (UploadRejected) a label that breaks logfile.label_problem's
+    rule: letters, digits, '.', '_', '-' and '+', up to 100 characters."""
     label = label.strip()
+    if problem := logfile.label_problem(label):
+        raise UploadRejected(f"assistant version: {problem}")
     named = _ASSISTANT_NAME.match(label)
     assistant, _ = Assistant.objects.get_or_create(name=named["name"] if named else label)
     version, _ = AssistantVersion.objects.get_or_create(label=label, defaults={"assistant": assistant})
@@ -62,6 +69,9 @@ def run_receive(
     try:
         existing = Run.objects.filter(sha256=stored.sha256).exclude(status=Run.Status.REJECTED)
         if run := existing.first():
+            # Sending the file again also sends stuck work on its way.
+            if work.run_is_stuck(run):
+                transaction.on_commit(lambda: work.queue_ingest(run.id))
             return Received(run, created=False)
         return _run_create(
             stored=stored,
@@ -86,7 +96,7 @@ def _run_create(*, stored, uploaded_by, source, assistant_version, set_version, 
         "assistant version", "assistant_version", given=assistant_version, **sources
     )
     set_label = resolve_version("set version", "set_version", given=set_version, **sources)
-    combined = logfile.is_combined_form(stored.path)
+    combined = logfile.is_combined_form(stored.path, max_line_bytes=settings.MAX_ANSWER_BYTES)
     if combined and not set_from_file:
         raise UploadRejected(
             f"{stored.name}: the answers carry expected_behaviour and expected_values "
@@ -128,7 +138,7 @@ def _run_create(*, stored, uploaded_by, source, assistant_version, set_version, 
                 source=source,
             )
             stored.path.replace(final_path)
-            transaction.on_commit(lambda: _queue_ingest(run.id))
+            transaction.on_commit(lambda: work.queue_ingest(run.id))
     except IntegrityError:
         # The same file, sent twice at once: the other request holds it.
         run = Run.objects.filter(sha256=stored.sha256).exclude(status=Run.Status.REJECTED).first()
@@ -138,27 +148,33 @@ def _run_create(*, stored, uploaded_by, source, assistant_version, set_version, 
     return Received(run, created=True)
 
 
-def _queue_ingest(run_id: int) -> None:
-    from reviewapp.tasks import ingest_run_task
-
-    ingest_run_task.delay(run_id)
-
-
 def run_ingest(*, run_id: int) -> Run | None:
     """Validate every line of a received run and store its answers, in one
     pass and one transaction, then queue its scoring. Returns None when
     another worker has the run already (a repeated task is a no-op).
 
-    A bad line rejects the run: its line errors are kept, no answer is.
+    A bad line rejects the run: its line errors are kept, no answer is. The
+    claim is leased: a worker that dies mid-way leaves the run to the next
+    claim once the lease runs out, and its transaction, rolled back, leaves
+    no answer behind. A transient database error gives the claim back and is
+    raised, for the task to retry.
     """
-    claimed = Run.objects.filter(id=run_id, status=Run.Status.RECEIVED).update(
-        status=Run.Status.INGESTING, progress=0
+    attempt = work.claim(
+        Run, pk=run_id, waiting=Q(status=Run.Status.RECEIVED), working=Run.Status.INGESTING, progress=0
     )
-    if not claimed:
+    if attempt is None:
         return None
     run = Run.objects.select_related("set_version").get(id=run_id)
     try:
-        with transaction.atomic():
+        with work.lease_kept(Run, pk=run.id, attempt=attempt), transaction.atomic():
+            # The fence: a worker whose lease ran out while it was still alive
+            # finds the run taken by the next attempt and writes nothing.
+            if (
+                not Run.objects.select_for_update()
+                .filter(id=run.id, attempts=attempt, status=Run.Status.INGESTING)
+                .exists()
+            ):
+                return None
             # Each question id of the set, with the line that answered it.
             seen = dict.fromkeys(
                 run.set_version.questions.values_list("question_id", flat=True).iterator(), 0
@@ -176,7 +192,8 @@ def run_ingest(*, run_id: int) -> Run | None:
             run.progress = 100
             run.answer_count = count
             run.stored_at = timezone.now()
-            run.save(update_fields=("status", "progress", "answer_count", "stored_at"))
+            run.lease_until = None
+            run.save(update_fields=("status", "progress", "answer_count", "stored_at", "lease_until"))
             scoring = scoring_create(run=run, set_version=run.set_version)
     except logfile.LogFileError as error:
         run.status = Run.Status.REJECTED
@@ -185,12 +202,17 @@ def run_ingest(*, run_id: int) -> Run | None:
         run.error = (
             f"{error.total} problem{'s' if error.total != 1 else ''} in the file; no answer was stored"
         )
-        run.save(update_fields=("status", "line_errors", "line_error_count", "error"))
+        run.lease_until = None
+        run.save(update_fields=("status", "line_errors", "line_error_count", "error", "lease_until"))
     except Exception as error:
+        if work.is_transient(error):
+            work.release(Run, pk=run.id, attempt=attempt, waiting=Run.Status.RECEIVED)
+            raise
         logger.exception("ingesting run %s failed", run.id)
-        run.status = Run.Status.FAILED
-        run.error = f"{type(error).__name__}: {error}"
-        run.save(update_fields=("status", "error"))
+        Run.objects.filter(id=run.id, attempts=attempt).update(
+            status=Run.Status.FAILED, error=f"{type(error).__name__}: {error}", lease_until=None
+        )
+        run.refresh_from_db()
     else:
         transaction.on_commit(lambda: queue_scoring(scoring.id))
     return run
@@ -200,12 +222,14 @@ def _answer_rows(run: Run, seen: dict[str, int], collector) -> Iterator[tuple]:
     """Rows for the answers table, validating as they go; after the first bad
     line nothing more is yielded, but every line is still checked."""
     size = max(run.size_bytes, 1)
-    position = 0
+    limit = settings.MAX_ANSWER_BYTES
     with open(run.file_path, "rb") as stream:
-        for number, raw in enumerate(stream, start=1):
-            position += len(raw)
+        for number, raw, position, oversize in logfile.iter_raw_lines(stream, max_line_bytes=limit):
             if number % 20000 == 0:
                 progress.report("run", run.id, percent=100 * position / size)
+            if oversize:
+                collector.add([logfile.line_too_long(number, oversize, limit)])
+                continue
             if raw.isspace():
                 continue
             record, errors = logfile.check_answer_line(number, raw, seen)
@@ -230,10 +254,14 @@ def _is_header(raw: bytes) -> bool:
 
 
 def run_retry(*, run: Run) -> bool:
-    """Queue a failed run's ingestion again; False when the run had not failed."""
-    reset = Run.objects.filter(id=run.id, status=Run.Status.FAILED).update(
-        status=Run.Status.RECEIVED, error="", progress=0
+    """Queue a run's ingestion again, with its attempts counted afresh, when
+    it failed or is stuck (see work.run_is_stuck); False otherwise."""
+    run.refresh_from_db()
+    if run.status != Run.Status.FAILED and not work.run_is_stuck(run):
+        return False
+    reset = Run.objects.filter(id=run.id, status=run.status, attempts=run.attempts).update(
+        status=Run.Status.RECEIVED, error="", progress=0, attempts=0, lease_until=None
     )
     if reset:
-        transaction.on_commit(lambda: _queue_ingest(run.id))
+        transaction.on_commit(lambda: work.queue_ingest(run.id))
     return bool(reset)

@@ -12,7 +12,7 @@ import logging
 import orjson
 from django.conf import settings
 from django.db import transaction
-from django.db.models import Exists, F, OuterRef
+from django.db.models import Exists, F, OuterRef, Q
 from django.utils import timezone
 
 from reviewapp.models import (
@@ -26,6 +26,7 @@ from reviewapp.models import (
     ScoringChunk,
     SetVersion,
 )
+from reviewapp.services import work
 from reviewapp.services.bulk import insert_rows
 from reviewapp.services.uploads import UploadRejected
 from scoring.measures import (
@@ -91,7 +92,7 @@ def scoring_request(
     requested_by=None,
 ) -> Scoring:
     """Queue a scoring of ``run``; one that exists already is returned as it
-    is (results are never made twice)."""
+    is (results are never made twice), and sent on its way if it is stuck."""
     if run.status != Run.Status.STORED:
         raise UploadRejected(f"run {run.id} has no stored answers to score ({run.status})")
     slice_fields = tuple(dict.fromkeys([*DEFAULT_SLICE_FIELDS, *extra_slices]))
@@ -103,15 +104,36 @@ def scoring_request(
             slice_fields=slice_fields,
             requested_by=requested_by,
         )
-        if scoring.status == Scoring.Status.QUEUED and not scoring.chunks_total:
-            transaction.on_commit(lambda: queue_scoring(scoring.id))
+        if (scoring.status == Scoring.Status.QUEUED and not scoring.queued_at) or work.scoring_is_stuck(
+            scoring
+        ):
+            transaction.on_commit(lambda: _send_on(scoring))
     return scoring
 
 
+def _send_on(scoring: Scoring) -> None:
+    """Queue whatever part of the scoring waits: its planning, or its chunks."""
+    scoring.refresh_from_db()
+    if not scoring.chunks_total:
+        queue_scoring(scoring.id)
+    for chunk_id in scoring.chunks.filter(status=ScoringChunk.Status.QUEUED).values_list("id", flat=True):
+        work.queue_chunk(chunk_id)
+
+
 def scoring_retry(*, scoring: Scoring) -> bool:
-    """Plan a failed scoring again from the start; False when it had not failed."""
-    reset = Scoring.objects.filter(id=scoring.id, status=Scoring.Status.FAILED).update(
-        status=Scoring.Status.QUEUED, error="", progress=0, chunks_total=0, chunks_done=0
+    """Plan a scoring again from the start, with its attempts counted afresh,
+    when it failed or is stuck (see work.scoring_is_stuck); False otherwise."""
+    scoring.refresh_from_db()
+    if scoring.status != Scoring.Status.FAILED and not work.scoring_is_stuck(scoring):
+        return False
+    reset = Scoring.objects.filter(id=scoring.id, status=scoring.status, attempts=scoring.attempts).update(
+        status=Scoring.Status.QUEUED,
+        error="",
+        progress=0,
+        chunks_total=0,
+        chunks_done=0,
+        attempts=0,
+        lease_until=None,
     )
     if reset:
         transaction.on_commit(lambda: queue_scoring(scoring.id))
@@ -119,29 +141,43 @@ def scoring_retry(*, scoring: Scoring) -> bool:
 
 
 def queue_scoring(scoring_id: int) -> None:
-    from reviewapp.tasks import plan_scoring_task
-
-    plan_scoring_task.delay(scoring_id)
-
-
-def _queue_chunk(chunk_id: int) -> None:
-    from reviewapp.tasks import score_chunk_task
-
-    score_chunk_task.delay(chunk_id)
+    work.queue_plan(scoring_id)
 
 
 def scoring_plan(*, scoring_id: int) -> Scoring | None:
     """Cut the run's answers into chunks and queue a task for each. Returns
-    None when the scoring was not queued (a repeated task is a no-op). Rows
-    of an earlier, failed attempt are removed first."""
-    claimed = Scoring.objects.filter(id=scoring_id, status=Scoring.Status.QUEUED).update(
-        status=Scoring.Status.SCORING, progress=0, started_at=timezone.now(), finished_at=None
+    None when the scoring was not there to plan (a repeated task is a no-op).
+    Rows of an earlier attempt are removed first. The claim is leased, and a
+    planner that died is replaced once the lease runs out (its transaction
+    left nothing)."""
+    attempt = work.claim(
+        Scoring,
+        pk=scoring_id,
+        waiting=Q(status=Scoring.Status.QUEUED),
+        working=Scoring.Status.SCORING,
+        progress=0,
+        started_at=timezone.now(),
+        finished_at=None,
     )
-    if not claimed:
+    if attempt is None:
         return None
+    try:
+        return _plan(scoring_id, attempt)
+    except Exception as error:
+        if work.is_transient(error):
+            work.release(Scoring, pk=scoring_id, attempt=attempt, waiting=Scoring.Status.QUEUED)
+        raise
+
+
+def _plan(scoring_id: int, attempt: int) -> Scoring | None:
     scoring = Scoring.objects.select_related("run").get(id=scoring_id)
     size = settings.SCORING_CHUNK_ANSWERS
     with transaction.atomic():
+        fenced = Scoring.objects.select_for_update().filter(
+            id=scoring_id, attempts=attempt, status=Scoring.Status.SCORING, chunks_total=0
+        )
+        if not fenced.exists():
+            return None
         for model in (ScoringChunk, AnswerCheck, Finding, Score):
             model.objects.filter(scoring=scoring).delete()
         ids = list(Answer.objects.filter(run=scoring.run).order_by("id").values_list("id", flat=True))
@@ -156,28 +192,38 @@ def scoring_plan(*, scoring_id: int) -> Scoring | None:
         )
         scoring.chunks_total = len(chunks)
         scoring.chunks_done = 0
-        scoring.save(update_fields=("chunks_total", "chunks_done"))
+        scoring.lease_until = None  # from here on the chunks hold the leases
+        scoring.save(update_fields=("chunks_total", "chunks_done", "lease_until"))
         if not chunks:
             _finish(scoring)
         for chunk in chunks:
-            transaction.on_commit(lambda chunk_id=chunk.id: _queue_chunk(chunk_id))
+            transaction.on_commit(lambda chunk_id=chunk.id: work.queue_chunk(chunk_id))
     return scoring
 
 
 def scoring_chunk_perform(*, chunk_id: int) -> ScoringChunk | None:
     """Check one chunk of answers, store its checks and findings, and add the
-    scoring up when it was the last. None when the chunk was not queued."""
-    claimed = ScoringChunk.objects.filter(id=chunk_id, status=ScoringChunk.Status.QUEUED).update(
-        status=ScoringChunk.Status.SCORING
+    scoring up when it was the last. None when the chunk was not there to
+    take (done, or alive with another worker). The claim is leased and fenced
+    as for a run's ingest: doing a chunk twice stores it once. A transient
+    database error gives the claim back and is raised, for the task to retry."""
+    attempt = work.claim(
+        ScoringChunk,
+        pk=chunk_id,
+        waiting=Q(status=ScoringChunk.Status.QUEUED),
+        working=ScoringChunk.Status.SCORING,
     )
-    if not claimed:
+    if attempt is None:
         return None
     chunk = ScoringChunk.objects.select_related("scoring__set_version").get(id=chunk_id)
     scoring = chunk.scoring
     try:
-        with gc_paused():
-            _score_chunk(chunk, scoring)
+        with gc_paused(), work.lease_kept(ScoringChunk, pk=chunk.id, attempt=attempt):
+            _score_chunk(chunk, scoring, attempt)
     except Exception as error:
+        if work.is_transient(error):
+            work.release(ScoringChunk, pk=chunk.id, attempt=attempt, waiting=ScoringChunk.Status.QUEUED)
+            raise
         logger.exception("scoring chunk %s failed", chunk.id)
         message = f"{type(error).__name__}: {error}"
         ScoringChunk.objects.filter(id=chunk.id).update(status=ScoringChunk.Status.FAILED, error=message)
@@ -187,7 +233,7 @@ def scoring_chunk_perform(*, chunk_id: int) -> ScoringChunk | None:
     return chunk
 
 
-def _score_chunk(chunk: ScoringChunk, scoring: Scoring) -> None:
+def _score_chunk(chunk: ScoringChunk, scoring: Scoring, attempt: int) -> None:
     options = Options(**scoring.options)
     slice_fields = tuple(scoring.slice_fields)
     answers = list(
@@ -223,14 +269,22 @@ def _score_chunk(chunk: ScoringChunk, scoring: Scoring) -> None:
             for f in check.findings
         ]
     with transaction.atomic():
+        # The fence: only the attempt that holds the chunk stores its rows.
+        if (
+            not ScoringChunk.objects.select_for_update()
+            .filter(id=chunk.id, attempts=attempt, status=ScoringChunk.Status.SCORING)
+            .exists()
+        ):
+            return
         _store_checks(check_rows, finding_rows)
         chunk.status = ScoringChunk.Status.DONE
+        chunk.lease_until = None
         chunk.slices = part_slices(
             slice_counts(checks[False], slice_fields=slice_fields),
             slice_counts(checks[True], slice_fields=slice_fields),
         )
         chunk.unmatched_answers = unmatched
-        chunk.save(update_fields=("status", "slices", "unmatched_answers"))
+        chunk.save(update_fields=("status", "slices", "unmatched_answers", "lease_until"))
         # The update locks the scoring row: exactly one chunk sees the last count.
         Scoring.objects.filter(id=scoring.id).update(chunks_done=F("chunks_done") + 1)
         scoring = Scoring.objects.select_for_update().get(id=scoring.id)

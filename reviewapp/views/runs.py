@@ -1,3 +1,4 @@
+from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.paginator import Paginator
@@ -9,6 +10,7 @@ from reviewapp import selectors
 from reviewapp.forms import RescoreForm, RunUploadForm, SealedOpenForm
 from reviewapp.models import Answer, Finding, Run, Scoring
 from reviewapp.roles import READERS_OF_RUNS, WRITERS, has_role, role_required
+from reviewapp.services import work
 from reviewapp.services.runs import run_receive, run_retry
 from reviewapp.services.scoring import scoring_open_sealed, scoring_request, scoring_retry
 from reviewapp.services.uploads import UploadRejected, limit_text
@@ -66,6 +68,8 @@ def run_detail(request, run_id: int):
         Run.objects.select_related("assistant_version", "set_version", "uploaded_by"), id=run_id
     )
     scorings = list(run.scorings.select_related("set_version").order_by("created_at", "id"))
+    for scoring in scorings:
+        scoring.stuck = work.scoring_is_stuck(scoring)
     chosen = _chosen_scoring(request, scorings)
     family = request.GET.get("slices", "language")
     method = request.GET.get("interval", "wilson")
@@ -74,6 +78,8 @@ def run_detail(request, run_id: int):
     context = {
         "run": run,
         "progress": selectors.run_progress(run),
+        "run_stuck": work.run_is_stuck(run),
+        "stale_minutes": settings.WORK_STALE_SECONDS // 60,
         "scorings": scorings,
         "chosen": chosen,
         "busy": not run.is_final or any(not s.is_final for s in scorings),
@@ -158,7 +164,9 @@ def run_rescore(request, run_id: int):
 def run_retry_view(request, run_id: int):
     run = get_object_or_404(Run, id=run_id)
     if not run_retry(run=run):
-        messages.info(request, "Only a failed run can be tried again.")
+        messages.info(
+            request, "Only a run that failed, or has made no progress for a while, can be tried again."
+        )
     return redirect("run-detail", run_id=run.id)
 
 
@@ -167,7 +175,9 @@ def run_retry_view(request, run_id: int):
 def scoring_retry_view(request, run_id: int, scoring_id: int):
     scoring = get_object_or_404(Scoring, id=scoring_id, run_id=run_id)
     if not scoring_retry(scoring=scoring):
-        messages.info(request, "Only a failed scoring can be tried again.")
+        messages.info(
+            request, "Only a scoring that failed, or has made no progress for a while, can be tried again."
+        )
     return redirect(f"{scoring.run.get_absolute_url()}?scoring={scoring.id}")
 
 

@@ -1,0 +1,104 @@
+"""Claims, leases and the sweep, with tasks run in-process."""
+
+from datetime import timedelta
+
+from django.test import TestCase, override_settings
+from django.utils import timezone
+
+from reviewapp.models import Run, Scoring, ScoringChunk
+from reviewapp.services import work
+from reviewapp.services.runs import run_ingest, run_retry
+from tests.fixtures import load_generated_run
+from tests.helpers import PASSWORD, make_user
+
+LONG_AGO = timedelta(hours=1)
+
+
+class SweepTests(TestCase):
+    @classmethod
+    def setUpTestData(cls):
+        cls.run_obj = load_generated_run(answers=40)
+        cls.lead = make_user("lead")
+
+    def stuck_run(self, **state) -> Run:
+        """The stored run put back into a state a crash or an outage leaves."""
+        self.run_obj.answers.all().delete()
+        self.run_obj.scorings.all().delete()
+        Run.objects.filter(id=self.run_obj.id).update(answer_count=0, stored_at=None, **state)
+        return Run.objects.get(id=self.run_obj.id)
+
+    def test_it_queues_a_run_the_broker_never_took(self):
+        run = self.stuck_run(status="received", queued_at=None, attempts=0)
+        with self.captureOnCommitCallbacks(execute=True):
+            done = work.work_sweep()
+        self.assertEqual(done["runs queued"], 1)
+        run.refresh_from_db()
+        self.assertEqual((run.status, run.answer_count, run.attempts), ("stored", 40, 1))
+        self.assertIsNotNone(run.queued_at)
+
+    def test_it_takes_up_an_ingest_whose_lease_ran_out(self):
+        run = self.stuck_run(status="ingesting", lease_until=timezone.now() - LONG_AGO, attempts=1)
+        with self.captureOnCommitCallbacks(execute=True):
+            done = work.work_sweep()
+        self.assertEqual(done["runs taken up again"], 1)
+        run.refresh_from_db()
+        self.assertEqual((run.status, run.answer_count, run.attempts), ("stored", 40, 2))
+
+    def test_it_leaves_work_whose_lease_is_alive(self):
+        run = self.stuck_run(status="ingesting", lease_until=timezone.now() + LONG_AGO, attempts=1)
+        self.assertEqual(work.work_sweep(), {})
+        self.assertIsNone(run_ingest(run_id=run.id))  # a redelivered task is a no-op
+        run.refresh_from_db()
+        self.assertEqual((run.status, run.attempts), ("ingesting", 1))
+
+    @override_settings(WORK_MAX_ATTEMPTS=3)
+    def test_it_fails_work_that_died_too_often_with_the_reason(self):
+        run = self.stuck_run(status="ingesting", lease_until=timezone.now() - LONG_AGO, attempts=3)
+        self.assertEqual(work.work_sweep()["runs failed"], 1)
+        run.refresh_from_db()
+        self.assertEqual(run.status, "failed")
+        self.assertIn("stopped 3 times without finishing", run.error)
+
+    def test_it_takes_up_a_chunk_whose_worker_died_and_stores_it_once(self):
+        scoring = self.run_obj.scorings.get()
+        clean = {(s.slice, s.measure): (s.k, s.n) for s in scoring.scores.all()}
+        checks = scoring.checks.count()
+        # Undo the scoring to the moment its only chunk was claimed by a worker that died.
+        for related in (scoring.checks, scoring.findings, scoring.scores):
+            related.all().delete()
+        Scoring.objects.filter(id=scoring.id).update(status="scoring", chunks_done=0, progress=0)
+        chunk = scoring.chunks.get()
+        ScoringChunk.objects.filter(id=chunk.id).update(
+            status="scoring", lease_until=timezone.now() - LONG_AGO, attempts=1
+        )
+        with self.captureOnCommitCallbacks(execute=True):
+            self.assertEqual(work.work_sweep()["chunks taken up again"], 1)
+        scoring.refresh_from_db()
+        self.assertEqual(scoring.status, "done")
+        self.assertEqual({(s.slice, s.measure): (s.k, s.n) for s in scoring.scores.all()}, clean)
+        self.assertEqual(scoring.checks.count(), checks)
+        # The same message delivered again finds the chunk done.
+        self.assertIsNone(
+            work.claim(ScoringChunk, pk=chunk.id, waiting=work.Q(status="queued"), working="scoring")
+        )
+
+    def test_a_stuck_run_can_be_tried_again_from_its_page(self):
+        run = self.stuck_run(status="received", queued_at=timezone.now() - LONG_AGO, attempts=2)
+        self.client.login(username="lead", password=PASSWORD)
+        page = self.client.get(run.get_absolute_url())
+        self.assertContains(page, "No progress for 5 minutes or more")
+        with self.captureOnCommitCallbacks(execute=True):
+            self.client.post(f"/runs/{run.id}/retry/")
+        run.refresh_from_db()
+        self.assertEqual((run.status, run.attempts), ("stored", 1))
+
+    def test_it_will_not_retry_a_run_that_is_moving(self):
+        run = self.stuck_run(status="ingesting", lease_until=timezone.now() + LONG_AGO, attempts=1)
+        self.assertFalse(run_retry(run=run))
+
+    def test_a_run_waiting_for_the_broker_says_so(self):
+        run = self.stuck_run(status="received", queued_at=None)
+        self.client.login(username="lead", password=PASSWORD)
+        self.assertContains(
+            self.client.get(run.get_absolute_url()), "waiting for the task queue (unreachable just now)"
+        )
