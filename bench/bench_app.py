@@ -115,18 +115,19 @@ def bench(answers: int, workers: int) -> None:
     subprocess.run(["dropdb", "-h", "127.0.0.1", "-U", "postgres", "--if-exists", database], check=True)
     subprocess.run(["createdb", "-h", "127.0.0.1", "-U", "postgres", database], check=True)
     manage(env, "migrate", "--verbosity", "0")
-    token = manage(env, "api_token", "bench").strip()
     session = manage(
         env,
         "shell",
         "-c",
         "from django.contrib.auth.models import User; from django.contrib.sessions.backends.db import "
-        "SessionStore; from reviewapp.roles import grant; u=User.objects.get(username='bench'); "
+        "SessionStore; from reviewapp.roles import grant; u,_=User.objects.get_or_create(username='bench'); "
         "grant(u, 'lead'); s=SessionStore(); "
         "s['_auth_user_id']=str(u.pk); "
         "s['_auth_user_backend']='django.contrib.auth.backends.ModelBackend'; "
         "s['_auth_user_hash']=u.get_session_auth_hash(); s.create(); print(s.session_key)",
     ).split()[-1]
+    # A token is issued only to an existing user with a role, so after the lead above.
+    token = manage(env, "api_token", "bench").strip()
     subprocess.run(["redis-cli", "-n", "13", "flushdb"], check=True, capture_output=True)
 
     web = subprocess.Popen(

@@ -16,7 +16,7 @@ def deployment(request):
 def roles(request):
     """Which parts of the navigation this person may use."""
     from reviewapp.models import Role
-    from reviewapp.roles import READERS_OF_RUNS, WRITERS, has_role
+    from reviewapp.roles import API_USERS, READERS_OF_RUNS, WRITERS, has_role
 
     user = request.user
     return {
@@ -24,5 +24,6 @@ def roles(request):
             "runs": has_role(user, *READERS_OF_RUNS),
             "write": has_role(user, *WRITERS),
             "review": has_role(user, Role.REVIEWER, Role.LEAD, Role.ADMIN),
+            "api": has_role(user, *API_USERS),
         }
     }

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from functools import wraps
 
 from django.contrib.auth.decorators import login_required
@@ -15,6 +16,30 @@ READERS_OF_RUNS = (Role.LEAD, Role.MANAGER, Role.ADMIN)
 WRITERS = (Role.LEAD, Role.ADMIN)
 
 
+@dataclass(frozen=True)
+class Scope:
+    """What a pipeline token may be used for, and the roles whose tokens may hold it."""
+
+    name: str
+    summary: str
+    roles: tuple[str, ...]
+
+
+# An API operation needs its scope on the token and one of the scope's roles
+# on the token's user, so a token never reaches more than its user's pages do.
+SCOPES = {
+    scope.name: scope
+    for scope in (
+        Scope("runs:write", "upload run logs", WRITERS),
+        Scope("sets:write", "upload question set versions", WRITERS),
+        Scope("runs:read", "read runs and their scores", READERS_OF_RUNS),
+        Scope("gate:read", "ask the release gate", READERS_OF_RUNS),
+    )
+}
+# Whoever may hold at least one scope, and so manage tokens.
+API_USERS = tuple(dict.fromkeys(role for scope in SCOPES.values() for role in scope.roles))
+
+
 def has_role(user, *roles: str) -> bool:
     if not user.is_authenticated or not user.is_active:
         return False
@@ -25,6 +50,11 @@ def has_role(user, *roles: str) -> bool:
         names = set(user.groups.values_list("name", flat=True))
         user._role_names = names
     return bool(names.intersection(roles))
+
+
+def scopes_for(user) -> list[str]:
+    """The scopes ``user``'s roles allow on a token, in the order of SCOPES; none for reviewers."""
+    return [name for name, scope in SCOPES.items() if has_role(user, *scope.roles)]
 
 
 def role_required(*roles: str):

@@ -3,7 +3,7 @@ from django.contrib.auth import views as auth_views
 from django.urls import path
 
 from reviewapp.api import api
-from reviewapp.views import dashboard, lead, question_sets, review, runs, samples
+from reviewapp.views import dashboard, lead, question_sets, review, runs, samples, tokens
 
 urlpatterns = [
     path("", runs.home, name="home"),
@@ -61,6 +61,8 @@ urlpatterns = [
     path("review/", review.review_queue, name="review-queue"),
     path("review/<int:sample_id>/", review.review_start, name="review-start"),
     path("review/<int:sample_id>/<str:alias>/", review.review_item, name="review-item"),
+    path("tokens/", tokens.token_list, name="token-list"),
+    path("tokens/<int:token_id>/revoke/", tokens.token_revoke, name="token-revoke"),
     path("api/", api.urls),
     path("admin/", admin.site.urls),
 ]

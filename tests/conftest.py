@@ -13,6 +13,9 @@ def pytest_configure(config):
 
     # Hashing test passwords slowly buys nothing.
     settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+    # django-axes refuses authenticate() without a request, as self.client.login
+    # calls it; the login-throttling tests turn it back on (tests/test_security.py).
+    settings.AXES_ENABLED = False
     # Tasks run in-process unless a test starts a real worker; class-level
     # fixtures run before any per-test fixture could say so.
     from reviewapp.celery import app
@@ -73,3 +76,9 @@ def browser(monkeypatch):
         )
         yield browser
         browser.close()
+        # Connections the test opened while Playwright's loop ran live in that
+        # loop's context, out of reach of the test case's own clean-up: close
+        # them here, or a later test may be handed one the server has dropped.
+        from django.db import connections
+
+        connections.close_all()

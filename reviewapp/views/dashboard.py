@@ -1,7 +1,6 @@
 """Managers' pages: a version's dashboard, versions side by side, the paired
 comparison, the sample-size planner, and exports. Read-only."""
 
-import csv
 import json
 
 from django.db.models import F
@@ -9,7 +8,7 @@ from django.http import FileResponse, Http404, HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404, render
 from django.views.decorators.http import require_GET
 
-from reviewapp import dashboard
+from reviewapp import csv_cells, dashboard
 from reviewapp.models import AssistantVersion, Judgement, Run, Sample, Scoring, SetVersion
 from reviewapp.roles import READERS_OF_RUNS, role_required
 from reviewapp.selectors import scores_as_dict, visible_findings
@@ -125,7 +124,7 @@ def export_scores(request, run_id: int, scoring_id: int, fmt: str):
     if fmt == "json":
         return JsonResponse({**base, "interval": "wilson, 95 %", "slices": data})
     response = _csv_response(f"scores-run-{run_id}-scoring-{scoring_id}.csv")
-    writer = csv.writer(response)
+    writer = csv_cells.writer(response)
     writer.writerow(
         ["run", "assistant_version", "set_version", "slice", "measure", "k", "n", "rate", "low", "high"]
     )
@@ -161,7 +160,7 @@ def export_findings(request, run_id: int, scoring_id: int, fmt: str):
     if fmt == "json":
         return JsonResponse({"findings": [dict(zip(names, row, strict=True)) for row in rows]})
     response = _csv_response(f"findings-run-{run_id}-scoring-{scoring_id}.csv")
-    writer = csv.writer(response)
+    writer = csv_cells.writer(response)
     writer.writerow(names)
     writer.writerows(rows)
     return response
@@ -205,7 +204,7 @@ def export_judgements(request, sample_id: int, fmt: str):
             }
         )
     response = _csv_response(f"judgements-sample-{sample_id}.csv")
-    writer = csv.writer(response)
+    writer = csv_cells.writer(response)
     writer.writerow(names)
     writer.writerows([[json.dumps(v) if isinstance(v, dict) else v for v in row] for row in rows])
     return response

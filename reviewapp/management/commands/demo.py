@@ -96,6 +96,8 @@ class Command(BaseCommand):
 
         token_note = ""
         pipeline, _ = User.objects.get_or_create(username="pipeline")
+        # A token acts with its user's role: the pipeline uploads, as a lead does.
+        grant(pipeline, "lead")
         if not ApiToken.objects.filter(user=pipeline, name="demo").exists():
             _, key = ApiToken.issue(user=pipeline, name="demo")
             token_note = f"  API token for pipelines (shown once): {key}\n"
