@@ -1,7 +1,10 @@
 """The pipeline API: upload runs and question sets, read scores.
 
-Authenticated by a bearer token (`manage.py api_token USER`). The OpenAPI
-schema is served at /api/openapi.json and browsable at /api/docs.
+Authenticated by a bearer token (the API tokens page, or `manage.py api_token
+USER`). A token acts as its user: each operation needs one scope on the token
+and one of that scope's roles (reviewapp.roles.SCOPES) on the user, the same
+roles the pages ask for. The OpenAPI schema is served at /api/openapi.json and
+browsable at /api/docs.
 """
 
 from __future__ import annotations
@@ -9,11 +12,13 @@ from __future__ import annotations
 from django.shortcuts import get_object_or_404
 from django.utils import timezone
 from ninja import Field, File, Form, NinjaAPI, Query, Schema, Status
+from ninja.errors import AuthorizationError
 from ninja.files import UploadedFile
 from ninja.security import HttpBearer
 
 from reviewapp import selectors
-from reviewapp.models import ApiToken, Run, Scoring
+from reviewapp.models import ApiToken, Role, Run, Scoring
+from reviewapp.roles import SCOPES, has_role
 from reviewapp.services.gate import GateRefused, gate_run, parse_floors
 from reviewapp.services.question_sets import set_version_upload
 from reviewapp.services.runs import run_receive
@@ -22,19 +27,57 @@ from scoring.gate import DEFAULT_MARGIN_POINTS
 
 
 class TokenAuth(HttpBearer):
+    """A bearer token allowed to do what ``scope`` names.
+
+    Returns the token (as ``request.auth``; its user becomes ``request.user``).
+    Refuses with 401 a missing, unknown, expired or revoked token and the
+    token of an inactive user; with 403 a token whose user has none of the
+    scope's roles, or which lacks the scope. Without a scope it refuses every
+    token, so an operation that names none is closed."""
+
+    def __init__(self, scope: str | None = None):
+        if scope is not None and scope not in SCOPES:
+            raise ValueError(f"unknown scope {scope!r}")
+        self.scope = scope
+        super().__init__()
+
     def authenticate(self, request, token):
-        found = ApiToken.objects.select_related("user").filter(key_hash=ApiToken.hash(token)).first()
-        if found is None or not found.user.is_active:
+        found = ApiToken.find(token)
+        if found is None:
             return None
+        if self.scope is None:
+            raise AuthorizationError(message="No scope opens this operation to tokens.")
+        scope = SCOPES[self.scope]
+        if not has_role(found.user, *scope.roles):
+            raise AuthorizationError(
+                message=f"Your role does not give access to this operation: it is for {_names(scope.roles)}."
+            )
+        if self.scope not in found.scopes:
+            raise AuthorizationError(message=f"This token does not hold the scope {self.scope}.")
         ApiToken.objects.filter(id=found.id).update(last_used_at=timezone.now())
         request.user = found.user
-        return found.user
+        return found
+
+
+def _names(roles: tuple[str, ...]) -> str:
+    return ", ".join(roles[:-1]) + f" or {roles[-1]}" if len(roles) > 1 else roles[0]
+
+
+def _scopes_table() -> str:
+    rows = "\n".join(f"| `{s.name}` | {s.summary} | {_names(s.roles)} |" for s in SCOPES.values())
+    return f"| scope | lets a token | for users who are |\n| --- | --- | --- |\n{rows}"
 
 
 api = NinjaAPI(
     title="Answer review API",
     version="1",
-    description="Upload runs of logged answers and read their automatic measures.",
+    description=(
+        "Upload runs of logged answers and read their automatic measures.\n\n"
+        "Send `Authorization: Bearer TOKEN`. A token acts as the user it belongs to, limited to its "
+        "scopes, until it expires or is revoked; each operation needs its scope and one of the scope's "
+        f"roles ({Role.REVIEWER}s have none). Missing or dead token: 401; "
+        "role or scope short: 403.\n\n" + _scopes_table()
+    ),
     auth=TokenAuth(),
     urls_namespace="api",
 )
@@ -43,6 +86,22 @@ api = NinjaAPI(
 class ErrorOut(Schema):
     detail: str
     errors: list[str]
+
+
+class DetailOut(Schema):
+    detail: str
+
+
+class InvalidOut(Schema):
+    detail: list[dict]
+
+
+# What any operation may answer besides its own statuses: 401 for a missing
+# or dead token, 403 for a token short of role or scope, 422 for a request
+# that does not fit the schema; an upload also 400 for a refused file (each
+# problem named), 411 without Content-Length and 413 past the size limit.
+REFUSALS = {401: DetailOut, 403: DetailOut, 422: InvalidOut}
+UPLOAD_REFUSALS = {**REFUSALS, 400: ErrorOut, 411: ErrorOut, 413: ErrorOut}
 
 
 class MeasureOut(Schema):
@@ -60,6 +119,7 @@ class ScoringOut(Schema):
     progress: int
     error: str
     unmatched_answers: int
+    not_run: int
     options: dict[str, bool]
     slice_fields: list[str]
     scores: dict[str, dict[str, MeasureOut]]
@@ -79,6 +139,11 @@ class RunOut(Schema):
     error: str
     line_errors: list[dict]
     line_error_count: int
+    waiting: str = Field(
+        default="",
+        description="why the run has not started: empty, or 'queued, waiting for the broker' when the task "
+        "queue was unreachable at upload (the app sends it on once it is back)",
+    )
     scorings: list[ScoringOut]
 
 
@@ -104,6 +169,11 @@ def _run_out(request, run: Run, *, duplicate: bool = False) -> dict:
         "error": run.error,
         "line_errors": run.line_errors,
         "line_error_count": run.line_error_count,
+        "waiting": (
+            "queued, waiting for the broker"
+            if run.status == Run.Status.RECEIVED and not run.queued_at
+            else ""
+        ),
         "scorings": [
             {
                 "id": s.id,
@@ -112,6 +182,7 @@ def _run_out(request, run: Run, *, duplicate: bool = False) -> dict:
                 "progress": s.progress,
                 "error": s.error,
                 "unmatched_answers": s.unmatched_answers,
+                "not_run": s.not_run,
                 "options": s.options,
                 "slice_fields": s.slice_fields,
                 "scores": selectors.scores_as_dict(s) if s.status == Scoring.Status.DONE else {},
@@ -127,8 +198,9 @@ def _error(rejected: UploadRejected):
 
 @api.post(
     "/runs",
-    response={201: RunOut, 200: RunOut, 400: ErrorOut, 413: ErrorOut},
+    response={201: RunOut, 200: RunOut, **UPLOAD_REFUSALS},
     summary="Upload a run log",
+    auth=TokenAuth("runs:write"),
 )
 def upload_run(
     request,
@@ -141,7 +213,13 @@ def upload_run(
     """Store the log and queue its validation and scoring. 201 for a new run,
     200 with `duplicate: true` when the same file is held by a run already.
     Poll `GET /api/runs/{id}` until `status` is stored, rejected or failed and
-    each scoring is done; a rejected run lists its bad lines."""
+    each scoring is done; a rejected run lists its bad lines.
+
+    Versions are labels: ASCII letters, digits, `.`, `_`, `-` and `+`, up to 100
+    characters. The file is UTF-8 JSON Lines, or that compressed with gzip;
+    each line at most `REVIEWAPP_MAX_ANSWER_KB` (100 KB). 400 names each
+    problem (the form field, or the file's line and field); 411 for a body
+    sent without Content-Length; 413 past the size limit."""
     try:
         received = run_receive(
             upload=file,
@@ -158,7 +236,12 @@ def upload_run(
     return Status(201 if received.created else 200, _run_out(request, run, duplicate=not received.created))
 
 
-@api.get("/runs/{run_id}", response=RunOut, summary="A run's status and scores")
+@api.get(
+    "/runs/{run_id}",
+    response={200: RunOut, 404: DetailOut, **REFUSALS},
+    summary="A run's status and scores",
+    auth=TokenAuth("runs:read"),
+)
 def get_run(request, run_id: int):
     run = get_object_or_404(Run.objects.select_related("assistant_version", "set_version"), id=run_id)
     return _run_out(request, run)
@@ -166,10 +249,15 @@ def get_run(request, run_id: int):
 
 @api.post(
     "/question-sets",
-    response={201: SetVersionOut, 400: ErrorOut, 413: ErrorOut},
+    response={201: SetVersionOut, **UPLOAD_REFUSALS},
     summary="Upload a question set version",
+    auth=TokenAuth("sets:write"),
 )
 def upload_question_set(request, file: File[UploadedFile], version: Form[str] = "", set_name: Form[str] = ""):
+    """Create a question set version from a JSON Lines file (or that
+    compressed with gzip). The version comes from `version`, the file's
+    header line or its name (`questions_set-<version>.jsonl`). 400 names each
+    problem; every line is checked before anything is stored."""
     try:
         created = set_version_upload(upload=file, version=version, set_name=set_name, created_by=request.user)
     except UploadRejected as rejected:
@@ -205,8 +293,9 @@ class GateQuery(Schema):
 
 @api.get(
     "/gate",
-    response={200: dict, 409: dict, 422: dict},
+    response={200: dict, 409: dict, 422: dict, 401: DetailOut, 403: DetailOut},
     summary="The release gate",
+    auth=TokenAuth("gate:read"),
     openapi_extra={"responses": {422: {"description": "cannot judge: a malformed option, or missing data"}}},
 )
 def release_gate(request, query: Query[GateQuery]):

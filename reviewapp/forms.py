@@ -2,6 +2,17 @@ from django import forms
 from django.contrib.auth import get_user_model
 
 from reviewapp.models import AssistantVersion, Role, RubricVersion, Run, Sample, SetVersion
+from scoring import logfile
+
+
+def _label_validator(value: str) -> None:
+    if problem := logfile.label_problem(value):
+        raise forms.ValidationError(f"Not a version label: {problem}.")
+
+
+def _set_name_validator(value: str) -> None:
+    if problem := logfile.set_name_problem(value):
+        raise forms.ValidationError(f"Not a set name: {problem}.")
 
 
 class RunUploadForm(forms.Form):
@@ -11,12 +22,15 @@ class RunUploadForm(forms.Form):
     )
     assistant_version = forms.CharField(
         required=False,
-        max_length=200,
-        help_text="Leave empty when the file's header line or name gives it.",
+        max_length=logfile.LABEL_MAX_LENGTH,
+        validators=[_label_validator],
+        help_text="Leave empty when the file's header line or name gives it. "
+        "ASCII letters, digits, '.', '_', '-' and '+'.",
     )
     set_version = forms.CharField(
         required=False,
-        max_length=100,
+        max_length=logfile.LABEL_MAX_LENGTH,
+        validators=[_label_validator],
         help_text="Leave empty when the file's header line or name gives it.",
     )
     set_from_file = forms.BooleanField(
@@ -27,7 +41,8 @@ class RunUploadForm(forms.Form):
     )
     set_name = forms.CharField(
         required=False,
-        max_length=200,
+        max_length=logfile.SET_NAME_MAX_LENGTH,
+        validators=[_set_name_validator],
         label="Question set name",
         help_text="With the option above: the set to revise (its latest version is the base).",
     )
@@ -37,10 +52,39 @@ class SetUploadForm(forms.Form):
     file = forms.FileField(label="Question set (JSON Lines)")
     version = forms.CharField(
         required=False,
-        max_length=100,
-        help_text="Leave empty when the file's header line or name gives it.",
+        max_length=logfile.LABEL_MAX_LENGTH,
+        validators=[_label_validator],
+        help_text="Leave empty when the file's header line or name gives it. "
+        "ASCII letters, digits, '.', '_', '-' and '+'.",
     )
-    set_name = forms.CharField(required=False, max_length=200, label="Question set name")
+    set_name = forms.CharField(
+        required=False,
+        max_length=logfile.SET_NAME_MAX_LENGTH,
+        validators=[_set_name_validator],
+        label="Question set name",
+    )
+
+
+class DateRangeForm(forms.Form):
+    """Days from a query string, ``from`` and ``to`` (YYYY-MM-DD), both
+    optional; refuses a date that is not one, one outside the years 1900 to
+    2999, and ``from`` after ``to``."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        # "from" is a Python keyword, so the fields are named here.
+        self.fields["from"] = forms.DateField(required=False, input_formats=["%Y-%m-%d"])
+        self.fields["to"] = forms.DateField(required=False, input_formats=["%Y-%m-%d"])
+
+    def clean(self):
+        data = super().clean()
+        for name in ("from", "to"):
+            day = data.get(name)
+            if day is not None and not 1900 <= day.year <= 2999:
+                self.add_error(name, "Give a date between the years 1900 and 2999.")
+        if data.get("from") and data.get("to") and data["from"] > data["to"]:
+            raise forms.ValidationError("The first day comes after the last.")
+        return data
 
 
 class SealedOpenForm(forms.Form):

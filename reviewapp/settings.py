@@ -7,9 +7,11 @@ turns on the deployment hardening that `manage.py check --deploy` asks for.
 """
 
 import os
+from datetime import timedelta
 from pathlib import Path
 
 import dj_database_url
+from csp.constants import NONCE, NONE, SELF
 from django.core.exceptions import ImproperlyConfigured
 
 BASE_DIR = Path(__file__).resolve().parent.parent
@@ -26,12 +28,24 @@ def env_bool(name: str, default: bool) -> bool:
     return value.strip().lower() in {"1", "true", "yes", "on"}
 
 
+def env_int(name: str, default: int) -> int:
+    value = env(name).strip()
+    if not value:
+        return default
+    try:
+        return int(value)
+    except ValueError as error:
+        raise ImproperlyConfigured(f"{name} must be a whole number, not {value!r}") from error
+
+
 def env_list(name: str, default: str = "") -> list[str]:
     return [item.strip() for item in env(name, default).split(",") if item.strip()]
 
 
 PRODUCTION = env("DJANGO_ENV", "development") == "production"
-DEBUG = env_bool("DJANGO_DEBUG", not PRODUCTION)
+# Off unless asked for: the debug page shows settings (the broker URL among
+# them) to anyone who can make a page fail.
+DEBUG = env_bool("DJANGO_DEBUG", False)
 
 SECRET_KEY = env("DJANGO_SECRET_KEY")
 # docker-compose.yml passes "replace-me" when nothing is set, so that its
@@ -55,11 +69,15 @@ INSTALLED_APPS = [
     "django_htmx",
     "template_partials",
     "ninja",
+    "axes",
+    "csp",
     "reviewapp",
 ]
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
+    "reviewapp.middleware.NulRefusalMiddleware",
+    "csp.middleware.CSPMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
@@ -70,6 +88,8 @@ MIDDLEWARE = [
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
+    # Last, as django-axes asks: it turns a lockout into the lockout page.
+    "axes.middleware.AxesMiddleware",
 ]
 
 ROOT_URLCONF = "reviewapp.urls"
@@ -87,6 +107,7 @@ TEMPLATES = [
                 "django.contrib.messages.context_processors.messages",
                 "reviewapp.context.deployment",
                 "reviewapp.context.roles",
+                "csp.context_processors.nonce",
             ],
         },
     },
@@ -109,6 +130,51 @@ LOGIN_URL = "login"
 LOGIN_REDIRECT_URL = "home"
 LOGOUT_REDIRECT_URL = "login"
 
+# Login throttling (django-axes): after AXES_FAILURE_LIMIT wrong passwords for
+# one user name, that account is refused for the cool-off, even with the right
+# password, and the login page says so (HTTP 429). By account, not by address:
+# behind a proxy or an office's NAT every client shares one address, so
+# locking addresses would lock everyone out. `manage.py axes_reset_username
+# NAME` lifts a lockout early.
+AUTHENTICATION_BACKENDS = [
+    "axes.backends.AxesStandaloneBackend",
+    "django.contrib.auth.backends.ModelBackend",
+]
+AXES_FAILURE_LIMIT = env_int("DJANGO_LOGIN_FAILURE_LIMIT", 5)
+AXES_COOLOFF_TIME = timedelta(minutes=env_int("DJANGO_LOGIN_COOLOFF_MINUTES", 15))
+AXES_LOCKOUT_PARAMETERS = ["username"]
+# axes.W006 wants the address among the lockout parameters, for setups that
+# lock by address and user agent or cookie; locking by account has nothing
+# for an attacker to rotate.
+SILENCED_SYSTEM_CHECKS = ["axes.W006"]
+AXES_RESET_ON_SUCCESS = True
+AXES_LOCKOUT_TEMPLATE = "registration/login.html"
+
+# Pipeline tokens (reviewapp.models.ApiToken) expire after this many days
+# unless their maker chooses another lifetime, never more than the maximum.
+API_TOKEN_DAYS = env_int("REVIEWAPP_API_TOKEN_DAYS", 90)
+API_TOKEN_MAX_DAYS = env_int("REVIEWAPP_API_TOKEN_MAX_DAYS", 365)
+
+# Content-Security-Policy (django-csp): scripts and style sheets only from
+# this site, or an inline script that carries the request's nonce
+# (CSP_NONCE in templates); no eval. Style attributes stay allowed because
+# the progress bars set their width in one, from a number the server computed,
+# and htmx swaps them in every second; a style attribute cannot run script,
+# and <style> elements and foreign style sheets stay blocked.
+CONTENT_SECURITY_POLICY = {
+    "DIRECTIVES": {
+        "default-src": [SELF],
+        "script-src": [SELF, NONCE],
+        "style-src": [SELF],
+        "style-src-attr": ["'unsafe-inline'"],
+        "img-src": [SELF, "data:"],
+        "object-src": [NONE],
+        "base-uri": [NONE],
+        "form-action": [SELF],
+        "frame-ancestors": [NONE],
+    }
+}
+
 LANGUAGE_CODE = "en"
 TIME_ZONE = env("TIME_ZONE", "UTC")
 USE_I18N = True
@@ -117,6 +183,10 @@ USE_TZ = True
 STATIC_URL = "static/"
 STATICFILES_DIRS = [BASE_DIR / "static"]
 STATIC_ROOT = Path(env("STATIC_ROOT", str(BASE_DIR / "staticfiles")))
+# Outside production whitenoise serves static files straight from the apps
+# and static/, so runserver shows a styled site with DEBUG off and no
+# collectstatic; production serves the collected, hashed copies.
+WHITENOISE_USE_FINDERS = not PRODUCTION
 STORAGES = {
     "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
     "staticfiles": {
@@ -134,6 +204,10 @@ DATA_DIR = Path(env("REVIEWAPP_DATA_DIR", str(BASE_DIR / "var")))
 MEDIA_ROOT = DATA_DIR / "media"
 # Files above this size are refused before they are stored.
 MAX_UPLOAD_BYTES = int(env("REVIEWAPP_MAX_UPLOAD_MB", "1024")) * 1024 * 1024
+# A line of a run log or question set (one answer, one question) longer than
+# this is refused with a line error: scoring a huge answer is slow and its
+# per-number results are bigger still.
+MAX_ANSWER_BYTES = env_int("REVIEWAPP_MAX_ANSWER_KB", 100) * 1024
 
 # Answers per scoring task: each running worker takes chunks of this size.
 SCORING_CHUNK_ANSWERS = int(env("REVIEWAPP_SCORING_CHUNK", "20000"))
@@ -148,6 +222,31 @@ CELERY_TASK_ACKS_LATE = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_TASK_DEFAULT_QUEUE = env("CELERY_TASK_DEFAULT_QUEUE", "reviewapp")
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
+# A task is acknowledged when it ends, so a message whose worker died is
+# delivered again: at once when a pool process dies, and after the visibility
+# timeout when the whole worker does. The timeout must outlast the longest
+# task (a 1M-line ingest takes about a minute, a chunk a few seconds) and be
+# far shorter than Redis's default hour; the leases and the sweep below
+# usually take the work up sooner.
+CELERY_TASK_REJECT_ON_WORKER_LOST = True
+CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": env_int("WORK_VISIBILITY_TIMEOUT", 600)}
+CELERY_BROKER_CONNECTION_TIMEOUT = 2
+
+# Work claims (reviewapp/services/work.py): a lease renewed while a worker
+# works; work whose lease ran out is taken up again, at most
+# WORK_MAX_ATTEMPTS times, then failed with the reason. Work handed to the
+# broker and not started within WORK_STALE_SECONDS is sent again, and a run
+# or scoring with no progress for that long can be tried again from its page.
+WORK_LEASE_SECONDS = env_int("WORK_LEASE_SECONDS", 60)
+WORK_MAX_ATTEMPTS = env_int("WORK_MAX_ATTEMPTS", 3)
+WORK_STALE_SECONDS = env_int("WORK_STALE_SECONDS", 300)
+WORK_SWEEP_SECONDS = env_int("WORK_SWEEP_SECONDS", 30)
+# An upload must not hang on a broker that is down: try briefly, then store
+# the run as waiting; the sweep queues it when the broker is back.
+WORK_PUBLISH_RETRY = {"max_retries": 2, "interval_start": 0, "interval_step": 0.5, "interval_max": 0.5}
+CELERY_BEAT_SCHEDULE = {
+    "sweep-work": {"task": "reviewapp.tasks.sweep_work_task", "schedule": float(WORK_SWEEP_SECONDS)},
+}
 
 # Live progress of long tasks goes through the cache, because the rows being
 # written are invisible to the web process until their transaction commits.

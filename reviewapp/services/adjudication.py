@@ -13,6 +13,9 @@ from reviewapp.models import Adjudication, Assignment, CalibrationItem, Judgemen
 from reviewapp.services.review import create_once
 from reviewapp.services.samples import new_alias
 from reviewapp.services.uploads import UploadRejected
+from scoring import logfile
+
+CALIBRATION_GROUP_MAX_LENGTH = 100
 
 
 @dataclass
@@ -33,8 +36,11 @@ class Decision:
 def decision_errors(decision: Decision, *, previous: Adjudication | None, raised: bool) -> list[str]:
     """What a decision lacks. Every decision has a reason; a final one has a
     grade; a pending item is settled only by recording the evidence that
-    settles it; a raised material error is confirmed in full or dismissed."""
+    settles it; a raised material error is confirmed in full or dismissed;
+    no field holds the NUL character, which cannot be stored."""
     errors = []
+    if logfile.holds_nul(list(vars(decision).values())):
+        errors.append("The NUL character (\\u0000) cannot be stored: remove it.")
     if not decision.reason.strip():
         errors.append("Give the reason for the decision.")
     if decision.addresses_question and not decision.pending and decision.grade not in Judgement.Grade.values:
@@ -65,11 +71,36 @@ def decision_errors(decision: Decision, *, previous: Adjudication | None, raised
     return errors
 
 
+class DecisionConflict(UploadRejected):
+    """Another lead decided the item after this one opened it; ``latest`` is
+    that decision."""
+
+    def __init__(self, latest: Adjudication):
+        self.latest = latest
+        super().__init__(
+            f"Another lead recorded decision {latest.revision} on this item after you opened it; "
+            "yours was not recorded. Read theirs, then decide again.",
+            status=409,
+        )
+
+
 def adjudication_submit(
-    *, item: SampleItem, lead, decision: Decision, submission_key: uuid.UUID
+    *,
+    item: SampleItem,
+    lead,
+    decision: Decision,
+    submission_key: uuid.UUID,
+    seen_revision: int | None = None,
 ) -> Adjudication:
     """Record a lead's decision as the item's next revision (a double submit
-    saves once). The readers' judgements are left as they are."""
+    saves once). The readers' judgements are left as they are.
+
+    ``seen_revision`` is the item's latest decision when the lead opened it
+    (0 for none): when another decision came in since, DecisionConflict is
+    raised and nothing is written. The check and the write happen under a
+    lock on the item, so of two leads deciding at once one is told.
+    Refuses (UploadRejected) a decision that lacks what decision_errors asks.
+    """
     if existing := Adjudication.objects.filter(submission_key=submission_key).first():
         return existing
     previous = item.adjudications.order_by("-revision").first()
@@ -82,7 +113,17 @@ def adjudication_submit(
 
     def create() -> Adjudication:
         SampleItem.objects.select_for_update().get(id=item.id)
+        # Under the lock: the same form sent twice at once is one decision,
+        # not a conflict with itself.
+        if existing := Adjudication.objects.filter(submission_key=submission_key).first():
+            return existing
         latest = item.adjudications.aggregate(n=Max("revision"))["n"] or 0
+        if seen_revision is not None and latest > seen_revision:
+            raise DecisionConflict(
+                Adjudication.objects.select_related("lead").get(item=item, revision=latest)
+            )
+        if seen_revision is not None and latest < seen_revision:
+            raise UploadRejected("The form does not match this item's decisions: reload it and decide again.")
         return Adjudication.objects.create(
             item=item,
             revision=latest + 1,
@@ -116,7 +157,17 @@ def calibration_add(
 ) -> list[SampleItem]:
     """Put the same facts, written in several forms, into a sample as items
     readers cannot tell from the others. Each reader of the sample gets every
-    form, at random places among the items they have not judged yet."""
+    form, at random places among the items they have not judged yet.
+
+    Refuses (UploadRejected) fewer than two forms, an unknown form, a missing
+    question, a language that is not a short code (logfile.language_problem),
+    a group over 100 characters and the NUL character anywhere."""
+    if logfile.holds_nul([group, question, language, evidence, variants]):
+        raise UploadRejected("the NUL character (\\u0000) cannot be stored: remove it")
+    if problem := logfile.language_problem(language):
+        raise UploadRejected(f"language: {problem}")
+    if len(group.strip()) > CALIBRATION_GROUP_MAX_LENGTH:
+        raise UploadRejected(f"group: at most {CALIBRATION_GROUP_MAX_LENGTH} characters")
     variants = {form: text.strip() for form, text in variants.items() if text.strip()}
     if len(variants) < 2:
         raise UploadRejected("write the same facts in at least two forms")

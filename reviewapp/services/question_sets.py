@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from pathlib import Path
 
+from django.conf import settings
 from django.db import IntegrityError, transaction
 
 from reviewapp.models import Question, QuestionSet, SetVersion
@@ -36,11 +37,15 @@ def set_version_create(
 
     With ``based_on``, the new version starts from that version's questions
     and the given ones replace or add to them. Refuses a version label that
-    exists already.
+    exists already or breaks the label rule (logfile.label_problem), and a
+    set name that breaks its rule (logfile.set_name_problem).
     """
     version = version.strip()
     if not version:
         raise UploadRejected("a set version is needed: give it in a header line, the file name or the form")
+    if problem := logfile.label_problem(version):
+        raise UploadRejected(f"set version: {problem}")
+    check_set_name(set_name)
     if SetVersion.objects.filter(version=version).exists():
         raise UploadRejected(
             f"set version {version} exists already; versions are never changed, choose a new one"
@@ -80,6 +85,13 @@ def set_version_create(
     return set_version
 
 
+def check_set_name(set_name: str) -> None:
+    """Refuse (UploadRejected, naming the field) a set name that breaks the
+    rule of logfile.set_name_problem; an empty one means the default set."""
+    if set_name.strip() and (problem := logfile.set_name_problem(set_name.strip())):
+        raise UploadRejected(f"set_name: {problem}")
+
+
 def _complete(question: dict) -> dict:
     """A question with every field, the ones it does not state left empty."""
     if len(question) == len(logfile.QUESTION_FIELDS) + len(logfile.QUESTION_OPTIONAL):
@@ -96,8 +108,10 @@ def set_version_upload(*, upload, version: str = "", set_name: str = "", created
 
     The version comes from the form, the file's header line or its name
     (questions_set-<version>.jsonl); when two of them disagree the upload is
-    refused, as is any bad line.
+    refused, as is any bad line (see scoring.logfile for the rules) and any
+    line longer than settings.MAX_ANSWER_BYTES.
     """
+    check_set_name(set_name)
     stored = store_upload(upload, folder="question-sets")
     try:
         version = resolve_version(
@@ -107,16 +121,18 @@ def set_version_upload(*, upload, version: str = "", set_name: str = "", created
             header=logfile.read_header(stored.path),
             name_match=logfile.SET_FILE_NAME.match(stored.name),
             file_name=stored.name,
+            form_field="version",
         )
+        limit = settings.MAX_ANSWER_BYTES
         try:
-            logfile.validate_questions(stored.path)
+            logfile.validate_questions(stored.path, max_line_bytes=limit)
         except logfile.LogFileError as error:
             raise _rejected(stored.name, error) from error
         # Valid: stream the questions in, however many there are.
         collector = logfile.ErrorCollector(limit=1)
         return set_version_create(
             version=version,
-            questions=logfile.iter_questions(stored.path, collector),
+            questions=logfile.iter_questions(stored.path, collector, max_line_bytes=limit),
             set_name=set_name,
             created_by=created_by,
             source_name=stored.name,
@@ -131,8 +147,9 @@ def set_version_from_combined_log(
     """Create, or revise into a new version, the question set from a log in
     the spec's combined form (answers carrying expected behaviour and values).
     The latest version of the named set is the base of a revision."""
+    check_set_name(set_name)
     try:
-        questions = logfile.questions_from_combined(path)
+        questions = logfile.questions_from_combined(path, max_line_bytes=settings.MAX_ANSWER_BYTES)
     except logfile.LogFileError as error:
         raise _rejected(file_name, error) from error
     base = SetVersion.objects.filter(question_set__name=set_name.strip() or DEFAULT_SET_NAME).first()

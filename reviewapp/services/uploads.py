@@ -2,12 +2,17 @@
 
 from __future__ import annotations
 
+import gzip
 import hashlib
 import uuid
+import zlib
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
 from django.conf import settings
+
+from scoring import logfile
 
 
 class UploadRejected(Exception):
@@ -31,10 +36,25 @@ def limit_text() -> str:
     return f"{settings.MAX_UPLOAD_BYTES / 1024 / 1024:,.0f} MB"
 
 
+GZIP_MAGIC = b"\x1f\x8b"
+# Enough of a file's start to tell UTF-16 or binary from UTF-8 text.
+SNIFF_BYTES = 4096
+
+
 def store_upload(upload, *, folder: str) -> StoredFile:
     """Copy an uploaded file into the data folder chunk by chunk, hashing as it
-    goes; refuse it once it passes the size limit. The caller renames or
-    removes the returned temporary file."""
+    goes; a gzip-compressed file is decompressed on the way, never held whole.
+    The caller renames or removes the returned temporary file.
+
+    Refuses (UploadRejected) a file past the size limit (counted
+    uncompressed), an empty one, a gzip file that cannot be read, and one
+    that is UTF-16, UTF-32 or compressed another way (logfile.encoding_problem).
+    """
+    name = clean_file_name(upload.name)
+    upload.seek(0)
+    compressed = upload.read(len(GZIP_MAGIC)) == GZIP_MAGIC
+    if compressed:
+        name = name.removesuffix(".gz")
     target = Path(settings.DATA_DIR) / folder
     target.mkdir(parents=True, exist_ok=True)
     path = target / f"incoming-{uuid.uuid4().hex}.part"
@@ -42,33 +62,77 @@ def store_upload(upload, *, folder: str) -> StoredFile:
     size = 0
     try:
         with open(path, "wb") as out:
-            for chunk in upload.chunks():
+            for chunk in _gunzipped(upload, name) if compressed else upload.chunks():
                 size += len(chunk)
                 if size > settings.MAX_UPLOAD_BYTES:
                     raise UploadRejected(
-                        f"{upload.name}: the file is larger than the limit of {limit_text()}",
+                        f"{name}: the file is larger{' uncompressed' if compressed else ''} "
+                        f"than the limit of {limit_text()}",
                         status=413,
                     )
                 digest.update(chunk)
                 out.write(chunk)
+        if size == 0:
+            raise UploadRejected(f"{name}: the file is empty")
+        with open(path, "rb") as stored:
+            if problem := logfile.encoding_problem(stored.read(SNIFF_BYTES)):
+                raise UploadRejected(f"{name}: {problem}")
     except BaseException:
         path.unlink(missing_ok=True)
         raise
-    if size == 0:
-        path.unlink(missing_ok=True)
-        raise UploadRejected(f"{upload.name}: the file is empty")
-    return StoredFile(path=path, name=Path(upload.name).name, sha256=digest.hexdigest(), size=size)
+    return StoredFile(path=path, name=name, sha256=digest.hexdigest(), size=size)
 
 
-def resolve_version(what: str, key: str, *, given: str, header: dict, name_match, file_name: str) -> str:
-    """The version named by the form, the file's header line and its name:
-    refused when none names it or two disagree."""
+def _gunzipped(upload, name: str) -> Iterator[bytes]:
+    upload.seek(0)
+    try:
+        with gzip.GzipFile(fileobj=upload, mode="rb") as unzipped:
+            while chunk := unzipped.read(256 * 1024):
+                yield chunk
+    except (OSError, EOFError, zlib.error) as error:
+        raise UploadRejected(f"{name}: this file is gzip-compressed but cannot be read: {error}") from error
+
+
+def clean_file_name(name: str | None) -> str:
+    """The last part of an uploaded file's name, control characters made "_"
+    and cut to 200 characters (the tables keep 255)."""
+    name = Path(name or "").name
+    name = "".join(character if character.isprintable() else "_" for character in name)
+    if len(name) > 200:
+        stem, dot, suffix = name.rpartition(".")
+        name = f"{stem[: 190 - len(suffix)]}{dot}{suffix}" if dot and len(suffix) < 10 else name[:200]
+    return name or "upload.jsonl"
+
+
+def resolve_version(
+    what: str, key: str, *, given: str, header: dict, name_match, file_name: str, form_field: str = ""
+) -> str:
+    """The version named by the form, the file's header line and its name.
+
+    Refused when none names it, when two disagree, or when one is not a
+    valid label (logfile.label_problem: letters, digits, '.', '_', '-', '+',
+    up to 100 characters); the error names the form field (``form_field``,
+    by default ``key``) or the header line's field.
+    """
+    header_value = header.get(key)
     sources = {
         "the form": given.strip(),
-        "the header line": str(header.get(key) or ""),
+        "the header line": "" if header_value in (None, "") else str(header_value),
         "the file name": name_match[key] if name_match else "",
     }
     named = {source: value for source, value in sources.items() if value}
+    places = {
+        "the form": form_field or key,
+        "the header line": f"{file_name}: line 1, field {key}",
+        "the file name": f"{file_name}: the {what} in the file name",
+    }
+    problems = [
+        f"{places[source]}: {problem}"
+        for source, value in named.items()
+        if (problem := logfile.label_problem(value))
+    ]
+    if problems:
+        raise UploadRejected(problems)
     values = set(named.values())
     if len(values) > 1:
         said = ", ".join(f"{source} says {value!r}" for source, value in named.items())

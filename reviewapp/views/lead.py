@@ -1,7 +1,6 @@
 """The lead's workspace: the queue, adjudication, the material-error
 register, agreement between readers, and calibration items."""
 
-import csv
 import json
 import uuid
 from datetime import datetime, time
@@ -11,14 +10,19 @@ from django.contrib.auth import get_user_model
 from django.http import HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.utils import timezone
-from django.utils.dateparse import parse_date
 from django.views.decorators.http import require_GET, require_http_methods
 
-from reviewapp import lead
+from reviewapp import csv_cells, lead
+from reviewapp.forms import DateRangeForm
 from reviewapp.models import AnswerCheck, Finding, Judgement, Role, Sample, SampleItem
 from reviewapp.roles import READERS_OF_RUNS, WRITERS, has_role, role_required
 from reviewapp.selectors import marked_text
-from reviewapp.services.adjudication import Decision, adjudication_submit, calibration_add
+from reviewapp.services.adjudication import (
+    Decision,
+    DecisionConflict,
+    adjudication_submit,
+    calibration_add,
+)
 from reviewapp.services.uploads import UploadRejected
 from scoring.agreement import ALPHA_FLOOR
 
@@ -67,6 +71,7 @@ def adjudicate(request, item_id: int):
     )
     rubric_questions = list(item.sample.rubric_version.questions.all())
     errors: list[str] = []
+    conflict = None
     if request.method == "POST":
         decision = _decision(request.POST, rubric_questions)
         try:
@@ -74,7 +79,15 @@ def adjudicate(request, item_id: int):
         except ValueError:
             key = uuid.uuid4()
         try:
-            adjudication_submit(item=item, lead=request.user, decision=decision, submission_key=key)
+            adjudication_submit(
+                item=item,
+                lead=request.user,
+                decision=decision,
+                submission_key=key,
+                seen_revision=_int(request.POST.get("seen_revision")),
+            )
+        except DecisionConflict as changed:
+            conflict = changed.latest
         except UploadRejected as rejected:
             errors = rejected.errors
         else:
@@ -92,6 +105,7 @@ def adjudicate(request, item_id: int):
                 }
             )
     history = list(item.adjudications.select_related("lead").order_by("-revision"))
+    posted = request.POST if errors or conflict else None
     return render(
         request,
         "lead/adjudicate.html",
@@ -108,9 +122,13 @@ def adjudicate(request, item_id: int):
             "grades": Judgement.Grade.choices,
             "error_kinds": Judgement.ErrorKind.choices,
             "submission_key": uuid.uuid4(),
-            "posted": request.POST if errors else None,
+            # The form carries the decision the lead saw, so that one made
+            # meanwhile by someone else is shown instead of overwritten.
+            "seen_revision": history[0].revision if history else 0,
+            "conflict": conflict,
+            "posted": posted,
         },
-        status=400 if errors else 200,
+        status=409 if conflict else (400 if errors else 200),
     )
 
 
@@ -156,7 +174,7 @@ def material_register(request):
     if request.GET.get("format") == "csv":
         response = HttpResponse(content_type="text/csv; charset=utf-8")
         response["Content-Disposition"] = 'attachment; filename="material-errors.csv"'
-        writer = csv.writer(response)
+        writer = csv_cells.writer(response)
         writer.writerow(
             ["status", "kind", "claim", "evidence", "effect", "assistant_version", "question_id",
              "sample", "item", "decided_by", "decided_at", "reason"]
@@ -180,14 +198,24 @@ def material_register(request):
 @require_GET
 @role_required(*READERS_OF_RUNS)
 def agreement_view(request, sample_id: int | None = None):
+    date_errors: list[str] = []
     if sample_id is not None:
         samples = [get_object_or_404(Sample.objects.select_related("rubric_version"), id=sample_id)]
         title = samples[0].name
         date_from = date_to = None
     else:
         today = timezone.localdate()
-        date_from = parse_date(request.GET.get("from", "")) or today.replace(day=1)
-        date_to = parse_date(request.GET.get("to", "")) or today
+        dates = DateRangeForm(request.GET)
+        if not dates.is_valid():
+            date_errors = [
+                f"{'' if field == '__all__' else field + ': '}{message}"
+                for field, messages in dates.errors.items()
+                for message in messages
+            ]
+        date_from = dates.cleaned_data.get("from") or today.replace(day=1)
+        date_to = dates.cleaned_data.get("to") or today
+        if date_from > date_to:
+            date_from, date_to = today.replace(day=1), today
         samples = lead.samples_between(
             timezone.make_aware(datetime.combine(date_from, time.min)),
             timezone.make_aware(datetime.combine(date_to, time.max)),
@@ -205,8 +233,10 @@ def agreement_view(request, sample_id: int | None = None):
             "calibration": lead.calibration_results(samples),
             "date_from": date_from,
             "date_to": date_to,
+            "date_errors": date_errors,
             "sample_id": sample_id,
         },
+        status=400 if date_errors else 200,
     )
 
 

@@ -1,6 +1,7 @@
 from django.contrib import messages
 from django.core.exceptions import PermissionDenied
 from django.core.paginator import Paginator
+from django.http import Http404
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_GET, require_http_methods
 
@@ -46,6 +47,9 @@ def set_list(request):
 @require_GET
 @role_required(*READERS_OF_RUNS)
 def set_detail(request, version: str):
+    if "\x00" in version:
+        # No label holds NUL, and the database refuses to look one up.
+        raise Http404("No such set version.")
     set_version = get_object_or_404(
         SetVersion.objects.select_related("question_set", "based_on"), version=version
     )

@@ -7,6 +7,7 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.utils import timezone
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
+from reviewapp import lead
 from reviewapp.forms import AssignForm, FailureIntoSetForm, RubricForm, SampleDrawForm
 from reviewapp.models import Question, Role, Rubric, Sample, SampleItem
 from reviewapp.roles import READERS_OF_RUNS, WRITERS, has_role, role_required
@@ -83,7 +84,7 @@ def sample_detail(request, sample_id: int):
         id=sample_id,
     )
     items = list(
-        sample.items.select_related("answer").prefetch_related(
+        sample.items.select_related("answer", "calibration").prefetch_related(
             "assignments__reviewer", "assignments__judgements"
         )
     )
@@ -140,11 +141,13 @@ def sample_assign_view(request, sample_id: int):
 def sample_item(request, sample_id: int, position: int):
     item = get_object_or_404(
         SampleItem.objects.select_related(
-            "sample", "answer__run__assistant_version", "answer__run__set_version"
+            "sample", "calibration", "answer__run__assistant_version", "answer__run__set_version"
         ),
         sample_id=sample_id,
         position=position,
     )
+    if item.calibration_id:
+        return _calibration_item(request, item)
     answer = item.answer
     question = Question.objects.filter(
         set_version=answer.run.set_version, question_id=answer.question_id
@@ -190,6 +193,26 @@ def sample_item(request, sample_id: int, position: int):
             "can_write": has_role(request.user, *WRITERS),
         },
         status=400 if errors or (request.method == "POST" and not form.is_valid()) else 200,
+    )
+
+
+def _calibration_item(request, item: SampleItem):
+    """A calibration item has no logged answer and no question set behind
+    it: the page shows what readers see and their judgements, and offers
+    nothing to add to a set."""
+    errors = ["A calibration item comes from no question set: there is nothing to add it to."]
+    assignments = item.assignments.select_related("reviewer").prefetch_related("judgements__author")
+    return render(
+        request,
+        "samples/item.html",
+        {
+            "item": item,
+            **lead.item_content(item),
+            "assignments": assignments,
+            "errors": errors if request.method == "POST" else [],
+            "can_write": False,
+        },
+        status=400 if request.method == "POST" else 200,
     )
 
 
