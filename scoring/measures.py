@@ -8,8 +8,9 @@ add up exactly.
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 
 import numpy as np
 import pandas as pd
@@ -56,7 +57,11 @@ DISTINCT_DENOMINATORS = {
     "unsupported_numbers": "distinct numbers stated per answer, years left out",
 }
 
-FINDING_KINDS = ("numeric", "unsupported", "refusal", "declined", "citation", "not_run")
+FINDING_KINDS = ("numeric", "unsupported", "refusal", "declined", "citation", "not_run", "failed")
+
+# A line whose status is not "ok" (spec 004: a delivery failure or timeout)
+# has no answer to score.
+FAILURE_STATUSES = ("error", "timeout", "cancelled", "refused_quota")
 
 DEFAULT_SLICES = ("language",)
 
@@ -174,7 +179,15 @@ def check_answer(
     ``expected_behaviour`` ("answer" or "decline") and ``expected_values``.
     ``keep_numbers`` keeps each number with what it matched (for showing the
     answer); scoring alone does without.
+
+    A line whose ``status`` is not "ok" has no answer: it counts as a failure
+    of every measure a question counts in (numeric accuracy and answer rate,
+    or refusal accuracy) and is listed as a "failed" finding with its
+    reason; it is never a knowledge error, so it states no number.
     """
+    status = answer.get("status") or "ok"
+    if status != "ok":
+        return failed_check(answer, question, slice_fields=slice_fields)
     question_id = answer["question_id"]
     expected_values = question.get("expected_values") or ()
     retrieved_values = answer.get("retrieved_values") or ()
@@ -267,19 +280,62 @@ def check_answer(
     return AnswerCheck(question_id, fields, counts, number_checks, findings)
 
 
-def not_run_check(question: Mapping, *, slice_fields: Sequence[str] = DEFAULT_SLICES) -> AnswerCheck:
-    """The check of a question of the set that the run holds no answer for:
-    a failure of numeric accuracy and answer rate, or of refusal accuracy,
-    so that nothing leaves the denominator. Sliced by the question's fields."""
-    question_id = question["question_id"]
+def _question_failure_counts(question: Mapping) -> list[int]:
+    """Counts of an attempt with no answer: n = 1, k = 0 where a question counts."""
     counts = [0] * len(COUNT_COLUMNS)
     if question["expected_behaviour"] == "answer":
         counts[NUMERIC_N] = counts[ANSWER_N] = 1
     else:
         counts[REFUSAL_N] = 1
+    return counts
+
+
+def failed_check(
+    answer: Mapping, question: Mapping, *, slice_fields: Sequence[str] = DEFAULT_SLICES
+) -> AnswerCheck:
+    """The check of an attempt that ended without an answer (error, timeout,
+    cancelled, refused by quota): unresolved wherever a question counts, with
+    the platform's, tool's or cancellation's reason kept."""
+    status = answer.get("status") or "error"
+    reason = answer.get("status_reason") or "no reason given"
+    fields = tuple(answer[name] if name in answer else question.get(name) for name in slice_fields)
+    finding = Finding(
+        answer["question_id"], "failed", f"{status}: {reason} (no answer; not a knowledge error)"
+    )
+    return AnswerCheck(answer["question_id"], fields, _question_failure_counts(question), [], [finding])
+
+
+def not_run_check(question: Mapping, *, slice_fields: Sequence[str] = DEFAULT_SLICES) -> AnswerCheck:
+    """The check of a question of the set that the run holds no answer for:
+    a failure of numeric accuracy and answer rate, or of refusal accuracy,
+    so that nothing leaves the denominator. Sliced by the question's fields."""
+    question_id = question["question_id"]
+    counts = _question_failure_counts(question)
     fields = tuple(question.get(name) for name in slice_fields)
     finding = Finding(question_id, "not_run", "the run holds no answer to this question")
     return AnswerCheck(question_id, fields, counts, [], [finding])
+
+
+def not_run_checks(
+    questions: Mapping[str, Mapping],
+    attempts: Mapping[str, int],
+    *,
+    repetitions: int = 1,
+    slice_fields: Sequence[str] = DEFAULT_SLICES,
+) -> list[AnswerCheck]:
+    """One not-run check for every attempt of every question that the run
+    did not make: R minus the attempts it holds (``attempts`` counts them by
+    question id)."""
+    checks = []
+    for question_id, question in questions.items():
+        missing = repetitions - attempts.get(question_id, 0)
+        checks += [not_run_check(question, slice_fields=slice_fields) for _ in range(max(missing, 0))]
+    return checks
+
+
+def answered(check: AnswerCheck) -> bool:
+    """False for an attempt that has no answer: it failed or was not run."""
+    return not any(finding.kind in ("failed", "not_run") for finding in check.findings)
 
 
 def slice_counts(
@@ -331,15 +387,21 @@ class RunScores:
     slices: dict[str, dict[str, dict[str, int]]]
     findings: list[Finding]
     options: Options = DEFAULT_OPTIONS
-    not_run: int = 0  # questions of the set that the run holds no answer for
+    not_run: int = 0  # attempts of the set's questions that the run does not hold
+    repetitions: int = 1
+    stable: dict = field(default_factory=dict)  # per slice and measure, when R >= 2
 
     def as_dict(self) -> dict:
-        return {
+        result = {
             "answers": self.answers,
             "not_run": self.not_run,
+            "repetitions": self.repetitions,
             "slices": self.slices,
             "findings": [finding.as_dict() for finding in self.findings],
         }
+        if self.repetitions > 1:
+            result["stable"] = self.stable
+        return result
 
 
 def score_run(
@@ -348,25 +410,32 @@ def score_run(
     *,
     slice_fields: Sequence[str] = DEFAULT_SLICES,
     options: Options = DEFAULT_OPTIONS,
+    repetitions: int = 1,
 ) -> RunScores:
-    """Score a whole run: per-slice counts and findings. Every answer's
-    question must be in ``questions``; a question without an answer counts
-    as not run."""
+    """Score a whole run: per-slice counts and findings, and with
+    ``repetitions`` of 2 or more the stable resolution. Every answer's
+    question must be in ``questions``; each of a question's R attempts that
+    the run does not hold counts as not run."""
+    from scoring.repeats import repeat_figures, tally
+
     checks = [
         check_answer(a, questions[a["question_id"]], slice_fields=slice_fields, options=options)
         for a in answers
     ]
-    answered = {check.question_id for check in checks}
-    not_run = [
-        not_run_check(question, slice_fields=slice_fields)
-        for question_id, question in questions.items()
-        if question_id not in answered
-    ]
+    attempts = Counter(check.question_id for check in checks)
+    not_run = not_run_checks(questions, attempts, repetitions=repetitions, slice_fields=slice_fields)
     checks += not_run
+    stable = {}
+    if repetitions > 1:
+        stable = repeat_figures(
+            tally(checks, answered=answered), repetitions=repetitions, slice_fields=slice_fields
+        )
     return RunScores(
         answers=len(checks) - len(not_run),
         slices=merge_slice_counts(slice_counts(checks, slice_fields=slice_fields)),
         findings=[finding for check in checks for finding in check.findings],
         options=options,
         not_run=len(not_run),
+        repetitions=repetitions,
+        stable=stable,
     )

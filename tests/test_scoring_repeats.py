@@ -1,0 +1,119 @@
+"""Repeated runs: failures as results, not-run attempts, stable resolution,
+and intervals that allow for attempts of one question being alike."""
+
+import numpy as np
+import pytest
+import statsmodels.api as sm
+
+from scoring.measures import check_answer, score_run
+from scoring.repeats import clustered_rate
+
+
+def question(question_id, behaviour="answer", values=(41.0,), language="en"):
+    return {
+        "question_id": question_id,
+        "language": language,
+        "expected_behaviour": behaviour,
+        "expected_values": list(values),
+    }
+
+
+def answer(question_id, text, *, attempt=1, language="en", status="ok", **extra):
+    return {
+        "question_id": question_id,
+        "attempt": attempt,
+        "language": language,
+        "answer": text,
+        "declined": False,
+        "retrieved_values": [41.0, 12.0],
+        "retrieved_ids": ["A_SERIES"],
+        "cited_ids": [],
+        "status": status,
+        **extra,
+    }
+
+
+def test_a_timeout_is_unresolved_for_every_measure_a_question_counts_in_and_never_a_knowledge_error():
+    check = check_answer(
+        answer("q1", "", status="timeout", status_reason="stopped at the 600 s limit"), question("q1")
+    )
+    assert (check.count("numeric_accuracy_k"), check.count("numeric_accuracy_n")) == (0, 1)
+    assert (check.count("answer_rate_k"), check.count("answer_rate_n")) == (0, 1)
+    assert check.count("unsupported_numbers_n") == check.count("unsupported_answers_n") == 0
+    [finding] = check.findings
+    assert (finding.kind, finding.detail) == (
+        "failed",
+        "timeout: stopped at the 600 s limit (no answer; not a knowledge error)",
+    )
+    refusal = check_answer(answer("q2", "", status="error"), question("q2", "decline", ()))
+    assert (refusal.count("refusal_accuracy_k"), refusal.count("refusal_accuracy_n")) == (0, 1)
+
+
+# A hand-made three-attempt run: q1 right in all three attempts; q2 right in
+# two and timed out in the third; q3 (to be declined) declined twice and
+# answered once; q4 right once and never run again (two attempts missing).
+THREE_ATTEMPTS = [
+    answer("q1", "It was 41.", attempt=1),
+    answer("q1", "It was 41.", attempt=2),
+    answer("q1", "It was 41.", attempt=3),
+    answer("q2", "It was 41.", attempt=1),
+    answer("q2", "It was 41.", attempt=2),
+    answer("q2", "", attempt=3, status="timeout", status_reason="600 s"),
+    {**answer("q3", "No.", attempt=1), "declined": True},
+    {**answer("q3", "No.", attempt=2), "declined": True},
+    answer("q3", "About 12.", attempt=3),
+    answer("q4", "It was 41.", attempt=1),
+]
+QUESTIONS = {
+    q["question_id"]: q
+    for q in (question("q1"), question("q2"), question("q3", "decline", ()), question("q4"))
+}
+
+
+def test_every_rate_divides_by_n_equal_to_q_times_r():
+    scores = score_run(THREE_ATTEMPTS, QUESTIONS, repetitions=3)
+    assert (scores.answers, scores.not_run) == (10, 2)
+    # 3 questions expecting an answer × 3 attempts = 9: 6 hits (q1 3, q2 2, q4 1).
+    assert scores.slices["all"]["numeric_accuracy"] == {"k": 6, "n": 9}
+    assert scores.slices["all"]["refusal_accuracy"] == {"k": 2, "n": 3}
+    kinds = [f.kind for f in scores.findings]
+    assert (kinds.count("failed"), kinds.count("not_run")) == (1, 2)
+
+
+def test_it_counts_stable_resolution_on_a_three_attempt_run():
+    stable = score_run(THREE_ATTEMPTS, QUESTIONS, repetitions=3).stable["all"]
+    numeric = stable["numeric_accuracy"]
+    assert numeric["stable"] == {"k": 1, "n": 3}  # only q1 passed all three
+    assert numeric["distribution"] == {"3 of 3": 1, "2 of 3": 1, "1 of 3": 1, "0 of 3": 0}
+    assert stable["refusal_accuracy"]["stable"] == {"k": 0, "n": 1}
+    assert stable["refusal_accuracy"]["distribution"]["2 of 3"] == 1
+    over = numeric["over_attempts"]
+    assert (over["k"], over["n"], over["clusters"]) == (6, 9, 3)
+    assert over["low"] < 6 / 9 < over["high"]
+
+
+def test_it_reports_no_stable_resolution_for_single_runs():
+    scores = score_run(THREE_ATTEMPTS[:1], {"q1": QUESTIONS["q1"]}, repetitions=1)
+    assert scores.stable == {}
+    assert "stable" not in scores.as_dict()
+
+
+def test_the_clustered_interval_uses_statsmodels_cluster_robust_variance():
+    k, n = np.array([3, 2, 0, 1, 3, 3]), np.array([3, 3, 3, 3, 3, 3])
+    result = clustered_rate(k, n)
+    y = np.concatenate([[1] * kq + [0] * (nq - kq) for kq, nq in zip(k, n, strict=True)])
+    groups = np.repeat(np.arange(6), 3)
+    fit = sm.OLS(y, np.ones(len(y))).fit(cov_type="cluster", cov_kwds={"groups": groups})
+    p = 12 / 18
+    assert result["effective_n"] == pytest.approx(p * (1 - p) / fit.bse[0] ** 2, abs=0.01)
+    assert result["clusters"] <= result["effective_n"] <= 18
+
+
+def test_identical_attempts_count_once_each_question():
+    # Every question's three attempts agree: they carry no more than one attempt each.
+    result = clustered_rate(np.array([3, 0, 3, 3, 0, 3]), np.array([3, 3, 3, 3, 3, 3]))
+    assert result["effective_n"] == 6
+    assert (result["low"], result["high"]) != (0.0, 1.0)
+    every = clustered_rate(np.array([3, 3]), np.array([3, 3]))
+    assert (every["rate"], every["high"], every["effective_n"]) == (1.0, 1.0, 2)
+    assert every["low"] < 1.0
