@@ -25,6 +25,7 @@ import math
 import random
 import re
 from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
 
 __all__ = ["generate_question_set", "generate_run", "write_jsonl"]
 
@@ -981,9 +982,25 @@ def _answer_row(
     long: bool,
 ) -> dict:
     # One search per record, sometimes a retry; writing a long answer and
-    # each extra call cost time, on top of a skewed model latency.
-    tool_calls = len(records) + (1 if rng.random() < 0.25 else 0)
-    latency = rng.lognormvariate(math.log(1400), 0.45) + 350 * tool_calls + (900 if long else 0)
+    # each extra call cost time, on top of a skewed model latency, and one
+    # answer in fifty waits on a slow platform (the long tail).
+    calls = len(records) + (1 if rng.random() < 0.25 else 0)
+    latency = rng.lognormvariate(math.log(1400), 0.45) + 350 * calls + (900 if long else 0)
+    if rng.random() < 0.02:
+        latency += rng.uniform(20_000, 90_000)
+    submitted = _EPOCH + timedelta(seconds=rng.uniform(0, 86_400))
+    received = submitted + timedelta(milliseconds=int(latency))
+    tool_calls = []
+    for number in range(calls):
+        started = submitted + timedelta(milliseconds=200 + 350 * number)
+        tool_calls.append(
+            {
+                "id": f"call-{number + 1}",
+                "name": "search_series",
+                "started_at": _stamp(started),
+                "ended_at": _stamp(started + timedelta(milliseconds=300)),
+            }
+        )
     return {
         "question_id": question["question_id"],
         "language": question["language"],
@@ -993,9 +1010,17 @@ def _answer_row(
         "cited_ids": cited_ids,
         "declined": declined,
         "retrieved_records": [record.as_row() for record in records],
-        "latency_ms": int(latency),
+        "submitted_at": _stamp(submitted),
+        "received_at": _stamp(received),
         "tool_calls": tool_calls,
     }
+
+
+_EPOCH = datetime(2026, 3, 2, 8, 0, tzinfo=UTC)
+
+
+def _stamp(moment: datetime) -> str:
+    return moment.isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
 def generate_run(
@@ -1004,9 +1029,14 @@ def generate_run(
     answers: int,
     seed: int,
     assistant_version: str = "assistant-demo-2.0",
+    repetitions: int = 1,
+    timeout_share: float = 0.0,
+    timeout_s: int = 600,
 ) -> list[dict]:
     """Return ``answers`` logged answers to ``question_set``, the same for
-    the same questions and seed.
+    the same questions and seed; with ``repetitions`` above 1, that many
+    attempts of each question (each line then carries ``attempt``), a
+    ``timeout_share`` of them stopped at ``timeout_s`` without an answer.
 
     Answers go to the questions in order (question ``i % len``), one per
     question, so a run of ``len(question_set)`` answers covers the whole set.
@@ -1029,11 +1059,34 @@ def generate_run(
     rows = []
     for index in range(answers):
         question = question_set[index % len(question_set)]
-        if question["expected_behaviour"] == "decline":
-            rows.append(_respond_to_decline_question(rng, question))
-        else:
-            rows.append(_respond_to_answer_question(rng, question))
+        for attempt in range(1, repetitions + 1):
+            if question["expected_behaviour"] == "decline":
+                row = _respond_to_decline_question(rng, question)
+            else:
+                row = _respond_to_answer_question(rng, question)
+            if repetitions > 1:
+                row["attempt"] = attempt
+            if rng.random() < timeout_share:
+                row = _timed_out(row, timeout_s)
+            rows.append(row)
     return rows
+
+
+def _timed_out(row: dict, timeout_s: int) -> dict:
+    """The attempt as a runner logs a timeout: when it was asked, when it was
+    stopped, and no answer."""
+    submitted = datetime.fromisoformat(row["submitted_at"])
+    stopped = submitted + timedelta(seconds=timeout_s)
+    return {
+        "question_id": row["question_id"],
+        "language": row["language"],
+        **({"attempt": row["attempt"]} if "attempt" in row else {}),
+        "status": "timeout",
+        "status_reason": f"no final answer within {timeout_s} s",
+        "submitted_at": row["submitted_at"],
+        "stopped_at": _stamp(stopped),
+        "tool_calls": row["tool_calls"],
+    }
 
 
 def write_jsonl(path, rows: list[dict], *, header: dict | None = None) -> None:

@@ -31,7 +31,8 @@ ANSWER_KEYS = [
     "cited_ids",
     "declined",
     "retrieved_records",
-    "latency_ms",
+    "submitted_at",
+    "received_at",
     "tool_calls",
 ]
 
