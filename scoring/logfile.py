@@ -4,6 +4,15 @@ A run log (spec 000, recipe 4.1) is one JSON object per line. Its first line
 may be a header naming the versions: {"assistant_version": ..., "set_version": ...}.
 A question set is the same, with a {"set_version": ...} header.
 
+A run log's header may also say how the run was made (spec 004, see RunPlan):
+``repetitions``, how many times each question was asked (1 unless stated; each
+line then says which ``attempt`` it is, from 1), ``timeout_s``, the limit an
+attempt ran under (600 unless stated), and ``repeats``, the run it repeats.
+An attempt that ended without an answer says so with ``status`` (error,
+timeout, cancelled, refused_quota; ok unless stated), ``status_reason`` and
+``stopped_at``; it is a result, and needs none of an answer's own fields.
+Timestamps, latency_ms and tool_calls are checked by scoring.timing.
+
 Readers never stop at the first problem: they report every bad line with its
 number, the field and the reason, so a file can be fixed in one pass.
 
@@ -22,7 +31,11 @@ What a file may hold (each rule a line error naming the line and the field):
 - no string anywhere holding the NUL character (JSON "\u0000"): PostgreSQL
   cannot store it;
 - no line longer than the limit the caller gives (the app passes
-  REVIEWAPP_MAX_ANSWER_KB, 100 KB by default).
+  REVIEWAPP_MAX_ANSWER_KB, 100 KB by default);
+- an attempt from 1 to the header's repetitions, stated on every line when
+  there are several; each attempt of a question once, and a question's
+  attempts without gaps (1 and 3 without 2 is refused; 1 and 2 of 3 are not:
+  the third was not run).
 
 A file must be UTF-8 text: ``encoding_problem`` names a compressed, UTF-16 or
 UTF-32 file from its first bytes.
@@ -39,6 +52,8 @@ from pathlib import Path
 
 import orjson
 
+from scoring.timing import timing_errors
+
 ANSWER_FIELDS = {
     "question_id": str,
     "language": str,
@@ -48,6 +63,18 @@ ANSWER_FIELDS = {
     "cited_ids": list,
     "declined": bool,
 }
+
+# An answer's own fields: a line whose status is not "ok" has no answer, and
+# may leave them out (or give them empty or null).
+ANSWER_CONTENT_FIELDS = frozenset({"retrieved_ids", "retrieved_values", "answer", "cited_ids", "declined"})
+
+DEFAULT_REPETITIONS = 1
+DEFAULT_TIMEOUT_S = 600
+# Bounds that catch a slip (600 repetitions for a 600 s timeout) while leaving
+# room for any real plan.
+MAX_REPETITIONS = 100
+MAX_TIMEOUT_S = 24 * 60 * 60
+REPEATS_MAX_LENGTH = 200
 
 QUESTION_FIELDS = {
     "question_id": str,
@@ -349,9 +376,13 @@ def _json_reason(error: orjson.JSONDecodeError) -> str:
     return f"{reason} at column {error.colno}"
 
 
+HEADER_FIELDS = frozenset({"assistant_version", "set_version", "repetitions", "timeout_s", "repeats"})
+
+
 def is_header(record: dict) -> bool:
-    """A header names versions and is not itself an answer or a question."""
-    return "question_id" not in record and bool({"assistant_version", "set_version"} & record.keys())
+    """A header names versions or the run's plan, and is not itself an answer
+    or a question."""
+    return "question_id" not in record and not HEADER_FIELDS.isdisjoint(record)
 
 
 _NUMBER_TYPES = frozenset({int, float})
@@ -367,15 +398,32 @@ def _all_strings(values: list) -> bool:
     return set(map(type, values)) <= _STRING_TYPE
 
 
-def answer_errors(number: int, record: dict) -> list[LineError]:
-    """Everything wrong with one answer line (empty when it is valid)."""
+def answer_errors(number: int, record: dict, *, repetitions: int = DEFAULT_REPETITIONS) -> list[LineError]:
+    """Everything wrong with one answer line (empty when it is valid), for a
+    run whose header declares ``repetitions``.
+
+    A line whose status is not "ok" (an error, timeout, cancellation or quota
+    refusal) needs only question_id and language; the answer's own fields,
+    when it gives them, still have their types. Timing and tool-call fields
+    are checked by scoring.timing.timing_errors."""
     errors = []
+    status = record.get("status")
+    # An unknown status is timing_errors' to name; the line is not held to
+    # an answer's fields on top of it.
+    answered = status is None or status == "ok"
     for name, expected in ANSWER_FIELDS.items():
         value = record.get(name, _MISSING)
-        if value is _MISSING:
-            errors.append(LineError(number, name, "missing"))
+        if value is _MISSING or (value is None and not answered):
+            if answered or name not in ANSWER_CONTENT_FIELDS:
+                errors.append(LineError(number, name, "missing"))
         elif type(value) is not expected:
             errors.append(LineError(number, name, _type_error(name, expected, value)))
+    if attempt_error := _attempt_error(number, record.get("attempt", _MISSING), repetitions):
+        errors.append(attempt_error)
+    reason = record.get("status_reason")
+    if reason is not None and type(reason) is not str:
+        errors.append(LineError(number, "status_reason", _type_error("status_reason", str, reason)))
+    errors.extend(LineError(number, field, message) for field, message in timing_errors(record))
     if errors:
         return errors
     # The usual id is short and printable: only an unusual one pays for the
@@ -386,13 +434,45 @@ def answer_errors(number: int, record: dict) -> list[LineError]:
     if problem := _language_problem_cached(record["language"]):
         errors.append(LineError(number, "language", problem))
     for name in ("retrieved_ids", "cited_ids"):
-        if not _all_strings(record[name]):
+        if not _all_strings(record.get(name) or ()):
             errors.append(LineError(number, name, "must be a list of strings"))
-    if not _all_numbers(record["retrieved_values"]):
+    if not _all_numbers(record.get("retrieved_values") or ()):
         errors.append(LineError(number, "retrieved_values", "must be a list of numbers"))
     if "retrieved_records" in record:
         errors.extend(_record_errors(number, record["retrieved_records"]))
     return errors
+
+
+def _attempt_error(number: int, attempt, repetitions: int) -> LineError | None:
+    if attempt is _MISSING:
+        if repetitions == 1:
+            return None
+        return LineError(
+            number,
+            "attempt",
+            f"missing: the header declares {repetitions} repetitions, so every line says "
+            f"which attempt it is, from 1 to {repetitions}",
+        )
+    if type(attempt) is int and 1 <= attempt <= repetitions:
+        return None
+    if repetitions == 1:
+        wanted = (
+            'must be 1: the header declares no repetitions (add "repetitions" to it to log more attempts)'
+        )
+    else:
+        wanted = f"must be a whole number from 1 to {repetitions}, the header's repetitions"
+    return LineError(number, "attempt", f"{wanted}, not {json.dumps(attempt)[:60]}")
+
+
+def normalise_answer(record: dict) -> dict:
+    """The valid answer line ``record``, given in place the fields later code
+    relies on: ``attempt`` (1 when the line leaves it out) and ``status``
+    ("ok" when it is left out or null). The answer's own fields are left as
+    logged: a line whose status is not "ok" may lack them."""
+    record.setdefault("attempt", 1)
+    if record.get("status") is None:
+        record["status"] = "ok"
+    return record
 
 
 _MISSING = object()
@@ -424,14 +504,18 @@ def _record_errors(number: int, records) -> list[LineError]:
 
 
 def check_answer_line(
-    number: int, raw: bytes, seen: dict[str, int] | None = None
+    number: int, raw: bytes, seen: AttemptBook | None = None, *, repetitions: int = DEFAULT_REPETITIONS
 ) -> tuple[dict | None, list[LineError]]:
     """Parse and validate one line of a run log: (answer, []) or (None, errors).
+    The answer is normalised (see normalise_answer): it always holds an int
+    ``attempt`` and a ``status``.
 
-    ``seen`` maps each question id of the set to the line that answered it
-    (0 for none yet); with it, an unknown id or one answered twice is an
-    error, and the line is recorded.
+    ``repetitions`` is the header's (see read_plan). ``seen``, when given,
+    takes the place of ``repetitions`` with its own and records the line:
+    an id outside its question set or an attempt answered twice is an error.
     """
+    if seen is not None:
+        repetitions = seen.repetitions
     try:
         # orjson reads bytes and refuses bad UTF-8; parse_object then says
         # which of the two went wrong.
@@ -447,17 +531,88 @@ def check_answer_line(
     # A plain search first: the walk is for the rare line that may hold one.
     if b"\\u0000" in raw and (error := _nul_error(number, record)):
         return None, [error]
-    errors = answer_errors(number, record)
-    if errors or seen is None:
-        return (None, errors) if errors else (record, errors)
-    question_id = record["question_id"]
-    line = seen.get(question_id)
-    if line is None:
-        return None, [LineError(number, "question_id", f"{question_id!r} is not in the question set")]
-    if line:
-        return None, [LineError(number, "question_id", f"{question_id!r} already answered on line {line}")]
-    seen[question_id] = number
+    errors = answer_errors(number, record, repetitions=repetitions)
+    if errors:
+        return None, errors
+    normalise_answer(record)
+    if seen is not None and (error := seen.add(number, record["question_id"], record["attempt"])):
+        return None, [error]
     return record, errors
+
+
+class AttemptBook:
+    """The line that gave each attempt of each question of a run log, and
+    what only the whole file can tell: an attempt given twice, an id outside
+    the question set (when ``question_ids`` are given) and a gap in a
+    question's attempts.
+
+    Attempts 1 are kept by question id alone, as many as a run has questions;
+    later attempts, only in runs with repetitions, by (id, attempt)."""
+
+    def __init__(self, *, repetitions: int = DEFAULT_REPETITIONS, question_ids: Iterable[str] | None = None):
+        self.repetitions = repetitions
+        self._checks_ids = question_ids is not None
+        # 0 until the question's first attempt is seen.
+        self._first: dict[str, int] = dict.fromkeys(question_ids or (), 0)
+        self._later: dict[tuple[str, int], int] = {}
+
+    def add(self, number: int, question_id: str, attempt: int) -> LineError | None:
+        """Record that line ``number`` gives ``attempt`` of ``question_id``;
+        the error, and nothing recorded, when it cannot."""
+        line = self._first.get(question_id)
+        if line is None and self._checks_ids:
+            return LineError(number, "question_id", f"{question_id!r} is not in the question set")
+        if attempt != 1:
+            line = self._later.get((question_id, attempt))
+        if line:
+            if self.repetitions == 1:
+                return LineError(number, "question_id", f"{question_id!r} already answered on line {line}")
+            return LineError(
+                number, "attempt", f"attempt {attempt} of {question_id!r} already given on line {line}"
+            )
+        if attempt == 1:
+            self._first[question_id] = number
+        else:
+            self._later[(question_id, attempt)] = number
+        return None
+
+    def attempts(self, question_id: str) -> int:
+        """How many attempts of ``question_id`` the file gives (after
+        gap_errors found none, they are attempts 1 to this)."""
+        later = sum((question_id, attempt) in self._later for attempt in range(2, self.repetitions + 1))
+        return int(bool(self._first.get(question_id))) + later
+
+    def gap_errors(self) -> list[LineError]:
+        """One error for each question missing an attempt below one it has,
+        on the line of the first attempt after the gap, naming the missing
+        attempts and the lines of those given; in line order."""
+        by_question: dict[str, dict[int, int]] = {}
+        for (question_id, attempt), line in self._later.items():
+            by_question.setdefault(question_id, {})[attempt] = line
+        errors = []
+        for question_id, given in by_question.items():
+            if first := self._first.get(question_id):
+                given[1] = first
+            if len(given) == max(given):
+                continue
+            missing = [attempt for attempt in range(1, max(given)) if attempt not in given]
+            after_gap = min(attempt for attempt in given if attempt > missing[0])
+            lines = ", ".join(f"attempt {attempt} on line {given[attempt]}" for attempt in sorted(given))
+            errors.append(
+                LineError(
+                    given[after_gap],
+                    "attempt",
+                    f"{question_id!r} has no attempt {_listed(missing)} ({lines}): "
+                    "a question's attempts are numbered from 1 without gaps",
+                )
+            )
+        return sorted(errors, key=lambda error: error.line)
+
+
+def _listed(numbers: list[int]) -> str:
+    if len(numbers) == 1:
+        return str(numbers[0])
+    return ", ".join(map(str, numbers[:-1])) + f" or {numbers[-1]}"
 
 
 def _decode(raw: bytes) -> str | None:
@@ -542,11 +697,94 @@ HEADER_MAX_BYTES = 64 * 1024
 
 def read_header(path: Path) -> dict:
     """The header of a file ({} when its first line is not a header)."""
+    return _header_line(path)[1]
+
+
+def _header_line(path: Path) -> tuple[int, dict]:
     with open(path, "rb") as stream:
         for number, text, _, _ in iter_lines(stream, max_line_bytes=HEADER_MAX_BYTES):
             record, _ = parse_object(number, text)
-            return record if record is not None and is_header(record) else {}
-    return {}
+            return number, (record if record is not None and is_header(record) else {})
+    return 1, {}
+
+
+@dataclass(frozen=True, slots=True)
+class RunPlan:
+    """How a run was made, as its header declares (spec 004): each question
+    asked ``repetitions`` times, each attempt stopped after ``timeout_s``
+    seconds, and ``repeats``, the id of an earlier run this one repeats
+    (a number or a text, as the header gives it; None when it repeats none)."""
+
+    repetitions: int = DEFAULT_REPETITIONS
+    timeout_s: int = DEFAULT_TIMEOUT_S
+    repeats: int | str | None = None
+
+
+def plan_from_header(header: dict, *, line: int = 1) -> tuple[RunPlan, list[LineError]]:
+    """The plan a header (from read_header) declares, and the errors of its
+    line ``line``. A field that is left out, null or wrong takes its default,
+    so that the rest of the file can still be checked against it.
+
+    Refuses repetitions other than a whole number from 1 to 100, timeout_s
+    other than a whole number of seconds from 1 to 86400 (600.0 is taken as
+    600), and repeats other than a positive whole number or a printable text
+    of up to 200 characters."""
+    errors = []
+    repetitions = header.get("repetitions")
+    if repetitions is None:
+        repetitions = DEFAULT_REPETITIONS
+    elif type(repetitions) is not int or not 1 <= repetitions <= MAX_REPETITIONS:
+        errors.append(
+            LineError(
+                line,
+                "repetitions",
+                f"must be a whole number from 1 to {MAX_REPETITIONS}, not {json.dumps(repetitions)[:60]}",
+            )
+        )
+        repetitions = DEFAULT_REPETITIONS
+    timeout_s = header.get("timeout_s")
+    if timeout_s is None:
+        timeout_s = DEFAULT_TIMEOUT_S
+    elif type(timeout_s) is float and timeout_s.is_integer():
+        timeout_s = int(timeout_s)
+    if type(timeout_s) is not int or not 1 <= timeout_s <= MAX_TIMEOUT_S:
+        errors.append(
+            LineError(
+                line,
+                "timeout_s",
+                f"must be a whole number of seconds from 1 to {MAX_TIMEOUT_S}, "
+                f"not {json.dumps(header['timeout_s'])[:60]}",
+            )
+        )
+        timeout_s = DEFAULT_TIMEOUT_S
+    repeats = header.get("repeats")
+    if repeats is not None and (problem := _repeats_problem(repeats)):
+        errors.append(LineError(line, "repeats", problem))
+        repeats = None
+    return RunPlan(repetitions=repetitions, timeout_s=timeout_s, repeats=repeats), errors
+
+
+def _repeats_problem(repeats) -> str | None:
+    if type(repeats) is int:
+        # As large as a database's integer key can be.
+        if 1 <= repeats < 2**63:
+            return None
+        return f"a run id is a positive whole number or a text, not {json.dumps(repeats)[:60]}"
+    if type(repeats) is not str:
+        return f"must be the id of the run repeated, a number or a text, not {json.dumps(repeats)[:60]}"
+    if problem := _length_problem(repeats.strip(), REPEATS_MAX_LENGTH):
+        return problem
+    if not repeats.isprintable():
+        bad = next(c for c in repeats if not c.isprintable())
+        return f"{_shown(repeats)} holds {_character(bad)}; a run id is printable text"
+    return None
+
+
+def read_plan(path: Path) -> tuple[RunPlan, list[LineError]]:
+    """The plan a run log's header declares (the defaults when it has no
+    header), and the errors of the header's line (see plan_from_header)."""
+    line, header = _header_line(path)
+    return plan_from_header(header, line=line)
 
 
 def read_answers(
@@ -559,42 +797,39 @@ def read_answers(
 ) -> Iterator[LoggedLine]:
     """Yield every answer of a run log, after validating the whole file;
     raise LogFileError listing the bad lines (the first ``max_errors``).
+    Each record yielded is normalised (see normalise_answer).
 
     ``question_ids``, when given, are the ids the set version holds; any
-    other id is an error, as is an id that appears twice. ``progress`` hears
-    the share done, from 0 to 1, over both passes. A line longer than
-    ``max_line_bytes`` is an error.
+    other id is an error, as is an attempt that appears twice or a gap in a
+    question's attempts, and a header that declares a bad plan (see
+    read_plan). ``progress`` hears the share done, from 0 to 1, over both
+    passes. A line longer than ``max_line_bytes`` is an error.
     """
     # Validate in one streaming pass first, so that nothing is yielded from a
     # file that turns out to be bad further down.
     collector = ErrorCollector(max_errors)
-    first_seen: dict[str, int] = {}
+    plan, header_errors = read_plan(path)
+    collector.add(header_errors)
+    book = AttemptBook(repetitions=plan.repetitions, question_ids=question_ids)
     answers = 0
     first_pass = (lambda share: progress(share / 2)) if progress else None
     for logged in _records(path, collector, first_pass, max_line_bytes=max_line_bytes):
         number, record = logged.line, logged.record
-        errors = answer_errors(number, record)
+        errors = answer_errors(number, record, repetitions=plan.repetitions)
         if not errors:
-            question_id = record["question_id"]
-            if question_ids is not None and question_id not in question_ids:
-                errors.append(LineError(number, "question_id", f"{question_id!r} is not in the question set"))
-            if question_id in first_seen:
-                errors.append(
-                    LineError(
-                        number,
-                        "question_id",
-                        f"{question_id!r} already answered on line {first_seen[question_id]}",
-                    )
-                )
-            else:
-                first_seen[question_id] = number
+            normalise_answer(record)
+            if error := book.add(number, record["question_id"], record["attempt"]):
+                errors.append(error)
         collector.add(errors)
         answers += 1
+    collector.add(book.gap_errors())
     if not answers and not collector.total:
         collector.add([LineError(1, None, "the file holds no answers")])
     collector.raise_if_any()
     second_pass = (lambda share: progress(0.5 + share / 2)) if progress else None
-    yield from _records(path, collector, second_pass, max_line_bytes=max_line_bytes)
+    for logged in _records(path, collector, second_pass, max_line_bytes=max_line_bytes):
+        normalise_answer(logged.record)
+        yield logged
 
 
 def iter_questions(

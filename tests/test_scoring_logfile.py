@@ -6,17 +6,22 @@ import pytest
 from scoring.logfile import (
     LineError,
     LogFileError,
+    RunPlan,
     check_answer_line,
     encoding_problem,
     iter_raw_lines,
     label_problem,
     language_problem,
+    plan_from_header,
     question_id_problem,
     read_answers,
     read_header,
+    read_plan,
     read_questions,
     set_name_problem,
 )
+from scoring.runner import score_file
+from scoring.timing import timing_errors
 
 GOOD = {
     "question_id": "a01",
@@ -193,7 +198,7 @@ def test_it_takes_printable_ids_and_short_language_codes():
 
 def test_it_refuses_a_nul_anywhere_in_an_answer_line():
     good = json.dumps(GOOD).encode()
-    assert check_answer_line(1, good) == (GOOD, [])
+    assert check_answer_line(1, good) == (GOOD | {"attempt": 1, "status": "ok"}, [])
     for changed, field in (
         (GOOD | {"answer": "a\x00"}, "answer"),
         (GOOD | {"retrieved_records": [{"id": "X", "caveats": ["c\x00"]}]}, "retrieved_records"),
@@ -242,3 +247,273 @@ def test_it_names_files_that_are_not_utf8_text():
     )
     # One stray NUL is left for the line error that names its line.
     assert encoding_problem(text.encode() * 50 + b"\x00") is None
+
+
+# Repeated attempts and attempts without an answer (spec 004).
+
+QUESTIONS = {
+    question_id: {
+        "question_id": question_id,
+        "language": "en",
+        "expected_behaviour": "answer",
+        "expected_values": [1.5],
+    }
+    for question_id in ("q1", "q2")
+}
+
+
+def attempt(question_id: str, number, **changes) -> dict:
+    """A good answer line for ``number`` (left out when None) of ``question_id``."""
+    line = GOOD | {"question_id": question_id} | changes
+    return line if number is None else line | {"attempt": number}
+
+
+def three_times(**changes) -> dict:
+    return {"assistant_version": "a-1", "set_version": "1", "repetitions": 3} | changes
+
+
+def timeout_line(question_id: str, number: int) -> dict:
+    """An attempt stopped by the timeout, carrying none of an answer's fields."""
+    return {
+        "question_id": question_id,
+        "language": "en",
+        "attempt": number,
+        "status": "timeout",
+        "status_reason": "no final answer within 600 s",
+        "submitted_at": "2026-03-01T10:00:00Z",
+        "stopped_at": "2026-03-01T10:10:00Z",
+    }
+
+
+def timing_problem(record: dict, field: str) -> str:
+    """What scoring.timing says about ``field`` of ``record``."""
+    return dict(timing_errors(record))[field]
+
+
+# Each bad input: the header, the answer lines after it, and the errors
+# expected, as (line, field, message). Shared with tests/test_runs_repeats.py,
+# which sends the same files through the app.
+BAD_REPEATS = {
+    "attempt out of range": (
+        three_times(),
+        [attempt("q1", 1), attempt("q1", 2), attempt("q1", 4)],
+        [(4, "attempt", "must be a whole number from 1 to 3, the header's repetitions, not 4")],
+    ),
+    "attempt 0": (
+        three_times(),
+        [attempt("q1", 0)],
+        [(2, "attempt", "must be a whole number from 1 to 3, the header's repetitions, not 0")],
+    ),
+    'attempt "2"': (
+        three_times(),
+        [attempt("q1", 1), attempt("q1", "2")],
+        [(3, "attempt", 'must be a whole number from 1 to 3, the header\'s repetitions, not "2"')],
+    ),
+    "attempt given twice": (
+        three_times(),
+        [attempt("q1", 1), attempt("q1", 2), attempt("q2", 1), attempt("q1", 2)],
+        [(5, "attempt", "attempt 2 of 'q1' already given on line 3")],
+    ),
+    "a gap": (
+        three_times(),
+        [attempt("q1", 1), attempt("q1", 3), attempt("q2", 1), attempt("q2", 2)],
+        [
+            (
+                3,
+                "attempt",
+                "'q1' has no attempt 2 (attempt 1 on line 2, attempt 3 on line 3): "
+                "a question's attempts are numbered from 1 without gaps",
+            )
+        ],
+    ),
+    "no attempt with two repetitions": (
+        three_times(repetitions=2),
+        [attempt("q1", 1), attempt("q1", None)],
+        [
+            (
+                3,
+                "attempt",
+                "missing: the header declares 2 repetitions, so every line says which attempt it is, from 1 to 2",
+            )
+        ],
+    ),
+    "a status outside the list": (
+        three_times(),
+        [attempt("q1", 1), timeout_line("q1", 2) | {"status": "crashed"}],
+        [(3, "status", timing_problem({"status": "crashed"}, "status"))],
+    ),
+    "a timestamp without a zone": (
+        three_times(),
+        [attempt("q1", 1, submitted_at="2026-03-01T10:00:00")],
+        [(2, "submitted_at", timing_problem({"submitted_at": "2026-03-01T10:00:00"}, "submitted_at"))],
+    ),
+    "received before submitted": (
+        three_times(),
+        [attempt("q1", 1, submitted_at="2026-03-01T10:00:05Z", received_at="2026-03-01T10:00:00Z")],
+        [
+            (
+                2,
+                "received_at",
+                timing_problem(
+                    {"submitted_at": "2026-03-01T10:00:05Z", "received_at": "2026-03-01T10:00:00Z"},
+                    "received_at",
+                ),
+            )
+        ],
+    ),
+    "negative latency": (
+        three_times(),
+        [attempt("q1", 1, latency_ms=-5)],
+        [(2, "latency_ms", timing_problem({"latency_ms": -5}, "latency_ms"))],
+    ),
+    "latency that is not a number": (
+        three_times(),
+        [attempt("q1", 1, latency_ms="1200")],
+        [(2, "latency_ms", timing_problem({"latency_ms": "1200"}, "latency_ms"))],
+    ),
+    "tool calls without ids": (
+        three_times(),
+        [attempt("q1", 1, tool_calls=[{"id": "call-1", "name": "search"}, {"name": "search"}])],
+        [
+            (
+                2,
+                "tool_calls[1].id",
+                timing_problem({"tool_calls": [{"id": "c"}, {"name": "s"}]}, "tool_calls[1].id"),
+            )
+        ],
+    ),
+}
+
+
+def errors_when_scored(path) -> list[tuple]:
+    with pytest.raises(LogFileError) as caught:
+        score_file(path, QUESTIONS)
+    return [(e.line, e.field, e.message) for e in caught.value.errors]
+
+
+@pytest.mark.parametrize("case", BAD_REPEATS)
+def test_it_names_the_line_and_field_of_each_bad_attempt_and_timing(tmp_path, case):
+    header, lines, expected = BAD_REPEATS[case]
+    path = write(tmp_path, header, *lines)
+    assert [(e.line, e.field, e.message) for e in errors_of(path, question_ids=set(QUESTIONS))] == expected
+    assert errors_when_scored(path) == expected
+
+
+def test_it_reads_a_header_that_only_gives_the_plan(tmp_path):
+    path = write(tmp_path, {"repetitions": 2}, attempt("q1", 1), attempt("q1", 2))
+    assert read_header(path) == {"repetitions": 2}
+    assert read_plan(path) == (RunPlan(repetitions=2, timeout_s=600, repeats=None), [])
+
+
+def test_it_reads_the_plan_with_its_defaults():
+    assert plan_from_header({}) == (RunPlan(repetitions=1, timeout_s=600, repeats=None), [])
+    assert plan_from_header({"repetitions": 3, "timeout_s": 900.0, "repeats": 17}) == (
+        RunPlan(repetitions=3, timeout_s=900, repeats=17),
+        [],
+    )
+    assert plan_from_header({"repeats": "run 2026-03-01"})[0].repeats == "run 2026-03-01"
+    assert plan_from_header({"repetitions": None, "timeout_s": None}) == (RunPlan(), [])
+
+
+def test_it_names_a_bad_plan_and_checks_the_file_against_the_defaults():
+    plan, errors = plan_from_header({"repetitions": "3", "timeout_s": 1.5, "repeats": ["run-1"]}, line=2)
+    assert plan == RunPlan(repetitions=1, timeout_s=600, repeats=None)
+    assert [str(e) for e in errors] == [
+        'line 2, field repetitions: must be a whole number from 1 to 100, not "3"',
+        "line 2, field timeout_s: must be a whole number of seconds from 1 to 86400, not 1.5",
+        'line 2, field repeats: must be the id of the run repeated, a number or a text, not ["run-1"]',
+    ]
+    for header, field, message in (
+        ({"repetitions": 0}, "repetitions", "must be a whole number from 1 to 100, not 0"),
+        ({"repetitions": True}, "repetitions", "must be a whole number from 1 to 100, not true"),
+        ({"repetitions": 101}, "repetitions", "must be a whole number from 1 to 100, not 101"),
+        ({"timeout_s": 0}, "timeout_s", "must be a whole number of seconds from 1 to 86400, not 0"),
+        ({"timeout_s": "600"}, "timeout_s", 'must be a whole number of seconds from 1 to 86400, not "600"'),
+        ({"repeats": 0}, "repeats", "a run id is a positive whole number or a text, not 0"),
+        ({"repeats": 2**63}, "repeats", f"a run id is a positive whole number or a text, not {2**63}"),
+        ({"repeats": " "}, "repeats", "empty"),
+        ({"repeats": False}, "repeats", "must be the id of the run repeated, a number or a text, not false"),
+    ):
+        assert [(e.line, e.field, e.message) for e in plan_from_header(header)[1]] == [(1, field, message)]
+
+
+def test_it_rejects_a_file_whose_header_declares_a_bad_plan(tmp_path):
+    path = write(tmp_path, three_times(repetitions="3"), attempt("q1", 1), attempt("q1", 2))
+    expected = [
+        (1, "repetitions", 'must be a whole number from 1 to 100, not "3"'),
+        (
+            3,
+            "attempt",
+            'must be 1: the header declares no repetitions (add "repetitions" to it to log more attempts), '
+            "not 2",
+        ),
+    ]
+    assert [(e.line, e.field, e.message) for e in errors_of(path)] == expected
+    assert errors_when_scored(path) == expected
+
+
+def test_it_keeps_refusing_a_question_answered_twice_in_a_run_made_once(tmp_path):
+    path = write(tmp_path, attempt("q1", None), attempt("q2", 1), attempt("q1", 1))
+    expected = [(3, "question_id", "'q1' already answered on line 1")]
+    assert [(e.line, e.field, e.message) for e in errors_of(path)] == expected
+    assert errors_when_scored(path) == expected
+
+
+def test_it_reads_three_attempts_of_each_question(tmp_path):
+    lines = [attempt(q, n) for n in (1, 2, 3) for q in ("q1", "q2")]
+    path = write(tmp_path, three_times(timeout_s=300, repeats="run-7"), *lines)
+    assert read_plan(path) == (RunPlan(repetitions=3, timeout_s=300, repeats="run-7"), [])
+    read = [
+        (a.line, a.record["question_id"], a.record["attempt"], a.record["status"]) for a in read_answers(path)
+    ]
+    assert read == [
+        (2, "q1", 1, "ok"),
+        (3, "q2", 1, "ok"),
+        (4, "q1", 2, "ok"),
+        (5, "q2", 2, "ok"),
+        (6, "q1", 3, "ok"),
+        (7, "q2", 3, "ok"),
+    ]
+    assert score_file(path, QUESTIONS, chunk_lines=2).answers == 6
+
+
+def test_it_takes_fewer_attempts_than_planned_and_attempts_in_any_order(tmp_path):
+    path = write(tmp_path, three_times(), attempt("q1", 2), attempt("q2", 1), attempt("q1", 1))
+    assert [(a.record["question_id"], a.record["attempt"]) for a in read_answers(path)] == [
+        ("q1", 2),
+        ("q2", 1),
+        ("q1", 1),
+    ]
+    assert score_file(path, QUESTIONS).answers == 3
+
+
+def test_it_takes_an_attempt_that_timed_out_without_an_answer(tmp_path):
+    empty = timeout_line("q2", 1) | {"status": "error", "answer": "", "retrieved_ids": [], "declined": None}
+    path = write(tmp_path, three_times(), attempt("q1", 1), timeout_line("q1", 2), empty)
+    records = [a.record for a in read_answers(path)]
+    assert [(r["question_id"], r["attempt"], r["status"]) for r in records] == [
+        ("q1", 1, "ok"),
+        ("q1", 2, "timeout"),
+        ("q2", 1, "error"),
+    ]
+    assert "answer" not in records[1]
+    assert score_file(path, QUESTIONS).answers == 3
+
+
+def test_it_still_wants_an_answer_from_a_line_that_says_ok(tmp_path):
+    line = {name: value for name, value in attempt("q1", 1, status="ok").items() if name != "answer"}
+    path = write(tmp_path, three_times(), line, timeout_line("q2", 1) | {"answer": 5, "cited_ids": ["x", 1]})
+    assert [str(e) for e in errors_of(path)] == [
+        "line 2, field answer: missing",
+        "line 3, field answer: answer must be a string, not 5",
+    ]
+
+
+def test_it_names_the_attempt_a_run_made_once_cannot_have(tmp_path):
+    _, errors = check_answer_line(4, json.dumps(attempt("q1", 2)).encode())
+    assert [str(e) for e in errors] == [
+        'line 4, field attempt: must be 1: the header declares no repetitions (add "repetitions" to it '
+        "to log more attempts), not 2"
+    ]
+    record, errors = check_answer_line(4, json.dumps(attempt("q1", 2)).encode(), repetitions=2)
+    assert (record["attempt"], record["status"], errors) == (2, "ok", [])

@@ -175,14 +175,18 @@ def run_ingest(*, run_id: int) -> Run | None:
                 .exists()
             ):
                 return None
-            # Each question id of the set, with the line that answered it.
-            seen = dict.fromkeys(
-                run.set_version.questions.values_list("question_id", flat=True).iterator(), 0
-            )
+            # Every line's attempt is checked against the header's repetitions.
+            plan, header_errors = logfile.read_plan(Path(run.file_path))
             collector = logfile.ErrorCollector(limit=200)
+            collector.add(header_errors)
+            # The line of each attempt of each question of the set.
+            seen = logfile.AttemptBook(
+                repetitions=plan.repetitions,
+                question_ids=run.set_version.questions.values_list("question_id", flat=True).iterator(),
+            )
             count = insert_rows(
                 Answer,
-                ("run_id", "line_number", "question_id", "language", "declined", "raw"),
+                ("run_id", "line_number", "question_id", "attempt", "status", "language", "declined", "raw"),
                 _answer_rows(run, seen, collector),
             )
             if not count and not collector.total:
@@ -193,7 +197,21 @@ def run_ingest(*, run_id: int) -> Run | None:
             run.answer_count = count
             run.stored_at = timezone.now()
             run.lease_until = None
-            run.save(update_fields=("status", "progress", "answer_count", "stored_at", "lease_until"))
+            run.repetitions = plan.repetitions
+            run.timeout_s = plan.timeout_s
+            run.repeats_ref = "" if plan.repeats is None else str(plan.repeats)
+            run.save(
+                update_fields=(
+                    "status",
+                    "progress",
+                    "answer_count",
+                    "stored_at",
+                    "lease_until",
+                    "repetitions",
+                    "timeout_s",
+                    "repeats_ref",
+                )
+            )
             scoring = scoring_create(run=run, set_version=run.set_version)
     except logfile.LogFileError as error:
         run.status = Run.Status.REJECTED
@@ -218,9 +236,10 @@ def run_ingest(*, run_id: int) -> Run | None:
     return run
 
 
-def _answer_rows(run: Run, seen: dict[str, int], collector) -> Iterator[tuple]:
-    """Rows for the answers table, validating as they go; after the first bad
-    line nothing more is yielded, but every line is still checked."""
+def _answer_rows(run: Run, seen: logfile.AttemptBook, collector) -> Iterator[tuple]:
+    """Rows for the answers table, one per attempt, validating as they go;
+    after the first bad line nothing more is yielded, but every line is still
+    checked, and at the end each question's attempts for gaps."""
     size = max(run.size_bytes, 1)
     limit = settings.MAX_ANSWER_BYTES
     with open(run.file_path, "rb") as stream:
@@ -242,10 +261,14 @@ def _answer_rows(run: Run, seen: dict[str, int], collector) -> Iterator[tuple]:
                     run.id,
                     number,
                     record["question_id"],
+                    record["attempt"],
+                    record["status"],
                     record["language"],
-                    record["declined"],
+                    # An attempt without an answer may leave declined out.
+                    record.get("declined") is True,
                     raw.decode("utf-8").removeprefix("\ufeff").rstrip("\r\n"),
                 )
+    collector.add(seen.gap_errors())
 
 
 def _is_header(raw: bytes) -> bool:
