@@ -120,6 +120,12 @@ class ScoringOut(Schema):
     error: str
     unmatched_answers: int
     not_run: int
+    stable: dict = Field(
+        default={},
+        description="with repeated attempts (R >= 2), per slice and measure: the stable count (questions "
+        "passing every attempt), the passed-in-r-of-R distribution and the rate over attempts with a "
+        "cluster-robust interval; empty for single runs",
+    )
     options: dict[str, bool]
     slice_fields: list[str]
     scores: dict[str, dict[str, MeasureOut]]
@@ -183,6 +189,7 @@ def _run_out(request, run: Run, *, duplicate: bool = False) -> dict:
                 "error": s.error,
                 "unmatched_answers": s.unmatched_answers,
                 "not_run": s.not_run,
+                "stable": s.stable,
                 "options": s.options,
                 "slice_fields": s.slice_fields,
                 "scores": selectors.scores_as_dict(s) if s.status == Scoring.Status.DONE else {},

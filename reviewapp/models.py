@@ -159,6 +159,13 @@ class Run(models.Model):
     attempts = models.PositiveSmallIntegerField(default=0)
     # When the work was last handed to the broker; None while it could not be.
     queued_at = models.DateTimeField(null=True, blank=True)
+    # The plan the log's header declares (spec 004), stored at ingest: each
+    # question asked this many times, each attempt stopped after timeout_s.
+    repetitions = models.PositiveSmallIntegerField(default=1)
+    timeout_s = models.PositiveIntegerField(default=600)
+    # The earlier run this one repeats, as the header names it (a number or
+    # a text), kept until it is linked to a run here.
+    repeats_ref = models.CharField(max_length=200, blank=True)
 
     class Meta:
         ordering = ("-created_at", "-id")
@@ -182,20 +189,32 @@ class Run(models.Model):
 
 
 class Answer(models.Model):
-    """One logged line, kept verbatim in ``raw``; a few fields are copied out
-    to be filtered on."""
+    """One logged line, an attempt at a question, kept verbatim in ``raw``; a
+    few fields are copied out to be filtered on. A run with repetitions holds
+    several attempts of each question."""
+
+    class Status(models.TextChoices):
+        # What became of the attempt (spec 004); only "ok" has an answer.
+        OK = "ok", "answered"
+        ERROR = "error", "error"
+        TIMEOUT = "timeout", "timed out"
+        CANCELLED = "cancelled", "cancelled"
+        REFUSED_QUOTA = "refused_quota", "refused (quota)"
 
     run = models.ForeignKey(Run, on_delete=models.CASCADE, related_name="answers")
     line_number = models.PositiveIntegerField()
     question_id = models.CharField(max_length=200)
+    attempt = models.PositiveSmallIntegerField(default=1)
+    status = models.CharField(max_length=16, choices=Status.choices, default=Status.OK)
     language = models.CharField(max_length=20)
+    # False for an attempt without an answer: it declined nothing.
     declined = models.BooleanField()
     raw = models.TextField()
 
     class Meta:
         ordering = ("run", "line_number")
         constraints = [
-            models.UniqueConstraint(fields=("run", "question_id"), name="answer_unique_question"),
+            models.UniqueConstraint(fields=("run", "question_id", "attempt"), name="answer_unique_attempt"),
             models.UniqueConstraint(fields=("run", "line_number"), name="answer_unique_line"),
         ]
 
@@ -237,6 +256,9 @@ class Scoring(models.Model):
     )
     sealed_opened_at = models.DateTimeField(null=True, blank=True)
     sealed_reason = models.TextField(blank=True)
+    # With repeated attempts (R >= 2): per slice and measure, the stable
+    # count, the passed-in-r-of-R distribution and the clustered rate.
+    stable = models.JSONField(default=dict, blank=True)
     options = models.JSONField(default=dict, blank=True)
     slice_fields = models.JSONField(default=list)
     # The options and slices as one string, so that a scoring is made once.
@@ -349,6 +371,7 @@ class Finding(models.Model):
         DECLINED = "declined", "should have answered"
         CITATION = "citation", "invalid citation"
         NOT_RUN = "not_run", "not run"
+        FAILED = "failed", "failed attempt"
 
     scoring = models.ForeignKey(Scoring, on_delete=models.CASCADE, related_name="findings")
     # None for a question the run did not answer ("not run").

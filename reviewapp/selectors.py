@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from django.db.models import Count, F, Q
 
 from reviewapp import progress
-from reviewapp.models import Answer, Finding, Run, Scoring
+from reviewapp.models import Answer, AnswerCheck, Finding, Run, Scoring
 from reviewapp.services.scoring import SEALED_PREFIX
 from scoring.measures import MEASURE_LABELS, MEASURES, Options, denominator
 from scoring.rates import Rate, rate
@@ -196,3 +196,58 @@ def marked_text(text: str, numbers: list[dict]) -> list[dict]:
 def extra_fields(record: dict) -> dict:
     """Fields beyond recipe 4.1's (timings, tool calls), kept verbatim."""
     return {name: value for name, value in record.items() if name not in STANDARD_FIELDS}
+
+
+@dataclass(frozen=True)
+class AttemptCounts:
+    """What N = Q × R is made of for a scoring's tuning part."""
+
+    questions: int
+    repetitions: int
+    scored: int
+    failed: int
+    not_run: int
+
+    @property
+    def planned(self) -> int:
+        return self.questions * self.repetitions
+
+
+def attempt_counts(scoring: Scoring) -> AttemptCounts:
+    """Questions, R, and the attempts scored, failed (no answer) and not run,
+    so that a page can show scored + failed + not run = N."""
+    checks = AnswerCheck.objects.filter(scoring=scoring, sealed=False)
+    sealed_questions = scoring.set_version.questions.filter(split="sealed").count()
+    return AttemptCounts(
+        questions=scoring.set_version.questions.count() - sealed_questions,
+        repetitions=scoring.run.repetitions,
+        scored=checks.filter(answer__status="ok").count(),
+        failed=checks.filter(answer__isnull=False).exclude(answer__status="ok").count(),
+        not_run=checks.filter(answer__isnull=True).count(),
+    )
+
+
+def stable_rows(scoring: Scoring, *, family: str = "language") -> list[dict]:
+    """The stable-resolution figures of ``all`` and the family's slices, one
+    row per slice and measure, each with its clustered rate as a Rate-like
+    mapping."""
+    rows = []
+    for slice_name, measures in (scoring.stable or {}).items():
+        if slice_name != "all" and not slice_name.startswith(f"{family}="):
+            continue
+        for measure in MEASURES:
+            figure = measures.get(measure)
+            if figure is None:
+                continue
+            rows.append(
+                {
+                    "slice": slice_name,
+                    "measure": measure,
+                    "label": MEASURE_LABELS[measure],
+                    "stable": figure["stable"],
+                    "stable_rate": rate(figure["stable"]["k"], figure["stable"]["n"]),
+                    "distribution": figure["distribution"],
+                    "over_attempts": figure["over_attempts"],
+                }
+            )
+    return rows

@@ -73,9 +73,53 @@ def format_table(scores: RunScores, *, method: str = "wilson") -> str:
     lines += [f"n of {MEASURE_LABELS[m]}: {denominator(m, scores.options)}" for m in MEASURES]
     if scores.options.as_dict():
         lines.append("options: " + ", ".join(scores.options.as_dict()))
+    lines += _repeat_lines(scores) + _timing_lines(scores)
     lines += ["", f"findings: {len(scores.findings)}"]
     lines += [f"  {f.question_id}: {f.kind}: {f.detail}" for f in scores.findings]
     return "\n".join(lines)
+
+
+def _repeat_lines(scores: RunScores) -> list[str]:
+    if scores.repetitions < 2:
+        return []
+    lines = ["", f"stable resolution over all questions ({scores.repetitions} attempts each):"]
+    for measure, figure in scores.stable.get("all", {}).items():
+        stable, over = figure["stable"], figure["over_attempts"]
+        spread = " · ".join(f"{label}: {count}" for label, count in figure["distribution"].items())
+        lines.append(
+            f"  {MEASURE_LABELS[measure]}: {stable['k']}/{stable['n']} questions passed every attempt"
+            f" ({spread})"
+            + (
+                f"; over attempts {over['rate']:.2f} (n={over['n']}) [{over['low']:.2f}-{over['high']:.2f}],"
+                f" cluster-robust, effective n {over['effective_n']:g}"
+                if over
+                else ""
+            )
+        )
+    return lines
+
+
+def _timing_lines(scores: RunScores) -> list[str]:
+    overall = scores.timing.get("all")
+    if not overall:
+        return []
+    lines = ["", "timing, all answers (seconds; P90 by nearest rank):"]
+    for source, figure in overall["e2e"]["by_source"].items():
+        lines.append(
+            f"  E2E from {source}: n={figure['n']}, mean {figure['mean']:.2f}, P50 {figure['p50']:.2f}, "
+            f"P90 {figure['p90']:.2f}; missing {overall['e2e']['missing']}"
+        )
+    proxy = overall["platform_e2e"]
+    if proxy["n"]:
+        lines.append(
+            f"  platform E2E (proxy, not receiver side): n={proxy['n']}, "
+            f"P50 {proxy['p50']:.2f}, P90 {proxy['p90']:.2f}"
+        )
+    failures = overall["failures"]
+    failed = ", ".join(f"{status} {count}" for status, count in failures["counts"].items() if count)
+    if failed:
+        lines.append(f"  without a final answer, of {failures['n']} attempts: {failed}; not latency samples")
+    return lines
 
 
 def main(argv: list[str] | None = None) -> int:

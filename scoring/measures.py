@@ -390,6 +390,7 @@ class RunScores:
     not_run: int = 0  # attempts of the set's questions that the run does not hold
     repetitions: int = 1
     stable: dict = field(default_factory=dict)  # per slice and measure, when R >= 2
+    timing: dict = field(default_factory=dict)  # per slice, spec 004's timing summary
 
     def as_dict(self) -> dict:
         result = {
@@ -401,6 +402,8 @@ class RunScores:
         }
         if self.repetitions > 1:
             result["stable"] = self.stable
+        if self.timing:
+            result["timing"] = self.timing
         return result
 
 

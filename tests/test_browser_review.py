@@ -13,7 +13,7 @@ pytestmark = pytest.mark.django_db(transaction=True)
 
 
 def test_a_reviewer_grades_three_items_with_the_keyboard_alone(live_server, browser):
-    run = load_generated_run(answers=40, assistant="hiddenbot-7.7", version="blind-1")
+    run = load_generated_run(answers=40, assistant="hiddenbot-9q7", version="blind-1")
     reader = make_user("reader", "reviewer")
     sample = sample_draw(frame=Frame(run=run), size=3, seed=5, rubric_version=rubric_default())
     sample_assign(sample=sample, reviewers=[reader])
@@ -33,7 +33,7 @@ def test_a_reviewer_grades_three_items_with_the_keyboard_alone(live_server, brow
         alias = page.locator(".review-bar code").inner_text()
         seen_aliases.append(alias)
         html = page.content()
-        for secret in ("hiddenbot", "7.7", "blind-1", f"/runs/{run.id}/", f"run #{run.id}"):
+        for secret in ("hiddenbot", "9q7", "blind-1", f"/runs/{run.id}/", f"run #{run.id}"):
             assert secret not in html, secret
         page.keyboard.press("y")  # addresses the question
         for _ in range(5):  # the five rubric questions; the caveat one may be n/a

@@ -127,3 +127,29 @@ def test_it_reports_an_id_answered_twice_across_chunks(tmp_path, capsys):
 def test_it_needs_expected_values_from_somewhere(capsys):
     assert main([str(RUN)]) == 2
     assert "give the question set with --questions" in capsys.readouterr().err
+
+
+def test_it_prints_stable_resolution_and_timing_for_a_run_with_repeats(tmp_path):
+    from scoring import synthetic
+
+    questions = synthetic.generate_question_set(questions=60, seed=3)
+    rows = synthetic.generate_run(
+        question_set=questions, answers=60, seed=4, repetitions=3, timeout_share=0.05
+    )
+    run = tmp_path / "answers_run_x-1_set-demo-1.0.jsonl"
+    set_file = tmp_path / "questions_set-demo-1.0.jsonl"
+    synthetic.write_jsonl(
+        run, rows, header={"assistant_version": "x-1", "set_version": "demo-1.0", "repetitions": 3}
+    )
+    synthetic.write_jsonl(set_file, questions, header={"set_version": "demo-1.0"})
+    result = run_json(run, "--questions", set_file)
+    assert (result["answers"], result["repetitions"], result["not_run"]) == (180, 3, 0)
+    numeric = result["stable"]["all"]["numeric_accuracy"]
+    assert sum(numeric["distribution"].values()) == numeric["stable"]["n"]
+    assert numeric["over_attempts"]["n"] == result["slices"]["all"]["numeric_accuracy"]["n"]
+    failures = result["timing"]["all"]["failures"]
+    timeouts = sum(row.get("status") == "timeout" for row in rows)
+    assert (failures["n"], failures["counts"]["timeout"]) == (180, timeouts)
+    e2e = result["timing"]["all"]["e2e"]["by_source"]["timestamps"]
+    assert e2e["n"] == 180 - timeouts  # a timeout is never a latency sample
+    assert set(result["timing"]) >= {"all", "language=en"}

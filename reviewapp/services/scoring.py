@@ -12,7 +12,8 @@ import logging
 import orjson
 from django.conf import settings
 from django.db import transaction
-from django.db.models import Exists, F, OuterRef, Q
+from django.db.models import Count, F, OuterRef, Q, Subquery
+from django.db.models.functions import Coalesce
 from django.utils import timezone
 
 from reviewapp.models import (
@@ -37,6 +38,7 @@ from scoring.measures import (
     not_run_check,
     slice_counts,
 )
+from scoring.repeats import QuestionTally, repeat_figures
 from scoring.runner import gc_paused
 
 logger = logging.getLogger(__name__)
@@ -306,27 +308,37 @@ def _store_checks(check_rows, finding_rows) -> None:
 
 
 def _not_run(scoring: Scoring) -> dict:
-    """Store a check and a finding for each question of the set version that
-    the run holds no answer for, and return their slice counts."""
+    """Store a check and a finding for each attempt the run did not make of
+    each question of the set version (R of them, less those it holds), and
+    return their slice counts."""
     slice_fields = tuple(scoring.slice_fields)
-    answered = Answer.objects.filter(run_id=scoring.run_id, question_id=OuterRef("question_id"))
+    repetitions = scoring.run.repetitions
+    attempts = (
+        Answer.objects.filter(run_id=scoring.run_id, question_id=OuterRef("question_id"))
+        .order_by()
+        .values("question_id")
+        .annotate(made=Count("id"))
+        .values("made")
+    )
     questions = (
         Question.objects.filter(set_version_id=scoring.set_version_id)
-        .exclude(Exists(answered))
+        .annotate(made=Coalesce(Subquery(attempts), 0))
+        .filter(made__lt=repetitions)
         .order_by("id")
-        .values("question_id", "language", "expected_behaviour", "stratum", "split")
+        .values("question_id", "language", "expected_behaviour", "stratum", "split", "made")
     )
     checks = {False: [], True: []}
     check_rows, finding_rows = [], []
     for question in questions.iterator(chunk_size=20000):
         sealed = question["split"] == Question.Split.SEALED
-        check = not_run_check(question, slice_fields=slice_fields)
-        checks[sealed].append(check)
-        check_rows.append((scoring.id, None, question["question_id"], sealed, *check.counts, []))
-        finding_rows += [
-            (scoring.id, None, f.kind, f.detail, sealed, None, f.question_id, question["language"])
-            for f in check.findings
-        ]
+        for _ in range(repetitions - question["made"]):
+            check = not_run_check(question, slice_fields=slice_fields)
+            checks[sealed].append(check)
+            check_rows.append((scoring.id, None, question["question_id"], sealed, *check.counts, []))
+            finding_rows += [
+                (scoring.id, None, f.kind, f.detail, sealed, None, f.question_id, question["language"])
+                for f in check.findings
+            ]
     _store_checks(check_rows, finding_rows)
     scoring.not_run = len(check_rows)
     return part_slices(
@@ -335,11 +347,48 @@ def _not_run(scoring: Scoring) -> dict:
     )
 
 
+def _stable(scoring: Scoring) -> dict:
+    """With R >= 2, the stable resolution of the tuning part per language,
+    stratum and split slice (see scoring.repeats); empty for single runs."""
+    repetitions = scoring.run.repetitions
+    if repetitions < 2:
+        return {}
+    slice_fields = tuple(name for name in scoring.slice_fields if name in DEFAULT_SLICE_FIELDS)
+    fields = {
+        row[0]: row[1:]
+        for row in Question.objects.filter(set_version_id=scoring.set_version_id).values_list(
+            "question_id", *slice_fields
+        )
+    }
+    tallies: dict[str, QuestionTally] = {}
+    rows = (
+        AnswerCheck.objects.filter(scoring=scoring, sealed=False)
+        .values_list("question_id", "answer__status", *COUNT_COLUMNS)
+        .iterator(chunk_size=20000)
+    )
+    for question_id, status, *counts in rows:
+        entry = tallies.get(question_id)
+        if entry is None:
+            entry = tallies[question_id] = QuestionTally(fields=fields.get(question_id, ()))
+        entry.add(AnswerCounts(counts), answered=status == "ok")
+    return repeat_figures(tallies, repetitions=repetitions, slice_fields=slice_fields)
+
+
+class AnswerCounts:
+    """Just the counts of an attempt, as QuestionTally.add reads them."""
+
+    __slots__ = ("counts",)
+
+    def __init__(self, counts):
+        self.counts = counts
+
+
 def _finish(scoring: Scoring) -> None:
     """Count the questions not run and add the chunks' slice counts up into
     the scoring's scores."""
     chunks = list(scoring.chunks.all())
     totals = merge_slice_counts(*(chunk.slices for chunk in chunks), _not_run(scoring))
+    scoring.stable = _stable(scoring)
     Score.objects.bulk_create(
         Score(scoring=scoring, slice=slice_name, measure=measure, k=c["k"], n=c["n"])
         for slice_name, measures in totals.items()
@@ -353,7 +402,15 @@ def _finish(scoring: Scoring) -> None:
     ).count()
     scoring.finished_at = timezone.now()
     scoring.save(
-        update_fields=("status", "progress", "unmatched_answers", "not_run", "sealed_answers", "finished_at")
+        update_fields=(
+            "status",
+            "progress",
+            "unmatched_answers",
+            "not_run",
+            "sealed_answers",
+            "finished_at",
+            "stable",
+        )
     )
 
 

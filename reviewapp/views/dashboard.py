@@ -122,7 +122,7 @@ def export_scores(request, run_id: int, scoring_id: int, fmt: str):
         "options": scoring.options,
     }
     if fmt == "json":
-        return JsonResponse({**base, "interval": "wilson, 95 %", "slices": data})
+        return JsonResponse({**base, "interval": "wilson, 95 %", "slices": data, "stable": scoring.stable})
     response = _csv_response(f"scores-run-{run_id}-scoring-{scoring_id}.csv")
     writer = csv_cells.writer(response)
     writer.writerow(

@@ -95,6 +95,12 @@ def run_detail(request, run_id: int):
             if s.status == Scoring.Status.DONE and s.sealed_open
         },
         "sealed_form": SealedOpenForm(),
+        "attempts": {
+            s.id: selectors.attempt_counts(s) for s in scorings if s.status == Scoring.Status.DONE
+        },
+        "stable": {
+            s.id: selectors.stable_rows(s, family=family) for s in scorings if s.status == Scoring.Status.DONE
+        },
         "can_open_sealed": has_role(request.user, *WRITERS),
         "family": family,
         "method": method,
