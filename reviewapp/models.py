@@ -259,6 +259,8 @@ class Scoring(models.Model):
     # With repeated attempts (R >= 2): per slice and measure, the stable
     # count, the passed-in-r-of-R distribution and the clustered rate.
     stable = models.JSONField(default=dict, blank=True)
+    # Spec 004's timing summary of the tuning part, per slice (scoring.timing).
+    timing = models.JSONField(default=dict, blank=True)
     options = models.JSONField(default=dict, blank=True)
     slice_fields = models.JSONField(default=list)
     # The options and slices as one string, so that a scoring is made once.
@@ -340,6 +342,9 @@ class AnswerCheck(models.Model):
     # Copied so that paired comparisons read one table.
     question_id = models.CharField(max_length=200, default="")
     sealed = models.BooleanField(default=False)
+    # What the line says about time and tool calls (scoring.timing.AnswerTiming,
+    # the figures it logged only), so that summaries need not parse the log again.
+    timing = models.JSONField(default=dict, blank=True)
     numeric_accuracy_k = models.PositiveSmallIntegerField(default=0)
     numeric_accuracy_n = models.PositiveSmallIntegerField(default=0)
     citation_validity_k = models.PositiveSmallIntegerField(default=0)

@@ -251,3 +251,24 @@ def stable_rows(scoring: Scoring, *, family: str = "language") -> list[dict]:
                 }
             )
     return rows
+
+
+def timing_rows(scoring: Scoring) -> list[dict]:
+    """One row per slice of the scoring's timing summary, with the failures'
+    rates as Rates (k of all attempts), ready for a table."""
+    rows = []
+    for slice_name, summary in (scoring.timing or {}).items():
+        failures = summary["failures"]
+        failed = sum(failures["counts"].values())
+        rows.append(
+            {
+                "slice": slice_name,
+                "e2e": summary["e2e"],
+                "platform": summary["platform_e2e"],
+                "failures": failures,
+                "timeout_rate": rate(failures["counts"]["timeout"], failures["n"]) if failures["n"] else None,
+                "failure_rate": rate(failed, failures["n"]) if failures["n"] else None,
+                "tool_calls": summary["tool_calls"],
+            }
+        )
+    return rows

@@ -8,6 +8,7 @@ the last chunk adds the slice counts up.
 from __future__ import annotations
 
 import logging
+from dataclasses import asdict
 
 import orjson
 from django.conf import settings
@@ -30,6 +31,7 @@ from reviewapp.models import (
 from reviewapp.services import work
 from reviewapp.services.bulk import insert_rows
 from reviewapp.services.uploads import UploadRejected
+from scoring import timing
 from scoring.measures import (
     COUNT_COLUMNS,
     Options,
@@ -39,7 +41,7 @@ from scoring.measures import (
     slice_counts,
 )
 from scoring.repeats import QuestionTally, repeat_figures
-from scoring.runner import gc_paused
+from scoring.runner import TIMING_FIELDS, gc_paused
 
 logger = logging.getLogger(__name__)
 
@@ -261,10 +263,19 @@ def _score_chunk(chunk: ScoringChunk, scoring: Scoring, attempt: int) -> None:
             unmatched += 1
             continue
         sealed = question["split"] == Question.Split.SEALED
-        check = check_answer(orjson.loads(raw), question, slice_fields=slice_fields, options=options)
+        record = orjson.loads(raw)
+        check = check_answer(record, question, slice_fields=slice_fields, options=options)
         checks[sealed].append(check)
         check_rows.append(
-            (scoring.id, answer_id, question_id, sealed, *check.counts, [n.as_dict() for n in check.numbers])
+            (
+                scoring.id,
+                answer_id,
+                question_id,
+                sealed,
+                *check.counts,
+                [n.as_dict() for n in check.numbers],
+                _logged_timing(record),
+            )
         )
         finding_rows += [
             (scoring.id, answer_id, f.kind, f.detail, sealed, line_number, question_id, language)
@@ -296,7 +307,7 @@ def _score_chunk(chunk: ScoringChunk, scoring: Scoring, attempt: int) -> None:
             _finish(scoring)
 
 
-CHECK_COLUMNS = ("scoring_id", "answer_id", "question_id", "sealed", *COUNT_COLUMNS, "numbers")
+CHECK_COLUMNS = ("scoring_id", "answer_id", "question_id", "sealed", *COUNT_COLUMNS, "numbers", "timing")
 FINDING_COLUMNS = (
     "scoring_id", "answer_id", "kind", "detail", "sealed", "line_number", "question_id", "language",
 )  # fmt: skip
@@ -334,7 +345,7 @@ def _not_run(scoring: Scoring) -> dict:
         for _ in range(repetitions - question["made"]):
             check = not_run_check(question, slice_fields=slice_fields)
             checks[sealed].append(check)
-            check_rows.append((scoring.id, None, question["question_id"], sealed, *check.counts, []))
+            check_rows.append((scoring.id, None, question["question_id"], sealed, *check.counts, [], {}))
             finding_rows += [
                 (scoring.id, None, f.kind, f.detail, sealed, None, f.question_id, question["language"])
                 for f in check.findings
@@ -374,6 +385,43 @@ def _stable(scoring: Scoring) -> dict:
     return repeat_figures(tallies, repetitions=repetitions, slice_fields=slice_fields)
 
 
+def _logged_timing(record: dict) -> dict:
+    """The line's timing figures that were logged (validated at ingest)."""
+    if not any(name in record for name in TIMING_FIELDS):
+        return {}
+    return {name: value for name, value in asdict(timing.answer_timing(record)).items() if value is not None}
+
+
+def _timing(scoring: Scoring) -> dict:
+    """Spec 004's timing summary of the tuning part for "all" and each
+    language, with each question's median when attempts repeat; empty when
+    no line logged any timing."""
+    rows = list(
+        AnswerCheck.objects.filter(scoring=scoring, sealed=False, answer__isnull=False)
+        .exclude(timing={})
+        .values_list("question_id", "answer__language", "timing")
+        .iterator(chunk_size=20000)
+    )
+    if not rows:
+        return {}
+    groups: dict[str, list] = {"all": rows}
+    for row in rows:
+        groups.setdefault(f"language={row[1]}", []).append(row)
+    repeated = scoring.run.repetitions > 1
+    summaries = {}
+    for name, group in sorted(groups.items(), key=lambda item: (item[0] != "all", item[0])):
+        summary = timing.timing_summary(
+            [timing.AnswerTiming(**row[2]) for row in group],
+            question_ids=[row[0] for row in group] if repeated else None,
+        )
+        # Each question's own median is kept as their summary only: a row per
+        # question would make the scoring as large as its run.
+        for source in summary["e2e"]["by_source"].values():
+            source.pop("per_question", None)
+        summaries[name] = summary
+    return summaries
+
+
 class AnswerCounts:
     """Just the counts of an attempt, as QuestionTally.add reads them."""
 
@@ -389,6 +437,7 @@ def _finish(scoring: Scoring) -> None:
     chunks = list(scoring.chunks.all())
     totals = merge_slice_counts(*(chunk.slices for chunk in chunks), _not_run(scoring))
     scoring.stable = _stable(scoring)
+    scoring.timing = _timing(scoring)
     Score.objects.bulk_create(
         Score(scoring=scoring, slice=slice_name, measure=measure, k=c["k"], n=c["n"])
         for slice_name, measures in totals.items()
@@ -410,6 +459,7 @@ def _finish(scoring: Scoring) -> None:
             "sealed_answers",
             "finished_at",
             "stable",
+            "timing",
         )
     )
 

@@ -98,6 +98,7 @@ def run_detail(request, run_id: int):
         "attempts": {
             s.id: selectors.attempt_counts(s) for s in scorings if s.status == Scoring.Status.DONE
         },
+        "timing": {s.id: selectors.timing_rows(s) for s in scorings if s.status == Scoring.Status.DONE},
         "stable": {
             s.id: selectors.stable_rows(s, family=family) for s in scorings if s.status == Scoring.Status.DONE
         },
