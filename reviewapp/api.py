@@ -126,6 +126,11 @@ class ScoringOut(Schema):
         "passing every attempt), the passed-in-r-of-R distribution and the rate over attempts with a "
         "cluster-robust interval; empty for single runs",
     )
+    timing: dict = Field(
+        default={},
+        description="spec 004 timing per slice: end-to-end time (n, mean, P50, nearest-rank P90), platform "
+        "E2E as a proxy, named events, failures with their waiting time, tool calls by unique id",
+    )
     options: dict[str, bool]
     slice_fields: list[str]
     scores: dict[str, dict[str, MeasureOut]]
@@ -145,6 +150,9 @@ class RunOut(Schema):
     error: str
     line_errors: list[dict]
     line_error_count: int
+    repetitions: int = Field(default=1, description="attempts per question (R) the log's header declared")
+    repeats: int | None = Field(default=None, description="the run this one repeats, if linked")
+    excluded_reason: str = Field(default="", description="why the run is left out of its version's figures")
     waiting: str = Field(
         default="",
         description="why the run has not started: empty, or 'queued, waiting for the broker' when the task "
@@ -175,6 +183,9 @@ def _run_out(request, run: Run, *, duplicate: bool = False) -> dict:
         "error": run.error,
         "line_errors": run.line_errors,
         "line_error_count": run.line_error_count,
+        "repetitions": run.repetitions,
+        "repeats": run.repeats_id,
+        "excluded_reason": run.excluded_reason,
         "waiting": (
             "queued, waiting for the broker"
             if run.status == Run.Status.RECEIVED and not run.queued_at
@@ -190,6 +201,7 @@ def _run_out(request, run: Run, *, duplicate: bool = False) -> dict:
                 "unmatched_answers": s.unmatched_answers,
                 "not_run": s.not_run,
                 "stable": s.stable,
+                "timing": s.timing,
                 "options": s.options,
                 "slice_fields": s.slice_fields,
                 "scores": selectors.scores_as_dict(s) if s.status == Scoring.Status.DONE else {},
@@ -216,8 +228,11 @@ def upload_run(
     set_version: Form[str] = "",
     set_from_file: Form[bool] = False,
     set_name: Form[str] = "",
+    repeats: Form[int | None] = None,
 ):
-    """Store the log and queue its validation and scoring. 201 for a new run,
+    """Store the log and queue its validation and scoring. `repeats` names the
+    earlier run (same assistant version, same set version) this one repeats;
+    both stay in the version's record. 201 for a new run,
     200 with `duplicate: true` when the same file is held by a run already.
     Poll `GET /api/runs/{id}` until `status` is stored, rejected or failed and
     each scoring is done; a rejected run lists its bad lines.
@@ -236,6 +251,7 @@ def upload_run(
             set_version=set_version,
             set_from_file=set_from_file,
             set_name=set_name,
+            repeats=repeats,
         )
     except UploadRejected as rejected:
         return _error(rejected)
@@ -296,6 +312,12 @@ class GateQuery(Schema):
     floor: list[str] = Field(
         default=[], description="MEASURE=RATE, the rate a share: the candidate must be shown above it"
     )
+    max_p90: float | None = Field(
+        default=None, description="seconds: the candidate's end-to-end P90 (nearest rank) may not exceed it"
+    )
+    max_timeout_rate: float | None = Field(
+        default=None, description="a share: the candidate's timeout rate must be shown at or under it"
+    )
 
 
 @api.get(
@@ -326,6 +348,8 @@ def release_gate(request, query: Query[GateQuery]):
             margin_points=query.margin,
             max_drop_points=query.max_drop,
             floors=parse_floors(query.floor),
+            max_p90_s=query.max_p90,
+            max_timeout_rate=query.max_timeout_rate,
         )
     except GateRefused as refused:
         return Status(

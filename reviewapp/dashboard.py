@@ -3,6 +3,7 @@ comparison of two versions, and the release gate."""
 
 from __future__ import annotations
 
+import math
 from collections import Counter
 from dataclasses import dataclass
 
@@ -18,12 +19,14 @@ from reviewapp.models import (
     Scoring,
     SetVersion,
 )
-from reviewapp.selectors import score_table
-from reviewapp.services.scoring import DEFAULT_SLICE_FIELDS, config_key
+from reviewapp.selectors import pooled_table
+from reviewapp.services.scoring import DEFAULT_SLICE_FIELDS, SEALED_PREFIX, config_key, stable_tallies
 from scoring import gate as gating
+from scoring import timing
 from scoring.compare import Paired, detectable_difference, paired
-from scoring.measures import FAILURE_MEASURES, MEASURE_LABELS, MEASURES
+from scoring.measures import FAILURE_MEASURES, MEASURE_LABELS, MEASURES, merge_slice_counts
 from scoring.rates import rate, stratified_rate
+from scoring.repeats import merge_tallies, repeat_figures
 
 DEFAULT_KEY = config_key(options={}, slice_fields=DEFAULT_SLICE_FIELDS)
 GRADES = ("resolved", "partially_resolved", "material_error", "unresolved")
@@ -37,21 +40,125 @@ GRADE_LABELS = {
 }
 
 
-def version_scoring(assistant_version: AssistantVersion, set_version: SetVersion) -> Scoring | None:
-    """The scoring a version's figures come from: its latest stored run on
-    the set version, scored with the default options."""
-    run = (
+@dataclass
+class Record:
+    """A version's record on a set version (spec 004): every stored run of
+    it there, linked as repeats and never replaced. Figures pool the runs
+    counted (all but those excluded with a reason), or the one run chosen."""
+
+    version: AssistantVersion
+    set_version: SetVersion
+    runs: list[Run]  # every stored run, oldest first
+    scorings: list[Scoring]  # the default scorings whose figures are pooled
+    chosen: Run | None = None
+
+    def __bool__(self) -> bool:
+        return bool(self.scorings)
+
+    @property
+    def used_runs(self) -> list[Run]:
+        return [scoring.run for scoring in self.scorings]
+
+    @property
+    def excluded(self) -> list[Run]:
+        return [run for run in self.runs if run.excluded_reason]
+
+    @property
+    def repetitions(self) -> int:
+        """Attempts per question pooled over the runs used."""
+        return sum(scoring.run.repetitions for scoring in self.scorings)
+
+    @property
+    def sources(self) -> str:
+        """Which runs the figures come from, to say beside them."""
+        ids = ", ".join(f"#{run.id}" for run in self.used_runs)
+        if self.chosen is not None:
+            return f"run {ids} alone, as chosen"
+        return f"run{'s' if len(self.scorings) > 1 else ''} {ids}" + (
+            " pooled as repeats" if len(self.scorings) > 1 else ""
+        )
+
+
+def version_record(
+    assistant_version: AssistantVersion, set_version: SetVersion, *, run_id: int | None = None
+) -> Record:
+    """The version's record on the set version; with ``run_id``, that run's
+    figures alone (excluded or not)."""
+    runs = list(
         Run.objects.filter(
             assistant_version=assistant_version, set_version=set_version, status=Run.Status.STORED
         )
-        .order_by("-created_at", "-id")
-        .first()
+        .select_related("excluded_by")
+        .order_by("created_at", "id")
     )
-    if run is None:
-        return None
-    return run.scorings.filter(
-        set_version=set_version, config_key=DEFAULT_KEY, status=Scoring.Status.DONE
-    ).first()
+    chosen = next((run for run in runs if run.id == run_id), None) if run_id else None
+    counted = [chosen] if chosen else [run for run in runs if not run.excluded_reason]
+    scorings = list(
+        Scoring.objects.filter(
+            run__in=counted, set_version=set_version, config_key=DEFAULT_KEY, status=Scoring.Status.DONE
+        )
+        .select_related("run", "set_version")
+        .order_by("run__created_at", "run_id")
+    )
+    return Record(assistant_version, set_version, runs, scorings, chosen)
+
+
+def version_scoring(assistant_version: AssistantVersion, set_version: SetVersion) -> Scoring | None:
+    """The latest scoring of the version's record (for exports)."""
+    record = version_record(assistant_version, set_version)
+    return record.scorings[-1] if record.scorings else None
+
+
+def pooled_counts(record: Record) -> dict[str, dict[str, dict[str, int]]]:
+    """{slice: {measure: {k, n}}} summed over the record's scorings (tuning part)."""
+    return merge_slice_counts(
+        *(
+            {slice_name: measures}
+            for scoring in record.scorings
+            for slice_name, measures in _scoring_counts(scoring).items()
+        )
+    )
+
+
+def _scoring_counts(scoring: Scoring) -> dict:
+    counts: dict[str, dict] = {}
+    for score in scoring.scores.exclude(slice__startswith=SEALED_PREFIX):
+        counts.setdefault(score.slice, {})[score.measure] = {"k": score.k, "n": score.n}
+    return counts
+
+
+def record_stable(record: Record) -> dict:
+    """The stable resolution over every attempt the record holds: a run's own
+    when there is one, else recounted over the pooled attempts."""
+    if len(record.scorings) == 1:
+        return record.scorings[0].stable
+    if record.repetitions < 2:
+        return {}
+    tallies = merge_tallies(stable_tallies(scoring) for scoring in record.scorings)
+    return repeat_figures(tallies, repetitions=record.repetitions, slice_fields=("language",))
+
+
+def record_timing(record: Record) -> dict:
+    """Spec 004's timing over the record's runs: a run's own summary when
+    there is one, else recounted over the pooled answers ("all" only)."""
+    if len(record.scorings) == 1:
+        return record.scorings[0].timing
+    if not record.scorings:
+        return {}
+    rows = list(
+        AnswerCheck.objects.filter(scoring__in=record.scorings, sealed=False, answer__isnull=False)
+        .exclude(timing={})
+        .values_list("question_id", "timing")
+        .iterator(chunk_size=20000)
+    )
+    if not rows:
+        return {}
+    summary = timing.timing_summary(
+        [timing.AnswerTiming(**row[1]) for row in rows], question_ids=[row[0] for row in rows]
+    )
+    for source in summary["e2e"]["by_source"].values():
+        source.pop("per_question", None)
+    return {"all": summary}
 
 
 def set_versions_of(assistant_version: AssistantVersion) -> list[SetVersion]:
@@ -175,16 +282,21 @@ def _population(items: list[ItemOutcome]) -> int:
     return max(recorded or 0, len(items))
 
 
-def version_dashboard(assistant_version: AssistantVersion, set_version: SetVersion | None) -> dict:
-    scoring = version_scoring(assistant_version, set_version) if set_version else None
+def version_dashboard(
+    assistant_version: AssistantVersion, set_version: SetVersion | None, *, run_id: int | None = None
+) -> dict:
+    record = version_record(assistant_version, set_version, run_id=run_id) if set_version else None
     samples = list(
         Sample.objects.filter(assistant_version=assistant_version).select_related("rubric_version")
     )
     if set_version is not None:
         samples = [s for s in samples if s.run is None or s.run.set_version_id == set_version.id]
     return {
-        "scoring": scoring,
-        "table": score_table(scoring) if scoring else [],
+        "record": record,
+        "scoring": record.scorings[-1] if record else None,
+        "table": pooled_table(pooled_counts(record)) if record else [],
+        "stable": record_stable(record) if record else {},
+        "timing": record_timing(record) if record else {},
         "review": review_figures(samples),
         "samples": samples,
     }
@@ -197,14 +309,13 @@ def versions_chart(set_version: SetVersion) -> list[dict]:
         .distinct()
         .order_by("created_at", "id")
     )
-    scorings = {v.label: version_scoring(v, set_version) for v in versions}
+    counts = {v.label: pooled_counts(version_record(v, set_version)).get("all", {}) for v in versions}
     chart = []
     for measure in MEASURES:
         rows = []
         for version in versions:
-            scoring = scorings[version.label]
-            score = scoring.scores.filter(slice="all", measure=measure).first() if scoring else None
-            figure = rate(score.k, score.n) if score else None
+            score = counts[version.label].get(measure)
+            figure = rate(score["k"], score["n"]) if score else None
             row = {"version": version.label, "rate": figure}
             if figure is not None:
                 row.update(
@@ -225,20 +336,61 @@ def versions_chart(set_version: SetVersion) -> list[dict]:
     return chart
 
 
+def timing_chart(set_version: SetVersion) -> dict:
+    """Per assistant version with timing on the set, its end-to-end times
+    (from timestamps where logged) on a log scale: min, P50, P90 and max as
+    SVG x positions, with n and the timeout count."""
+    versions = list(
+        AssistantVersion.objects.filter(runs__set_version=set_version, runs__status=Run.Status.STORED)
+        .distinct()
+        .order_by("created_at", "id")
+    )
+    rows = []
+    for version in versions:
+        overall = record_timing(version_record(version, set_version)).get("all")
+        if not overall or not overall["e2e"]["by_source"]:
+            continue
+        source, figure = next(iter(overall["e2e"]["by_source"].items()))
+        rows.append(
+            {"version": version.label, "source": source, "figure": figure, "failures": overall["failures"]}
+        )
+    if not rows:
+        return {}
+    low = max(min(row["figure"]["min"] for row in rows), 0.01)
+    high = max(row["figure"]["max"] for row in rows)
+    span = math.log10(high / low) or 1.0
+
+    def x(seconds: float) -> float:
+        return CHART_LEFT + CHART_WIDTH * math.log10(max(seconds, low) / low) / span
+
+    for row in rows:
+        figure = row["figure"]
+        row.update(
+            x_min=x(figure["min"]), x_p50=x(figure["p50"]), x_p90=x(figure["p90"]), x_max=x(figure["max"])
+        )
+    ticks = [t for t in (0.1, 0.3, 1, 3, 10, 30, 100, 300, 1000, 3000) if low <= t <= high]
+    return {
+        "rows": rows,
+        "ticks": [{"label": f"{t:g} s", "x": x(t)} for t in ticks],
+        "height": 50 + 24 * len(rows),
+    }
+
+
 # The chart's scale: 0 % at CHART_LEFT, 100 % at CHART_LEFT + CHART_WIDTH (SVG units).
 CHART_LEFT = 190
 CHART_WIDTH = 620
 
 
-def question_successes(scoring: Scoring) -> dict[str, dict[str, bool]]:
-    """For each measure, each question's success (a failure measure's success
-    is having no unsupported number), on questions the measure applies to.
-    A question the run did not answer is a failure where a question counts;
+def question_successes(record: Record) -> dict[str, dict[str, bool]]:
+    """For each measure, each question's success over every attempt of the
+    record (it succeeds only when every attempt does; a failure measure's
+    success is having no unsupported number), on questions the measure
+    applies to. An attempt not run is a failure where a question counts;
     sealed questions stay out."""
     columns = [f"{m}_{part}" for m in MEASURES for part in ("k", "n")]
     result: dict[str, dict[str, bool]] = {m: {} for m in MEASURES}
     for row in (
-        AnswerCheck.objects.filter(scoring=scoring, sealed=False)
+        AnswerCheck.objects.filter(scoring__in=record.scorings, sealed=False)
         .values_list("question_id", *columns)
         .iterator(chunk_size=20000)
     ):
@@ -247,7 +399,8 @@ def question_successes(scoring: Scoring) -> dict[str, dict[str, bool]]:
             k, n = values[2 * index], values[2 * index + 1]
             if not n:
                 continue
-            result[measure][question_id] = (k == 0) if measure in FAILURE_MEASURES else (k == n)
+            success = (k == 0) if measure in FAILURE_MEASURES else (k == n)
+            result[measure][question_id] = result[measure].get(question_id, True) and success
     return result
 
 
@@ -259,56 +412,79 @@ class MeasureComparison:
     baseline_all: object
     candidate_all: object
     detectable: float | None
+    resolved: Paired | None = None  # on the questions both resolved in every attempt
 
 
-def compare_versions(baseline: Scoring, candidate: Scoring, measures=MEASURES) -> list[MeasureComparison]:
-    """Paired figures on the common questions, and each version's own figure
-    on all its questions beside them."""
+def resolved_questions(successes: dict[str, dict[str, bool]]) -> set[str]:
+    """Questions resolved in every attempt: the right number when an answer
+    was expected, a refusal when one was."""
+    return {
+        question_id
+        for measure in ("numeric_accuracy", "refusal_accuracy")
+        for question_id, success in successes[measure].items()
+        if success
+    }
+
+
+def compare_versions(baseline: Record, candidate: Record, measures=MEASURES) -> list[MeasureComparison]:
+    """Paired figures on the common questions and on the common subset both
+    versions resolved in every attempt (spec 004), and each version's own
+    figure on all its questions beside them."""
     base, cand = question_successes(baseline), question_successes(candidate)
+    subset = resolved_questions(base) & resolved_questions(cand)
+    base_all, cand_all = pooled_counts(baseline).get("all", {}), pooled_counts(candidate).get("all", {})
     comparisons = []
     for measure in measures:
         result = paired(base[measure], cand[measure])
+        on_subset = paired(
+            {q: v for q, v in base[measure].items() if q in subset},
+            {q: v for q, v in cand[measure].items() if q in subset},
+        )
         discordant = result.discordant / result.n if result.n else 0.0
         comparisons.append(
             MeasureComparison(
                 measure=measure,
                 label=MEASURE_LABELS[measure],
                 paired=result,
-                baseline_all=_all_rate(baseline, measure),
-                candidate_all=_all_rate(candidate, measure),
+                baseline_all=_rate_of(base_all.get(measure)),
+                candidate_all=_rate_of(cand_all.get(measure)),
                 detectable=detectable_difference(result.n, max(discordant, 0.05)) if result.n else None,
+                resolved=on_subset,
             )
         )
     return comparisons
 
 
-def _all_rate(scoring: Scoring, measure: str):
-    score = scoring.scores.filter(slice="all", measure=measure).first()
-    return rate(score.k, score.n) if score else None
+def _rate_of(counts: dict | None):
+    return rate(counts["k"], counts["n"]) if counts else None
 
 
-def _success_rate(scoring: Scoring, measure: str):
+def _success_rate(record: Record, measure: str):
     """The version's own success rate on all its questions, with its interval
     (for a failure measure, the share without the failure)."""
-    score = scoring.scores.filter(slice="all", measure=measure).first()
-    if score is None:
+    counts = pooled_counts(record).get("all", {}).get(measure)
+    if counts is None:
         return None
-    return rate(score.n - score.k if measure in FAILURE_MEASURES else score.k, score.n)
+    return rate(counts["n"] - counts["k"] if measure in FAILURE_MEASURES else counts["k"], counts["n"])
 
 
 def gate(
-    baseline: Scoring,
-    candidate: Scoring,
+    baseline: Record,
+    candidate: Record,
     *,
     measures=("numeric_accuracy", "citation_validity", "refusal_accuracy", "unsupported_answers"),
     margin: float = gating.DEFAULT_MARGIN_POINTS / 100,
     max_drop: float | None = None,
     floors: dict[str, float] | None = None,
+    max_p90_s: float | None = None,
+    max_timeout_rate: float | None = None,
 ) -> dict:
     """Judge a candidate against a baseline as a non-inferiority decision on
     their common questions (see scoring.gate). ``margin``, ``max_drop`` and
-    ``floors`` are shares. Returns the JSON answer, with the verdict, its exit
-    code and every measure's figures."""
+    ``floors`` are shares; ``max_p90_s`` holds the candidate's end-to-end P90
+    and ``max_timeout_rate`` its timeout rate. Returns the JSON answer, with
+    the verdict, its exit code and every measure's figures, each on all
+    paired questions and on the subset both resolved in every attempt."""
     floors = floors or {}
     results = {}
     for comparison in compare_versions(baseline, candidate, measures):
@@ -330,12 +506,37 @@ def gate(
         )
         if floor is not None:
             results[comparison.measure]["floor"] = floor
+        subset = comparison.resolved
+        results[comparison.measure]["on_resolved_subset"] = {
+            "n": subset.n,
+            "table": [list(row) for row in subset.table],
+            "difference_points": None if subset.difference is None else round(subset.difference * 100, 4),
+            "low_points": None if subset.low is None else round(subset.low * 100, 4),
+            "high_points": None if subset.high is None else round(subset.high * 100, 4),
+            "note": "the questions both versions resolved in every attempt; shown, not judged",
+        }
+    if max_p90_s is not None or max_timeout_rate is not None:
+        base_timing = record_timing(baseline).get("all")
+        cand_timing = record_timing(candidate).get("all")
+        if max_p90_s is not None:
+            results["e2e_p90"] = gating.judge_p90(cand_timing, base_timing, max_p90_s=max_p90_s)
+        if max_timeout_rate is not None:
+            results["timeout_rate"] = gating.judge_timeouts(
+                cand_timing, base_timing, max_rate=max_timeout_rate
+            )
     outcome = gating.overall({measure: entry["verdict"] for measure, entry in results.items()})
     return {
-        "baseline": baseline.run.assistant_version.label,
-        "candidate": candidate.run.assistant_version.label,
+        "baseline": baseline.version.label,
+        "candidate": candidate.version.label,
         "set_version": candidate.set_version.version,
-        "runs": {"baseline": baseline.run_id, "candidate": candidate.run_id},
+        "runs": {
+            "baseline": [run.id for run in baseline.used_runs],
+            "candidate": [run.id for run in candidate.used_runs],
+            "excluded": {
+                "baseline": {run.id: run.excluded_reason for run in baseline.excluded},
+                "candidate": {run.id: run.excluded_reason for run in candidate.excluded},
+            },
+        },
         "questions": "the tuning part of the set: sealed questions stay out of the gate",
         "verdict": outcome,
         "passed": outcome == gating.PASS,

@@ -39,6 +39,13 @@ class RunUploadForm(forms.Form):
         help_text="Only for logs in the combined form, whose answers carry "
         "expected_behaviour and expected_values. The set version above becomes a new version.",
     )
+    repeats = forms.IntegerField(
+        required=False,
+        min_value=1,
+        label="Repeats run #",
+        help_text="The earlier run of the same version on the same set that this one repeats "
+        "(or the header's \"repeats\"). Both stay in the version's record.",
+    )
     set_name = forms.CharField(
         required=False,
         max_length=logfile.SET_NAME_MAX_LENGTH,
@@ -85,6 +92,14 @@ class DateRangeForm(forms.Form):
         if data.get("from") and data.get("to") and data["from"] > data["to"]:
             raise forms.ValidationError("The first day comes after the last.")
         return data
+
+
+class RunExcludeForm(forms.Form):
+    reason = forms.CharField(
+        max_length=1000,
+        widget=forms.Textarea(attrs={"rows": 2}),
+        help_text="Shown beside the run on its version's dashboard.",
+    )
 
 
 class SealedOpenForm(forms.Form):

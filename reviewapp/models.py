@@ -166,6 +166,18 @@ class Run(models.Model):
     # The earlier run this one repeats, as the header names it (a number or
     # a text), kept until it is linked to a run here.
     repeats_ref = models.CharField(max_length=200, blank=True)
+    # The run this one repeats (spec 004: an extra run is linked to the
+    # attempt it repeats, never put in its place). Runs of one assistant
+    # version on one set version form that version's record either way.
+    repeats = models.ForeignKey(
+        "self", null=True, blank=True, on_delete=models.SET_NULL, related_name="repeated_by"
+    )
+    # A run left out of its version's figures, always with the reason, and shown.
+    excluded_reason = models.TextField(blank=True)
+    excluded_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    excluded_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         ordering = ("-created_at", "-id")

@@ -48,16 +48,33 @@ def score_table(
     prefix = SEALED_PREFIX if sealed else ""
     if sealed and not scoring.sealed_open:
         return []
-    by_slice: dict[str, dict[str, Rate]] = {}
-    scores = scoring.scores.filter(Q(slice=f"{prefix}all") | Q(slice__startswith=f"{prefix}{family}="))
-    for score in scores:
-        name = score.slice.removeprefix(prefix)
-        by_slice.setdefault(name, {})[score.measure] = rate(score.k, score.n, method=method)
-    names = ["all", *sorted(name for name in by_slice if name.startswith(f"{family}="))]
+    counts: dict[str, dict[str, dict[str, int]]] = {}
+    for score in scoring.scores.filter(Q(slice=f"{prefix}all") | Q(slice__startswith=f"{prefix}{family}=")):
+        counts.setdefault(score.slice.removeprefix(prefix), {})[score.measure] = {"k": score.k, "n": score.n}
+    return pooled_table(counts, family=family, method=method)
+
+
+def pooled_table(
+    counts: dict[str, dict[str, dict[str, int]]], *, family: str = "language", method: str = "wilson"
+) -> list[SliceRow]:
+    """The rows of ``counts`` ({slice: {measure: {k, n}}}) for ``all`` and
+    the family's slices, each cell with its interval."""
+    names = ["all", *sorted(name for name in counts if name.startswith(f"{family}="))]
     return [
-        SliceRow(name, [Cell(m, by_slice[name].get(m)) for m in MEASURES])
+        SliceRow(
+            name,
+            [
+                Cell(
+                    m,
+                    rate(counts[name][m]["k"], counts[name][m]["n"], method=method)
+                    if m in counts[name]
+                    else None,
+                )
+                for m in MEASURES
+            ],
+        )
         for name in names
-        if name in by_slice
+        if name in counts
     ]
 
 

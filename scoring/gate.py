@@ -19,7 +19,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from scoring.compare import NEWCOMBE_METHOD, Paired, detectable_difference, pairs_to_settle
-from scoring.rates import Rate
+from scoring.rates import Rate, rate
 
 PASS, FAIL, INCONCLUSIVE, CANNOT_JUDGE = "pass", "fail", "inconclusive", "cannot judge"
 
@@ -167,6 +167,65 @@ def measure_report(
             "(at least 5 %): a conditional estimate (Connor 1987)"
         ),
         "pairs_to_settle": verdict.pairs_to_settle,
+    }
+
+
+def _e2e(summary: dict | None) -> tuple[str, dict] | None:
+    """The end-to-end figure of a timing summary: from timestamps when logged."""
+    if not summary or not summary["e2e"]["by_source"]:
+        return None
+    return next(iter(summary["e2e"]["by_source"].items()))
+
+
+def judge_p90(candidate: dict | None, baseline: dict | None, *, max_p90_s: float) -> dict:
+    """The candidate's end-to-end P90 (nearest rank, delivered answers only)
+    held to ``max_p90_s``: a measured figure, compared as it stands."""
+    found = _e2e(candidate)
+    entry = {
+        "label": "end-to-end time, P90 (nearest rank)",
+        "max_p90_s": max_p90_s,
+        "candidate": found[1] | {"source": found[0]} if found else None,
+        "baseline": (_e2e(baseline) or (None, None))[1],
+    }
+    if found is None or not found[1]["n"]:
+        return entry | {"verdict": CANNOT_JUDGE, "reasons": ["the candidate logged no end-to-end time"]}
+    p90 = found[1]["p90"]
+    if p90 > max_p90_s:
+        return entry | {"verdict": FAIL, "reasons": [f"P90 {p90:.2f} s is above the {max_p90_s:g} s allowed"]}
+    return entry | {"verdict": PASS, "reasons": [f"P90 {p90:.2f} s is within the {max_p90_s:g} s allowed"]}
+
+
+def judge_timeouts(candidate: dict | None, baseline: dict | None, *, max_rate: float) -> dict:
+    """The candidate's timeout rate over all attempts, held to ``max_rate`` by
+    its Wilson interval: pass when the whole interval is at or under it, fail
+    when the whole interval is above it, otherwise not shown."""
+    entry = {"label": "timeout rate, of all attempts", "max_rate": max_rate}
+    if not candidate or not candidate["failures"]["n"]:
+        return entry | {"verdict": CANNOT_JUDGE, "reasons": ["the candidate logged no attempts with timing"]}
+    for name, summary in (("candidate", candidate), ("baseline", baseline)):
+        if summary and summary["failures"]["n"]:
+            figure = rate(summary["failures"]["counts"]["timeout"], summary["failures"]["n"])
+            entry[name] = {
+                "k": figure.k,
+                "n": figure.n,
+                "rate": figure.value,
+                "low": figure.low,
+                "high": figure.high,
+            }
+    figure = entry["candidate"]
+    if figure["low"] > max_rate:
+        return entry | {
+            "verdict": FAIL,
+            "reasons": [f"timeouts {figure['rate']:.1%}, shown above {max_rate:.1%}"],
+        }
+    if figure["high"] <= max_rate:
+        return entry | {"verdict": PASS, "reasons": [f"timeouts shown at or under {max_rate:.1%}"]}
+    return entry | {
+        "verdict": INCONCLUSIVE,
+        "reasons": [
+            f"not shown under {max_rate:.1%}: the timeout rate's interval runs from {figure['low']:.1%} "
+            f"to {figure['high']:.1%}"
+        ],
     }
 
 

@@ -227,7 +227,17 @@ class GateTests(TestCase):
         self.assertNotIn("requestBody", operation)
         self.assertEqual(
             [p["name"] for p in operation["parameters"]],
-            ["baseline", "candidate", "set_version", "measure", "margin", "max_drop", "floor"],
+            [
+                "baseline",
+                "candidate",
+                "set_version",
+                "measure",
+                "margin",
+                "max_drop",
+                "floor",
+                "max_p90",
+                "max_timeout_rate",
+            ],
         )
 
     def test_it_compares_two_versions_on_their_common_questions_on_a_page(self):

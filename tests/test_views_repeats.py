@@ -74,3 +74,78 @@ class RepeatedRunTests(TestCase):
         self.assertContains(page, "passed in r of R")
         self.assertContains(page, "Timing")
         self.assertContains(page, "nearest-rank")
+
+
+class VersionRecordTests(TestCase):
+    """Runs of one version on one set form its record: linked, pooled,
+    excluded only with a reason, and named wherever figures use them."""
+
+    @classmethod
+    def setUpTestData(cls):
+        questions = synthetic.generate_question_set(questions=60, seed=31, set_version="rec-1")
+        for question in questions:
+            question["split"] = "tuning"
+        set_version_create(version="rec-1", questions=[normalise_question(q) for q in questions])
+        cls.runs = []
+        for seed in (32, 33):
+            rows = synthetic.generate_run(question_set=questions, answers=60, seed=seed, timeout_share=0.1)
+            header = {"assistant_version": "rec-bot-1", "set_version": "rec-1"}
+            if cls.runs:
+                header["repeats"] = cls.runs[0].id
+            with cls.captureOnCommitCallbacks(execute=True):
+                run = run_receive(upload=jsonl(header, *rows, name=f"run-{seed}.jsonl")).run
+            run.refresh_from_db()
+            cls.runs.append(run)
+        cls.lead = make_user("lead")
+
+    def setUp(self):
+        self.client.login(username="lead", password=PASSWORD)
+
+    def all_counts(self, run):
+        return {s.measure: (s.k, s.n) for s in run.scorings.get().scores.filter(slice="all")}
+
+    def test_a_run_naming_the_one_it_repeats_is_linked_and_both_are_pooled(self):
+        first, second = self.runs
+        self.assertEqual(second.repeats_id, first.id)
+        page = self.client.get("/versions/rec-bot-1/", {"set": "rec-1"})
+        self.assertContains(page, f"runs #{first.id}, #{second.id} pooled as repeats")
+        numeric = next(c for c in page.context["table"][0].cells if c.measure == "numeric_accuracy").rate
+        one, two = self.all_counts(first)["numeric_accuracy"], self.all_counts(second)["numeric_accuracy"]
+        self.assertEqual((numeric.k, numeric.n), (one[0] + two[0], one[1] + two[1]))
+        self.assertEqual(page.context["record"].repetitions, 2)
+        self.assertIn("numeric_accuracy", page.context["stable"]["all"])  # two attempts per question, pooled
+
+    def test_leaving_a_run_out_needs_a_reason_and_shows_it(self):
+        first, second = self.runs
+        self.client.post(f"/runs/{second.id}/exclude/", {"reason": " "})
+        second.refresh_from_db()
+        self.assertEqual(second.excluded_reason, "")
+        self.client.post(f"/runs/{second.id}/exclude/", {"reason": "the retrieval index was half built"})
+        page = self.client.get("/versions/rec-bot-1/", {"set": "rec-1"})
+        self.assertContains(page, "the retrieval index was half built")
+        self.assertEqual(page.context["record"].used_runs, [first])
+        numeric = next(c for c in page.context["table"][0].cells if c.measure == "numeric_accuracy").rate
+        self.assertEqual((numeric.k, numeric.n), self.all_counts(first)["numeric_accuracy"])
+        alone = self.client.get("/versions/rec-bot-1/", {"set": "rec-1", "run": second.id})
+        self.assertContains(alone, f"run #{second.id} alone, as chosen")
+
+    def test_the_gate_holds_timing_and_names_the_runs_it_used(self):
+        import contextlib
+        import io
+        import json
+
+        from django.core.management import call_command
+
+        out = io.StringIO()
+        with contextlib.suppress(SystemExit):
+            call_command(
+                "gate", "--baseline", "rec-bot-1", "--candidate", "rec-bot-1", "--measure", "answer_rate",
+                "--max-p90", "0.5", "--max-timeout-rate", "0.5", stdout=out,
+            )  # fmt: skip
+        verdict = json.loads(out.getvalue())
+        self.assertEqual(verdict["runs"]["candidate"], [run.id for run in self.runs])
+        self.assertEqual(verdict["measures"]["e2e_p90"]["verdict"], "fail")  # generated answers take seconds
+        timeouts = verdict["measures"]["timeout_rate"]
+        self.assertEqual(timeouts["verdict"], "pass")
+        self.assertGreater(timeouts["candidate"]["k"], 0)
+        self.assertIn("on_resolved_subset", verdict["measures"]["answer_rate"])

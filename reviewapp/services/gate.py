@@ -61,6 +61,8 @@ def gate_run(
     margin_points: float = DEFAULT_MARGIN_POINTS,
     max_drop_points: float | None = None,
     floors: dict[str, float] | None = None,
+    max_p90_s: float | None = None,
+    max_timeout_rate: float | None = None,
 ) -> dict:
     """Judge ``candidate`` against ``baseline`` on a set version (by default
     the latest one both have a scored run on). Margin and drop are in
@@ -73,6 +75,13 @@ def gate_run(
         )
     margin = check_points(margin_points, field="margin")
     max_drop = check_points(max_drop_points, field="max_drop", upper=100.000001)
+    if max_p90_s is not None and not 0 < max_p90_s < 10**6:
+        raise GateRefused(f"max_p90 is in seconds, above 0; got {max_p90_s:g}", field="max_p90")
+    if max_timeout_rate is not None and not 0 <= max_timeout_rate <= 1:
+        raise GateRefused(
+            f"max_timeout_rate is a share from 0 to 1 (0.02 for 2 %); got {max_timeout_rate:g}",
+            field="max_timeout_rate",
+        )
     versions = {}
     for role, label in (("baseline", baseline), ("candidate", candidate)):
         found = AssistantVersion.objects.filter(label=label).first()
@@ -91,15 +100,17 @@ def gate_run(
         if not shared:
             raise GateRefused("the two versions have no set version in common")
         chosen = shared[0]
-    scorings = {role: dashboard.version_scoring(v, chosen) for role, v in versions.items()}
-    for role, scoring in scorings.items():
-        if scoring is None:
+    records = {role: dashboard.version_record(v, chosen) for role, v in versions.items()}
+    for role, record in records.items():
+        if not record:
             raise GateRefused(f"{versions[role].label} has no scored run on set {chosen.version}")
     return dashboard.gate(
-        scorings["baseline"],
-        scorings["candidate"],
+        records["baseline"],
+        records["candidate"],
         measures=tuple(dict.fromkeys(measures or DEFAULT_MEASURES)),
         margin=margin,
         max_drop=max_drop,
         floors=floors,
+        max_p90_s=max_p90_s,
+        max_timeout_rate=max_timeout_rate,
     )

@@ -57,6 +57,7 @@ def run_receive(
     set_version: str = "",
     set_from_file: bool = False,
     set_name: str = "",
+    repeats: int | None = None,
 ) -> Received:
     """Take an uploaded run log: store it, name its versions, and queue its
     ingestion. The same file sent again leads to the run that holds it.
@@ -81,12 +82,15 @@ def run_receive(
             set_version=set_version,
             set_from_file=set_from_file,
             set_name=set_name,
+            repeats=repeats,
         )
     finally:
         stored.path.unlink(missing_ok=True)
 
 
-def _run_create(*, stored, uploaded_by, source, assistant_version, set_version, set_from_file, set_name):
+def _run_create(
+    *, stored, uploaded_by, source, assistant_version, set_version, set_from_file, set_name, repeats=None
+):
     sources = {
         "header": logfile.read_header(stored.path),
         "name_match": logfile.RUN_FILE_NAME.match(stored.name),
@@ -127,8 +131,20 @@ def _run_create(*, stored, uploaded_by, source, assistant_version, set_version, 
                         f"{stored.name}: set version {set_label} is not known here; "
                         "upload its question set first"
                     )
+            version = assistant_version_get_or_create(label=assistant_label)
+            repeated = None
+            if repeats is not None:
+                repeated = Run.objects.filter(
+                    id=repeats, assistant_version=version, set_version=target_set
+                ).first()
+                if repeated is None:
+                    raise UploadRejected(
+                        f"{stored.name}: run {repeats} is not a run of {assistant_label} on set {set_label}; "
+                        "a run can only repeat a run of the same assistant version on the same set version"
+                    )
             run = Run.objects.create(
-                assistant_version=assistant_version_get_or_create(label=assistant_label),
+                repeats=repeated,
+                assistant_version=version,
                 set_version=target_set,
                 file_name=stored.name,
                 file_path=str(final_path),
@@ -200,6 +216,7 @@ def run_ingest(*, run_id: int) -> Run | None:
             run.repetitions = plan.repetitions
             run.timeout_s = plan.timeout_s
             run.repeats_ref = "" if plan.repeats is None else str(plan.repeats)
+            run.repeats = run.repeats or _repeated_run(run)
             run.save(
                 update_fields=(
                     "status",
@@ -210,6 +227,7 @@ def run_ingest(*, run_id: int) -> Run | None:
                     "repetitions",
                     "timeout_s",
                     "repeats_ref",
+                    "repeats",
                 )
             )
             scoring = scoring_create(run=run, set_version=run.set_version)
@@ -288,3 +306,38 @@ def run_retry(*, run: Run) -> bool:
     if reset:
         transaction.on_commit(lambda: work.queue_ingest(run.id))
     return bool(reset)
+
+
+def _repeated_run(run: Run) -> Run | None:
+    """The run named by the header's ``repeats``, when it is a run of the same
+    assistant version on the same set version."""
+    if not run.repeats_ref.isdigit():
+        return None
+    return (
+        Run.objects.filter(
+            id=int(run.repeats_ref), assistant_version=run.assistant_version, set_version=run.set_version
+        )
+        .exclude(id=run.id)
+        .first()
+    )
+
+
+def run_exclude(*, run: Run, reason: str, excluded_by) -> Run:
+    """Leave a run out of its version's figures; refuses an empty reason. The
+    run stays, listed with the reason, who and when, on its version's
+    dashboard."""
+    reason = reason.strip()
+    if not reason:
+        raise UploadRejected("say why the run is left out: the reason is shown beside it on the dashboard")
+    Run.objects.filter(id=run.id).update(
+        excluded_reason=reason, excluded_by=excluded_by, excluded_at=timezone.now()
+    )
+    run.refresh_from_db()
+    return run
+
+
+def run_include(*, run: Run) -> Run:
+    """Count an excluded run in its version's figures again."""
+    Run.objects.filter(id=run.id).update(excluded_reason="", excluded_by=None, excluded_at=None)
+    run.refresh_from_db()
+    return run

@@ -365,6 +365,13 @@ def _stable(scoring: Scoring) -> dict:
     if repetitions < 2:
         return {}
     slice_fields = tuple(name for name in scoring.slice_fields if name in DEFAULT_SLICE_FIELDS)
+    return repeat_figures(
+        stable_tallies(scoring, slice_fields=slice_fields), repetitions=repetitions, slice_fields=slice_fields
+    )
+
+
+def stable_tallies(scoring: Scoring, *, slice_fields=("language",)) -> dict[str, QuestionTally]:
+    """Each tuning question's attempts in this scoring, tallied (scoring.repeats)."""
     fields = {
         row[0]: row[1:]
         for row in Question.objects.filter(set_version_id=scoring.set_version_id).values_list(
@@ -382,7 +389,7 @@ def _stable(scoring: Scoring) -> dict:
         if entry is None:
             entry = tallies[question_id] = QuestionTally(fields=fields.get(question_id, ()))
         entry.add(AnswerCounts(counts), answered=status == "ok")
-    return repeat_figures(tallies, repetitions=repetitions, slice_fields=slice_fields)
+    return tallies
 
 
 def _logged_timing(record: dict) -> dict:

@@ -66,3 +66,9 @@ def measure_denominator(measure: str) -> str:
     from scoring.measures import DENOMINATORS
 
     return DENOMINATORS[measure]
+
+
+@register.filter
+def sub(value: float, other: float) -> float:
+    """value − other, for widths in SVG charts."""
+    return float(value) - float(other)

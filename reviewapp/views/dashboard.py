@@ -60,9 +60,15 @@ def version_dashboard(request, label: str):
             "set_versions": dashboard.set_versions_of(version),
             "others": others,
             "chart": dashboard.versions_chart(set_version) if set_version else [],
-            **dashboard.version_dashboard(version, set_version),
+            "timing_chart": dashboard.timing_chart(set_version) if set_version else {},
+            **dashboard.version_dashboard(version, set_version, run_id=_run_choice(request)),
         },
     )
+
+
+def _run_choice(request) -> int | None:
+    value = request.GET.get("run", "")
+    return int(value) if value.isdigit() else None
 
 
 @require_GET
@@ -71,9 +77,9 @@ def compare(request):
     set_version = get_object_or_404(SetVersion, version=request.GET.get("set", ""))
     baseline_version = get_object_or_404(AssistantVersion, label=request.GET.get("baseline", ""))
     candidate_version = get_object_or_404(AssistantVersion, label=request.GET.get("candidate", ""))
-    baseline = dashboard.version_scoring(baseline_version, set_version)
-    candidate = dashboard.version_scoring(candidate_version, set_version)
-    if baseline is None or candidate is None:
+    baseline = dashboard.version_record(baseline_version, set_version)
+    candidate = dashboard.version_record(candidate_version, set_version)
+    if not baseline or not candidate:
         raise Http404("Both versions need a scored run on this set version.")
     return render(
         request,
@@ -83,6 +89,8 @@ def compare(request):
             "baseline": baseline_version,
             "candidate": candidate_version,
             "comparisons": dashboard.compare_versions(baseline, candidate),
+            "baseline_record": baseline,
+            "candidate_record": candidate,
             "interval_method": NEWCOMBE_METHOD,
         },
     )

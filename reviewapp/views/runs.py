@@ -7,11 +7,11 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 from django_htmx.http import HttpResponseClientRefresh
 
 from reviewapp import selectors
-from reviewapp.forms import RescoreForm, RunUploadForm, SealedOpenForm
+from reviewapp.forms import RescoreForm, RunExcludeForm, RunUploadForm, SealedOpenForm
 from reviewapp.models import Answer, Finding, Run, Scoring
 from reviewapp.roles import READERS_OF_RUNS, WRITERS, has_role, role_required
 from reviewapp.services import work
-from reviewapp.services.runs import run_receive, run_retry
+from reviewapp.services.runs import run_exclude, run_include, run_receive, run_retry
 from reviewapp.services.scoring import scoring_open_sealed, scoring_request, scoring_retry
 from reviewapp.services.uploads import UploadRejected, limit_text
 from scoring.measures import Options
@@ -44,6 +44,7 @@ def run_upload(request):
                 set_version=form.cleaned_data["set_version"],
                 set_from_file=form.cleaned_data["set_from_file"],
                 set_name=form.cleaned_data["set_name"],
+                repeats=form.cleaned_data["repeats"],
             )
         except UploadRejected as rejected:
             errors, status = rejected.errors, rejected.status
@@ -95,9 +96,8 @@ def run_detail(request, run_id: int):
             if s.status == Scoring.Status.DONE and s.sealed_open
         },
         "sealed_form": SealedOpenForm(),
-        "attempts": {
-            s.id: selectors.attempt_counts(s) for s in scorings if s.status == Scoring.Status.DONE
-        },
+        "exclude_form": RunExcludeForm(),
+        "attempts": {s.id: selectors.attempt_counts(s) for s in scorings if s.status == Scoring.Status.DONE},
         "timing": {s.id: selectors.timing_rows(s) for s in scorings if s.status == Scoring.Status.DONE},
         "stable": {
             s.id: selectors.stable_rows(s, family=family) for s in scorings if s.status == Scoring.Status.DONE
@@ -186,6 +186,26 @@ def scoring_retry_view(request, run_id: int, scoring_id: int):
             request, "Only a scoring that failed, or has made no progress for a while, can be tried again."
         )
     return redirect(f"{scoring.run.get_absolute_url()}?scoring={scoring.id}")
+
+
+@require_POST
+@role_required(*WRITERS)
+def run_exclude_view(request, run_id: int):
+    run = get_object_or_404(Run, id=run_id)
+    if request.POST.get("include"):
+        run_include(run=run)
+        messages.info(request, "The run counts in its version's figures again.")
+        return redirect("run-detail", run_id=run.id)
+    form = RunExcludeForm(request.POST)
+    try:
+        if not form.is_valid():
+            raise UploadRejected(
+                "say why the run is left out: the reason is shown beside it on the dashboard"
+            )
+        run_exclude(run=run, reason=form.cleaned_data["reason"], excluded_by=request.user)
+    except UploadRejected as rejected:
+        messages.error(request, rejected.errors[0])
+    return redirect("run-detail", run_id=run.id)
 
 
 @require_POST

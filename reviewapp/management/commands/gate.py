@@ -1,5 +1,5 @@
 """python manage.py gate --baseline V1 --candidate V2 [--set S] [--measure M ...]
-[--margin 2] [--max-drop 5] [--floor numeric_accuracy=0.9 ...]
+[--margin 2] [--max-drop 5] [--floor numeric_accuracy=0.9 ...] [--max-p90 30] [--max-timeout-rate 0.02]
 
 Prints the verdict as JSON. Each measure is a non-inferiority decision on the
 questions both versions were asked: it passes only when the one-sided 97.5 %
@@ -40,6 +40,18 @@ class Command(BaseCommand):
             "--max-drop", type=float, help="largest drop allowed on the common questions, in points"
         )
         parser.add_argument(
+            "--max-p90",
+            type=float,
+            metavar="SECONDS",
+            help="the candidate's end-to-end P90 may not exceed this",
+        )
+        parser.add_argument(
+            "--max-timeout-rate",
+            type=float,
+            metavar="SHARE",
+            help="timeouts of all attempts, shown under this",
+        )
+        parser.add_argument(
             "--floor",
             action="append",
             default=[],
@@ -47,7 +59,20 @@ class Command(BaseCommand):
             help="lowest success rate (a share, 0.9 for 90 %%) the candidate must be shown above",
         )
 
-    def handle(self, *args, baseline, candidate, set_version, measure, margin, max_drop, floor, **options):
+    def handle(
+        self,
+        *args,
+        baseline,
+        candidate,
+        set_version,
+        measure,
+        margin,
+        max_drop,
+        floor,
+        max_p90,
+        max_timeout_rate,
+        **options,
+    ):
         try:
             verdict = gate_run(
                 baseline=baseline,
@@ -57,6 +82,8 @@ class Command(BaseCommand):
                 margin_points=margin,
                 max_drop_points=max_drop,
                 floors=parse_floors(floor),
+                max_p90_s=max_p90,
+                max_timeout_rate=max_timeout_rate,
             )
         except GateRefused as refused:
             self.stdout.write(
