@@ -361,9 +361,16 @@ class DashboardTests(TestCase):
         text = self.client.get(
             reverse("export-scores", args=[self.logged_run.id, scoring.id, "csv"])
         ).content.decode()
-        header, first = text.splitlines()[:2]
-        self.assertEqual(header, "run,assistant_version,set_version,slice,measure,k,n,rate,low,high")
+        lines = text.splitlines()
+        header, first = lines[:2]
+        self.assertEqual(
+            header, "run,assistant_version,set_version,slice,figure,k,n,rate,low,high,mean_s,p50_s,p90_s"
+        )
         self.assertTrue(first.startswith(f"{self.logged_run.id},bot-1.0,gen-1,all,"))
+        # The generated log carries timestamps: its timing is exported beside the rates.
+        e2e = next(line for line in lines if ",all,e2e from timestamps," in line).split(",")
+        summary = scoring.timing["all"]["e2e"]["by_source"]["timestamps"]
+        self.assertEqual((int(e2e[6]), float(e2e[12])), (summary["n"], summary["p90"]))
         data = self.client.get(reverse("export-scores", args=[self.logged_run.id, scoring.id, "json"])).json()
         self.assertEqual(set(data["slices"]["all"]["numeric_accuracy"]), {"k", "n", "rate", "low", "high"})
 

@@ -13,6 +13,7 @@ from reviewapp.models import AssistantVersion, Judgement, Run, Sample, Scoring, 
 from reviewapp.roles import READERS_OF_RUNS, role_required
 from reviewapp.selectors import scores_as_dict, visible_findings
 from scoring.compare import NEWCOMBE_METHOD, size_independent, size_paired
+from scoring.rates import rate
 
 
 def _set_version(request, assistant_version=None) -> SetVersion | None:
@@ -130,28 +131,49 @@ def export_scores(request, run_id: int, scoring_id: int, fmt: str):
         "options": scoring.options,
     }
     if fmt == "json":
-        return JsonResponse({**base, "interval": "wilson, 95 %", "slices": data, "stable": scoring.stable})
+        return JsonResponse(
+            {
+                **base,
+                "interval": "wilson, 95 %",
+                "slices": data,
+                "repetitions": scoring.run.repetitions,
+                "stable": scoring.stable,
+                "timing": scoring.timing,
+            }
+        )
     response = _csv_response(f"scores-run-{run_id}-scoring-{scoring_id}.csv")
     writer = csv_cells.writer(response)
+    # One table: rates (k, n, rate, interval), stable resolution (k of n
+    # questions), and timing figures (n, mean, P50, P90 in seconds).
     writer.writerow(
-        ["run", "assistant_version", "set_version", "slice", "measure", "k", "n", "rate", "low", "high"]
-    )
+        [
+            "run", "assistant_version", "set_version", "slice", "figure",
+            "k", "n", "rate", "low", "high", "mean_s", "p50_s", "p90_s",
+        ]
+    )  # fmt: skip
+    prefix = [base["run"], base["assistant_version"], base["set_version"]]
+
+    def row(slice_name, figure, *, k="", n="", value=None, mean="", p50="", p90=""):
+        interval = [value.value, value.low, value.high] if value is not None else ["", "", ""]
+        writer.writerow([*prefix, slice_name, figure, k, n, *interval, mean, p50, p90])
+
     for slice_name, measures in data.items():
         for measure, c in measures.items():
-            writer.writerow(
-                [
-                    base["run"],
-                    base["assistant_version"],
-                    base["set_version"],
-                    slice_name,
-                    measure,
-                    c["k"],
-                    c["n"],
-                    c["rate"],
-                    c["low"],
-                    c["high"],
-                ]
-            )
+            row(slice_name, measure, k=c["k"], n=c["n"], value=rate(c["k"], c["n"]))
+    for slice_name, measures in (scoring.stable or {}).items():
+        for measure, figure in measures.items():
+            k, n = figure["stable"]["k"], figure["stable"]["n"]
+            row(slice_name, f"stable {measure}", k=k, n=n, value=rate(k, n))
+    for slice_name, summary in (scoring.timing or {}).items():
+        for source, figure in summary["e2e"]["by_source"].items():
+            row(
+                slice_name, f"e2e from {source}", n=figure["n"], mean=figure["mean"], p50=figure["p50"],
+                p90=figure["p90"],
+            )  # fmt: skip
+        failures = summary["failures"]
+        if failures["n"]:
+            k, n = failures["counts"]["timeout"], failures["n"]
+            row(slice_name, "timeouts", k=k, n=n, value=rate(k, n))
     return response
 
 
