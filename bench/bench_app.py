@@ -1,26 +1,37 @@
 """Upload to scores on the page, through the real stack, and page timings.
 
     .venv/bin/python bench/bench_app.py --answers 100000 [--answers 1000000] [--workers 2]
+    .venv/bin/python bench/bench_app.py --answers 1000000 --repetitions 3 [--timeout-share 0.03]
 
 Needs PostgreSQL and Redis on 127.0.0.1 (as bin/test does). For each size
 it makes a fresh database, starts gunicorn and a Celery worker, uploads a
 generated question set and run over the API with curl, and measures:
-- seconds from the end of the run's upload to its scores being on the page;
+- seconds from the end of the run's upload to its scores being on the page,
+  and how they split into storing the answers, planning, checking the chunks
+  and adding up (from the run's and the scoring's timestamps);
 - the peak resident memory of each worker process while it worked;
 - the version's dashboard, the run page and the findings list (filtered,
   deep pages), median of 10.
+
+``--answers`` counts lines. With ``--repetitions R`` each question is asked
+R times, so 1,000,000 lines are 333,334 questions × 3 attempts (1,000,002
+lines); the header declares R, and a share of attempts (``--timeout-share``,
+0.03 by default when R > 1) time out. Every line logs timestamps and tool
+calls, so the scoring also works out stable resolution and timing.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import statistics
 import subprocess
 import sys
 import time
 import urllib.request
+from dataclasses import dataclass
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -31,30 +42,81 @@ from scoring import synthetic  # noqa: E402
 OUT = ROOT / "bench" / "out"
 PORT = 8123
 PYTHON = sys.executable
+TIMEOUT_S = 600
 
 
-def generated(answers: int) -> tuple[Path, Path]:
+@dataclass(frozen=True)
+class Case:
+    """One benchmarked run: its lines, attempts per question and timeouts."""
+
+    answers: int
+    repetitions: int = 1
+    timeout_share: float = 0.0
+
+    @property
+    def questions(self) -> int:
+        return math.ceil(self.answers / self.repetitions)
+
+    @property
+    def label(self) -> str:
+        """The set version, and the name of everything made for this case."""
+        if self.repetitions == 1 and not self.timeout_share:
+            return f"app-{self.answers}"
+        return f"app-{self.answers}x{self.repetitions}-t{self.timeout_share * 100:g}"
+
+    @property
+    def header(self) -> dict:
+        header = {"assistant_version": "app-1.0", "set_version": self.label}
+        if self.repetitions > 1:
+            header |= {"repetitions": self.repetitions, "timeout_s": TIMEOUT_S}
+        return header
+
+
+# Questions generated at a time: a million lines built at once would hold
+# several GB of dicts, for no difference in what the file holds.
+GENERATION_BATCH = 50_000
+
+
+def generated(case: Case) -> tuple[Path, Path]:
     OUT.mkdir(parents=True, exist_ok=True)
-    questions_path = OUT / f"questions_set-app-{answers}.jsonl"
-    run_path = OUT / f"answers_run_app-1.0_set-app-{answers}.jsonl"
-    if not run_path.exists():
-        print(f"generating {answers} questions and answers…", flush=True)
-        questions = synthetic.generate_question_set(questions=answers, seed=11, set_version=f"app-{answers}")
-        synthetic.write_jsonl(questions_path, questions, header={"set_version": f"app-{answers}"})
-        rows = synthetic.generate_run(question_set=questions, answers=answers, seed=12)
-        del questions
-        synthetic.write_jsonl(
-            run_path, rows, header={"assistant_version": "app-1.0", "set_version": f"app-{answers}"}
-        )
+    questions_path = OUT / f"questions_set-{case.label}.jsonl"
+    run_path = OUT / f"answers_run_app-1.0_set-{case.label}.jsonl"
+    if run_path.exists() and questions_path.exists():
+        return questions_path, run_path
+    print(
+        f"generating {case.questions} questions and {case.questions * case.repetitions} lines "
+        f"({case.repetitions} attempts each)…",
+        flush=True,
+    )
+    questions = synthetic.generate_question_set(questions=case.questions, seed=11, set_version=case.label)
+    synthetic.write_jsonl(questions_path, questions, header={"set_version": case.label})
+    # Written aside and renamed when whole, so a stopped run leaves no half
+    # file to be taken for a finished one next time.
+    partial = run_path.with_suffix(".partial")
+    with open(partial, "w", encoding="utf-8", newline="\n") as handle:
+        handle.write(json.dumps(case.header) + "\n")
+        for batch, first in enumerate(range(0, case.questions, GENERATION_BATCH)):
+            part = questions[first : first + GENERATION_BATCH]
+            rows = synthetic.generate_run(
+                question_set=part,
+                answers=len(part),
+                seed=12 + 1000 * batch,
+                repetitions=case.repetitions,
+                timeout_share=case.timeout_share,
+                timeout_s=TIMEOUT_S,
+            )
+            handle.writelines(json.dumps(row, ensure_ascii=False) + "\n" for row in rows)
+    partial.rename(run_path)
     return questions_path, run_path
 
 
-def environment(answers: int) -> dict:
+def environment(case: Case) -> dict:
+    database = "reviewapp_bench_" + case.label.removeprefix("app-").replace("-", "_").replace(".", "_")
     return {
         **os.environ,
-        "DATABASE_URL": f"postgres://postgres@127.0.0.1:5432/reviewapp_bench_{answers}",
+        "DATABASE_URL": f"postgres://postgres@127.0.0.1:5432/{database}",
         "CELERY_BROKER_URL": "redis://127.0.0.1:6379/13",
-        "REVIEWAPP_DATA_DIR": str(OUT / f"data-{answers}"),
+        "REVIEWAPP_DATA_DIR": str(OUT / f"data-{case.label}"),
         "DJANGO_DEBUG": "0",
         "DJANGO_ALLOWED_HOSTS": "127.0.0.1",
         "LOG_LEVEL": "WARNING",
@@ -65,6 +127,25 @@ def manage(env: dict, *args: str) -> str:
     return subprocess.run(
         [PYTHON, "manage.py", *args], cwd=ROOT, env=env, check=True, capture_output=True, text=True
     ).stdout
+
+
+# Printed by the app's own shell: where the time between upload and scores went.
+STAGES = """
+from reviewapp.models import Run
+run = Run.objects.get(id={run_id})
+scoring = run.scorings.get()
+print(
+    f"stages: storing the answers {{(run.stored_at - run.created_at).total_seconds():.1f}} s, "
+    f"stored to planning {{(scoring.started_at - run.stored_at).total_seconds():.1f}} s, "
+    f"planning to scores {{(scoring.finished_at - scoring.started_at).total_seconds():.1f}} s "
+    f"({{scoring.chunks_total}} chunks)"
+)
+"""
+
+
+def stages(env: dict, run_id: int) -> str:
+    # The shell may first say what it imported; the figures are its last line.
+    return manage(env, "shell", "-c", STAGES.format(run_id=run_id)).strip().splitlines()[-1]
 
 
 def api(url: str, token: str, *, file: Path | None = None) -> dict:
@@ -108,9 +189,9 @@ def timed_get(url: str, cookie: str, repeat: int = 10) -> float:
     return statistics.median(times) * 1000
 
 
-def bench(answers: int, workers: int) -> None:
-    questions_path, run_path = generated(answers)
-    env = environment(answers)
+def bench(case: Case, workers: int) -> None:
+    questions_path, run_path = generated(case)
+    env = environment(case)
     database = env["DATABASE_URL"].rsplit("/", 1)[1]
     subprocess.run(["dropdb", "-h", "127.0.0.1", "-U", "postgres", "--if-exists", database], check=True)
     subprocess.run(["createdb", "-h", "127.0.0.1", "-U", "postgres", database], check=True)
@@ -168,6 +249,8 @@ def bench(answers: int, workers: int) -> None:
         uploaded = time.perf_counter()
         print(f"run of {run_path.stat().st_size / 1e6:.0f} MB uploaded in {uploaded - start:.1f} s")
         peaks: dict[int, float] = {}
+        # When the scoring first showed 99 %: every chunk but the adding up done.
+        last_chunk_done = None
         while True:
             for pid in worker_pids(worker.pid):
                 peaks[pid] = max(peaks.get(pid, 0.0), rss_mb(pid))
@@ -176,15 +259,36 @@ def bench(answers: int, workers: int) -> None:
                 state["scorings"] and state["scorings"][0]["status"] in ("done", "failed")
             ):
                 break
+            if last_chunk_done is None and state["scorings"] and state["scorings"][0]["progress"] >= 99:
+                last_chunk_done = time.perf_counter()
             time.sleep(0.25)
         done = time.perf_counter()
         scoring = state["scorings"][0] if state["scorings"] else {}
         print(
-            f"{answers} answers: {state['status']}, scoring {scoring.get('status')}: "
+            f"{state['answers']} lines ({case.questions} questions × {case.repetitions} attempts): "
+            f"{state['status']}, scoring {scoring.get('status')}: "
             f"{done - uploaded:.1f} s from the end of the upload to scores on the page "
             f"({workers} worker processes)"
         )
         print("peak worker memory (MB): " + ", ".join(f"{mb:.0f}" for mb in sorted(peaks.values())))
+        print(stages(env, run["id"]))
+        if last_chunk_done is not None:
+            print(f"of which adding up after the chunks (seen at 99 %): {done - last_chunk_done:.1f} s")
+        summary = scoring.get("timing", {}).get("all")
+        if summary:
+            e2e = summary["e2e"]["by_source"].get("timestamps", {})
+            print(
+                f"timing on the page: {summary['delivered']} of {summary['attempts']} attempts delivered, "
+                f"{summary['failures']['counts'].get('timeout', 0)} timeouts, "
+                f"E2E P50 {e2e.get('p50') or 0:.1f} s, P90 {e2e.get('p90') or 0:.1f} s, "
+                f"max {e2e.get('max') or 0:.1f} s"
+            )
+        stable = scoring.get("stable", {}).get("all", {}).get("numeric_accuracy")
+        if stable:
+            print(
+                f"stable resolution on the page (numeric accuracy): "
+                f"{stable['stable']['k']} of {stable['stable']['n']} questions, {stable['distribution']}"
+            )
 
         cookie = f"sessionid={session}"
         run_url = f"{base}/runs/{run['id']}/"
@@ -205,11 +309,27 @@ def bench(answers: int, workers: int) -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser()
-    parser.add_argument("--answers", type=int, action="append", help="run sizes (default 100000)")
+    parser.add_argument("--answers", type=int, action="append", help="lines per run (default 100000)")
     parser.add_argument("--workers", type=int, default=os.cpu_count() or 1)
+    parser.add_argument(
+        "--repetitions", type=int, default=1, help="attempts per question, declared in the header"
+    )
+    parser.add_argument(
+        "--timeout-share",
+        type=float,
+        default=None,
+        help="share of attempts that time out (default 0.03 with repetitions above 1, else 0)",
+    )
     args = parser.parse_args()
+    if not 1 <= args.repetitions <= 100:
+        parser.error("--repetitions must be from 1 to 100")
+    timeout_share = args.timeout_share
+    if timeout_share is None:
+        timeout_share = 0.03 if args.repetitions > 1 else 0.0
+    if not 0 <= timeout_share < 1:
+        parser.error("--timeout-share must be from 0 to below 1")
     for answers in args.answers or [100_000]:
-        bench(answers, args.workers)
+        bench(Case(answers, args.repetitions, timeout_share), args.workers)
 
 
 if __name__ == "__main__":

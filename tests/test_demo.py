@@ -3,7 +3,7 @@ from io import StringIO
 import pytest
 from django.core.management import call_command
 
-from reviewapp.models import Assignment, Run, Sample, Score
+from reviewapp.models import Answer, Assignment, Question, Run, Sample, Score, Scoring
 
 
 # Committed as it goes, as on a real database: each step's tasks run at its commit.
@@ -14,7 +14,12 @@ def test_it_loads_scored_demo_data_once_and_prints_how_to_log_in():
     assert "password review-demo" in out.getvalue()
     assert "API token for pipelines" in out.getvalue()
     runs = list(Run.objects.order_by("id"))
-    assert [(r.status, r.answer_count) for r in runs] == [("stored", 8), ("stored", 300), ("stored", 300)]
+    assert [(r.status, r.answer_count, r.repetitions) for r in runs] == [
+        ("stored", 8, 1),
+        ("stored", 300, 1),
+        ("stored", 300, 1),
+        ("stored", 900, 3),
+    ]
     slices = set(Score.objects.filter(scoring__run=runs[1]).values_list("slice", flat=True))
     assert {s for s in slices if s.startswith("language=")} == {"language=en", "language=es", "language=fr"}
     # The sealed part is scored apart, under its own prefix, and kept out of "all".
@@ -25,4 +30,43 @@ def test_it_loads_scored_demo_data_once_and_prints_how_to_log_in():
     assert Assignment.objects.filter(item__sample=sample).count() == 60
 
     call_command("demo", answers=300, stdout=StringIO())
-    assert (Run.objects.count(), Sample.objects.count()) == (3, 1)
+    assert (Run.objects.count(), Sample.objects.count()) == (4, 1)
+
+
+@pytest.mark.django_db(transaction=True)
+def test_it_loads_a_run_of_three_attempts_with_stable_figures_and_timeouts():
+    call_command("demo", answers=300, stdout=StringIO())
+    run = Run.objects.get(assistant_version__label="assistant-demo-2.2")
+    assert (run.set_version.version, run.repetitions, run.timeout_s) == ("demo-1.0", 3, 600)
+    assert run.answers.values("question_id").distinct().count() == 300
+    assert set(run.answers.values_list("attempt", flat=True)) == {1, 2, 3}
+    timed_out = run.answers.filter(status=Answer.Status.TIMEOUT).count()
+    # A few percent of 900 attempts, as the generator was asked for.
+    assert 5 <= timed_out <= 60
+
+    scoring = Scoring.objects.get(run=run)
+    assert scoring.status == Scoring.Status.DONE
+    # N = Q x R: every attempt counts, a timed-out one as unresolved.
+    numeric = Score.objects.get(scoring=scoring, slice="all", measure="numeric_accuracy")
+    answered = run.answers.filter(
+        question_id__in=Question.objects.filter(
+            set_version=run.set_version, split="tuning", expected_behaviour="answer"
+        ).values("question_id")
+    )
+    assert numeric.n == answered.count()
+
+    stable = scoring.stable["all"]["numeric_accuracy"]
+    assert set(stable["distribution"]) == {"3 of 3", "2 of 3", "1 of 3", "0 of 3"}
+    assert sum(stable["distribution"].values()) == stable["stable"]["n"] == numeric.n // 3
+    assert 0 < stable["stable"]["k"] < stable["stable"]["n"]
+    assert {"language=en", "language=es", "language=fr"} <= set(scoring.stable)
+
+    summary = scoring.timing["all"]
+    assert summary["failures"]["counts"]["timeout"] > 0
+    assert summary["failures"]["wait"]["n"] == summary["failures"]["counts"]["timeout"]
+    assert summary["delivered"] + summary["failures"]["counts"]["timeout"] == summary["attempts"]
+    e2e = summary["e2e"]["by_source"]["timestamps"]
+    # The long tail: a few answers wait on a slow platform for 20 s or more,
+    # far beyond the slowest tenth of the rest.
+    assert e2e["max"] > 20 > e2e["p90"] > e2e["p50"] > 0
+    assert summary["tool_calls"]["by_source"]["unique ids"]["n"] == summary["delivered"]

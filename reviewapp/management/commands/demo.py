@@ -1,9 +1,11 @@
-"""Load demo data: the spec's running example and a generated run of a few
-thousand answers in three languages, with users to log in as."""
+"""Load demo data: the spec's running example, generated runs of a few
+thousand answers in three languages (one of them asking every question three
+times, with timings, tool calls and some timeouts), and users to log in as."""
 
 import random
 import tempfile
 import uuid
+from dataclasses import dataclass
 from pathlib import Path
 
 from django.contrib.auth import get_user_model
@@ -22,13 +24,40 @@ from scoring.logfile import normalise_question
 DEMO_DIR = Path(__file__).resolve().parents[2] / "demo"
 DEMO_PASSWORD = "review-demo"
 DEMO_USERS = ("lead", "reviewer", "reviewer2", "manager")
+TIMEOUT_S = 600
+
+
+@dataclass(frozen=True)
+class GeneratedRun:
+    """One generated run of the demo, on set version demo-1.0."""
+
+    assistant_version: str
+    seed: int
+    repetitions: int = 1
+    timeout_share: float = 0.0
+
+
+# The third asks each question three times, with a few timeouts, so that the
+# run page's stable resolution and timing tables have something to show.
+REPEATED_RUN = GeneratedRun("assistant-demo-2.2", seed=13, repetitions=3, timeout_share=0.03)
+GENERATED_RUNS = (
+    GeneratedRun("assistant-demo-2.0", seed=11),
+    GeneratedRun("assistant-demo-2.1", seed=12),
+    REPEATED_RUN,
+)
 
 
 class Command(BaseCommand):
     help = "Load demo data (idempotent) and print how to log in."
 
     def add_arguments(self, parser):
-        parser.add_argument("--answers", type=int, default=3000, help="size of the generated run")
+        parser.add_argument(
+            "--answers",
+            type=int,
+            default=3000,
+            help="questions in the generated set; each generated run answers every one "
+            f"(the repeated run {REPEATED_RUN.repetitions} times)",
+        )
 
     def handle(self, *args, answers: int, **options):
         User = get_user_model()
@@ -65,15 +94,24 @@ class Command(BaseCommand):
                 source_name="generated",
             )
         questions = synthetic.generate_question_set(questions=answers, seed=7, set_version="demo-1.0")
-        for assistant, seed in (("assistant-demo-2.0", 11), ("assistant-demo-2.1", 12)):
+        for plan in GENERATED_RUNS:
             rows = synthetic.generate_run(
-                question_set=questions, answers=answers, seed=seed, assistant_version=assistant
+                question_set=questions,
+                answers=answers,
+                seed=plan.seed,
+                assistant_version=plan.assistant_version,
+                repetitions=plan.repetitions,
+                timeout_share=plan.timeout_share,
+                timeout_s=TIMEOUT_S,
             )
+            header = {"assistant_version": plan.assistant_version, "set_version": "demo-1.0"}
+            if plan.repetitions > 1:
+                header |= {"repetitions": plan.repetitions, "timeout_s": TIMEOUT_S}
+            # The same seed writes the same bytes, so a second demo finds the
+            # file it stored the first time and makes no second run.
             with tempfile.TemporaryDirectory() as folder:
-                path = Path(folder) / f"answers_run_{assistant}_set-demo-1.0.jsonl"
-                synthetic.write_jsonl(
-                    path, rows, header={"assistant_version": assistant, "set_version": "demo-1.0"}
-                )
+                path = Path(folder) / f"answers_run_{plan.assistant_version}_set-demo-1.0.jsonl"
+                synthetic.write_jsonl(path, rows, header=header)
                 self._upload(path, lead)
 
         if not Sample.objects.exists():
