@@ -273,6 +273,9 @@ class Scoring(models.Model):
     stable = models.JSONField(default=dict, blank=True)
     # Spec 004's timing summary of the tuning part, per slice (scoring.timing).
     timing = models.JSONField(default=dict, blank=True)
+    # The tuning part's N = Q x R in parts: questions, repetitions, scored,
+    # failed and not run (selectors.AttemptCounts), counted once at the end.
+    attempt_counts = models.JSONField(default=dict, blank=True)
     options = models.JSONField(default=dict, blank=True)
     slice_fields = models.JSONField(default=list)
     # The options and slices as one string, so that a scoring is made once.

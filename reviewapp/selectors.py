@@ -232,16 +232,22 @@ class AttemptCounts:
 
 def attempt_counts(scoring: Scoring) -> AttemptCounts:
     """Questions, R, and the attempts scored, failed (no answer) and not run,
-    so that a page can show scored + failed + not run = N."""
-    checks = AnswerCheck.objects.filter(scoring=scoring, sealed=False)
-    sealed_questions = scoring.set_version.questions.filter(split="sealed").count()
-    return AttemptCounts(
-        questions=scoring.set_version.questions.count() - sealed_questions,
-        repetitions=scoring.run.repetitions,
-        scored=checks.filter(answer__status="ok").count(),
-        failed=checks.filter(answer__isnull=False).exclude(answer__status="ok").count(),
-        not_run=checks.filter(answer__isnull=True).count(),
+    so that a page can show scored + failed + not run = N: as counted when
+    the scoring finished, or counted now for a scoring made before that."""
+    if scoring.attempt_counts:
+        return AttemptCounts(**scoring.attempt_counts)
+    return count_attempts(scoring)
+
+
+def count_attempts(scoring: Scoring) -> AttemptCounts:
+    """attempt_counts, counted from the scoring's checks in one query."""
+    totals = AnswerCheck.objects.filter(scoring=scoring, sealed=False).aggregate(
+        scored=Count("id", filter=Q(answer__status="ok")),
+        failed=Count("id", filter=Q(answer__isnull=False) & ~Q(answer__status="ok")),
+        not_run=Count("id", filter=Q(answer__isnull=True)),
     )
+    questions = scoring.set_version.questions.exclude(split="sealed").count()
+    return AttemptCounts(questions=questions, repetitions=scoring.run.repetitions, **totals)
 
 
 def stable_rows(scoring: Scoring, *, family: str = "language") -> list[dict]:

@@ -241,8 +241,9 @@ def _tool_calls(calls: object) -> tuple[int | None, str | None, float | None]:
     return len(ids), "unique ids", span
 
 
-def answer_timing(record: Mapping) -> AnswerTiming:
-    """The timing of one answer line (see AnswerTiming).
+def answer_timing(record: Mapping, *, validated: bool = False) -> AnswerTiming:
+    """The timing of one answer line (see AnswerTiming). ``validated`` skips
+    the checks for a line already checked (a stored run's).
 
     E2E comes from submitted_at and received_at when both were logged, else
     from latency_ms (the duration the runner measured), else it is missing.
@@ -250,7 +251,7 @@ def answer_timing(record: Mapping) -> AnswerTiming:
     no final answer) but its waiting time, stopped_at − submitted_at, when
     both were logged. Refuses, with TimingError (a ValueError), any line
     timing_errors finds a problem with."""
-    if problems := timing_errors(record):
+    if not validated and (problems := timing_errors(record)):
         raise TimingError(problems)
     status = record.get("status") or "ok"
     submitted = _moment(record, "submitted_at")
@@ -424,3 +425,11 @@ def timing_summary(timings: Sequence[AnswerTiming], *, question_ids: Sequence[st
             },
         },
     }
+
+
+TIMING_NAMES = tuple(AnswerTiming.__dataclass_fields__)
+
+
+def logged(timing: AnswerTiming) -> dict:
+    """The figures a line logged (None left out), as plain data to store."""
+    return {name: value for name in TIMING_NAMES if (value := getattr(timing, name)) is not None}

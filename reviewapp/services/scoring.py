@@ -396,30 +396,39 @@ def _logged_timing(record: dict) -> dict:
     """The line's timing figures that were logged (validated at ingest)."""
     if not any(name in record for name in TIMING_FIELDS):
         return {}
-    return {name: value for name, value in asdict(timing.answer_timing(record)).items() if value is not None}
+    return timing.logged(timing.answer_timing(record, validated=True))
 
 
 def _timing(scoring: Scoring) -> dict:
     """Spec 004's timing summary of the tuning part for "all" and each
     language, with each question's median when attempts repeat; empty when
     no line logged any timing."""
-    rows = list(
+    # Each figure as its own column: a million small tuples, not a million dicts.
+    names = timing.TIMING_NAMES
+    rows = (
         AnswerCheck.objects.filter(scoring=scoring, sealed=False, answer__isnull=False)
         .exclude(timing={})
-        .values_list("question_id", "answer__language", "timing")
+        .values_list("question_id", "answer__language", *(f"timing__{name}" for name in names))
         .iterator(chunk_size=20000)
     )
-    if not rows:
+    question_ids: list[str] = []
+    languages: list[str] = []
+    timings: list[timing.AnswerTiming] = []
+    for question_id, language, *values in rows:
+        question_ids.append(question_id)
+        languages.append(language)
+        timings.append(timing.AnswerTiming(**dict(zip(names, values, strict=True))))
+    if not timings:
         return {}
-    groups: dict[str, list] = {"all": rows}
-    for row in rows:
-        groups.setdefault(f"language={row[1]}", []).append(row)
+    groups: dict[str, list[int]] = {"all": list(range(len(timings)))}
+    for index, language in enumerate(languages):
+        groups.setdefault(f"language={language}", []).append(index)
     repeated = scoring.run.repetitions > 1
     summaries = {}
-    for name, group in sorted(groups.items(), key=lambda item: (item[0] != "all", item[0])):
+    for name, indexes in sorted(groups.items(), key=lambda item: (item[0] != "all", item[0])):
         summary = timing.timing_summary(
-            [timing.AnswerTiming(**row[2]) for row in group],
-            question_ids=[row[0] for row in group] if repeated else None,
+            [timings[i] for i in indexes],
+            question_ids=[question_ids[i] for i in indexes] if repeated else None,
         )
         # Each question's own median is kept as their summary only: a row per
         # question would make the scoring as large as its run.
@@ -445,6 +454,9 @@ def _finish(scoring: Scoring) -> None:
     totals = merge_slice_counts(*(chunk.slices for chunk in chunks), _not_run(scoring))
     scoring.stable = _stable(scoring)
     scoring.timing = _timing(scoring)
+    from reviewapp.selectors import count_attempts  # selectors reads this module's names
+
+    scoring.attempt_counts = asdict(count_attempts(scoring))
     Score.objects.bulk_create(
         Score(scoring=scoring, slice=slice_name, measure=measure, k=c["k"], n=c["n"])
         for slice_name, measures in totals.items()
@@ -467,6 +479,7 @@ def _finish(scoring: Scoring) -> None:
             "finished_at",
             "stable",
             "timing",
+            "attempt_counts",
         )
     )
 
