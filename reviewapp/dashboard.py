@@ -183,8 +183,10 @@ def settled_outcomes(samples) -> list[ItemOutcome]:
     that does not address the question is unresolved (spec 004)."""
     items = list(SampleItem.objects.filter(sample__in=samples, answer__isnull=False).select_related("sample"))
     latest: dict[tuple[int, int], Judgement] = {}
-    for judgement in Judgement.objects.filter(assignment__item__in=items).order_by(
-        "assignment_id", "revision"
+    for judgement in (
+        Judgement.objects.filter(assignment__item__in=items)
+        .select_related("assignment")
+        .order_by("assignment_id", "revision")
     ):
         latest[(judgement.assignment.item_id, judgement.assignment_id)] = judgement
     by_item: dict[int, list[Judgement]] = {}
