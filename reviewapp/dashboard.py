@@ -540,6 +540,7 @@ def gate(
             },
         },
         "questions": "the tuning part of the set: sealed questions stay out of the gate",
+        "attempts_per_question": {"baseline": baseline.repetitions, "candidate": candidate.repetitions},
         "verdict": outcome,
         "passed": outcome == gating.PASS,
         "exit_code": gating.EXIT_CODES[outcome],
