@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import secrets
+import subprocess
 import sys
 from pathlib import Path
 
@@ -68,3 +69,16 @@ def environment(*, production: bool) -> dict[str, str]:
     else:
         env.pop("DJANGO_ENV", None)
     return env
+
+
+def manage(env: dict, *args: str, timeout: int = 600) -> str:
+    """Run a management command against the load test's database; its output."""
+    return subprocess.run(
+        [PYTHON, "manage.py", *args],
+        cwd=ROOT,
+        env=env,
+        check=True,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    ).stdout

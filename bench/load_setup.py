@@ -56,18 +56,6 @@ def step(message: str, started: float) -> float:
     return now
 
 
-def manage(env: dict, *args: str) -> str:
-    return subprocess.run(
-        [config.PYTHON, "manage.py", *args],
-        cwd=config.ROOT,
-        env=env,
-        check=True,
-        capture_output=True,
-        text=True,
-        timeout=600,
-    ).stdout
-
-
 def fresh_database(env: dict) -> None:
     """A new database, and with it an empty folder for the logs it stores."""
     shutil.rmtree(config.OUT / "data", ignore_errors=True)
@@ -77,7 +65,7 @@ def fresh_database(env: dict) -> None:
     subprocess.run(
         ["redis-cli", "-n", config.REDIS_DB, "flushdb"], check=True, capture_output=True, timeout=30
     )
-    manage(env, "migrate", "--verbosity", "0")
+    config.manage(env, "migrate", "--verbosity", "0")
 
 
 def generated(*, version: str, set_version: str, answers: int, seed: int) -> tuple[Path, Path]:
@@ -109,14 +97,14 @@ def generated(*, version: str, set_version: str, answers: int, seed: int) -> tup
 def upload(env: dict, uploads: list[tuple[Path, Path]]) -> None:
     """Each question set and run over the API, as a pipeline sends them, and
     wait for the run's scores from a real worker."""
-    manage(
+    config.manage(
         env,
         "shell",
         "-c",
         "from django.contrib.auth import get_user_model; from reviewapp.roles import grant; "
         f"u, _ = get_user_model().objects.get_or_create(username={config.PIPELINE!r}); grant(u, 'lead')",
     )
-    token = manage(env, "api_token", config.PIPELINE, "--name", "load-setup").strip()
+    token = config.manage(env, "api_token", config.PIPELINE, "--name", "load-setup").strip()
     base = f"http://127.0.0.1:{SETUP_PORT}"
     log = open(config.OUT / "setup-servers.log", "w")  # noqa: SIM115 - closed below
     web = subprocess.Popen(

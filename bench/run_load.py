@@ -77,22 +77,10 @@ SCENARIOS = (
 )
 
 
-def manage(env: dict, *args: str) -> str:
-    return subprocess.run(
-        [config.PYTHON, "manage.py", *args],
-        cwd=config.ROOT,
-        env=env,
-        check=True,
-        capture_output=True,
-        text=True,
-        timeout=300,
-    ).stdout
-
-
 def state(env: dict) -> dict:
     """What the queue and the version hold now: the fewest open items any
     reviewer has left, and the judgements the dashboard counts."""
-    out = manage(
+    out = config.manage(
         env,
         "shell",
         "-c",
@@ -335,7 +323,7 @@ def main() -> None:
     plain = config.environment(production=False)
     # As docker-compose.yml starts web: migrations first, or a database set up
     # before the latest migration would answer 500s.
-    manage(plain, "migrate", "--noinput", "--verbosity", "0")
+    config.manage(plain, "migrate", "--noinput", "--verbosity", "0")
     before = state(plain)
     # What one reviewer submits in the window at the mean pause, with room to spare.
     needed = int(1.5 * args.measure_seconds / ((args.think_min + args.think_max) / 2 + 0.05)) + 1
@@ -348,7 +336,7 @@ def main() -> None:
         )
 
     env = config.environment(production=True)
-    manage(env, "collectstatic", "--noinput", "--verbosity", "0")
+    config.manage(env, "collectstatic", "--noinput", "--verbosity", "0")
     access_log = config.OUT / "access.log"
     access_log.unlink(missing_ok=True)
     web = start_gunicorn(env, workers=args.workers, threads=args.threads, access_log=access_log)
