@@ -171,6 +171,8 @@ class GateTests(TestCase):
             (("--floor", "numeric_accuracy=90"), "floor", "the rate is a share from 0 to 1"),
             (("--margin", "-1"), "margin", "margin is in points, from 0 to under 100; got -1"),
             (("--max-drop", "150"), "max_drop", "max_drop is in points"),
+            (("--max-p90", "0"), "max_p90", "max_p90 is in seconds, above 0"),
+            (("--max-timeout-rate", "2"), "max_timeout_rate", "max_timeout_rate is a share from 0 to 1"),
         ):
             code, verdict = self.gate("--baseline", "bot-1.0", "--candidate", "bot-1.1", *option)
             self.assertEqual((code, verdict["field"]), (2, field))

@@ -8,6 +8,7 @@ from django.utils import timezone
 from reviewapp.models import Run, Scoring, ScoringChunk
 from reviewapp.services import work
 from reviewapp.services.runs import run_ingest, run_retry
+from reviewapp.services.scoring import scoring_retry
 from tests.fixtures import load_generated_run
 from tests.helpers import PASSWORD, make_user
 
@@ -102,3 +103,33 @@ class SweepTests(TestCase):
         self.assertContains(
             self.client.get(run.get_absolute_url()), "waiting for the task queue (unreachable just now)"
         )
+
+
+class StuckScoringTests(TestCase):
+    @classmethod
+    def setUpTestData(cls):
+        cls.run_obj = load_generated_run(answers=30)
+
+    def test_a_scoring_whose_plan_never_started_can_be_tried_again(self):
+        scoring = self.run_obj.scorings.get()
+        clean = {(s.slice, s.measure): (s.k, s.n) for s in scoring.scores.all()}
+        for related in (scoring.checks, scoring.findings, scoring.scores, scoring.chunks):
+            related.all().delete()
+        Scoring.objects.filter(id=scoring.id).update(
+            status="queued", chunks_total=0, chunks_done=0, queued_at=timezone.now() - LONG_AGO
+        )
+        scoring.refresh_from_db()
+        self.assertTrue(work.scoring_is_stuck(scoring))
+        with self.captureOnCommitCallbacks(execute=True):
+            self.assertTrue(scoring_retry(scoring=scoring))
+        scoring.refresh_from_db()
+        self.assertEqual(scoring.status, "done")
+        self.assertEqual({(s.slice, s.measure): (s.k, s.n) for s in scoring.scores.all()}, clean)
+
+    def test_a_scoring_with_a_live_chunk_is_not_stuck(self):
+        scoring = self.run_obj.scorings.get()
+        Scoring.objects.filter(id=scoring.id).update(status="scoring")
+        scoring.chunks.update(status="scoring", lease_until=timezone.now() + LONG_AGO)
+        scoring.refresh_from_db()
+        self.assertFalse(work.scoring_is_stuck(scoring))
+        self.assertFalse(scoring_retry(scoring=scoring))
