@@ -169,7 +169,13 @@ class SampleDrawForm(forms.Form):
         label="Minimum per stratum",
         help_text="For proportional allocation; the strata's minimums must fit in the size.",
     )
-    seed = forms.IntegerField(required=False, help_text="Leave empty for a random seed; it is recorded.")
+    # The seed is stored in a 64-bit column.
+    seed = forms.IntegerField(
+        required=False,
+        min_value=-(2**63),
+        max_value=2**63 - 1,
+        help_text="Leave empty for a random seed; it is recorded.",
+    )
     # Each choice names the question splits (Question.Split) the answers are drawn from.
     SPLIT_CHOICES = {
         "tuning": ("tuning only", ("tuning",)),

@@ -3,6 +3,7 @@ comparison, the sample-size planner, and exports. Read-only."""
 
 import json
 
+from django.contrib import messages
 from django.db.models import F
 from django.http import FileResponse, Http404, HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404, render
@@ -52,6 +53,15 @@ def version_dashboard(request, label: str):
         if set_version
         else []
     )
+    run_id = _run_choice(request)
+    figures = dashboard.version_dashboard(version, set_version, run_id=run_id)
+    if "run" in request.GET and (figures["record"] is None or figures["record"].chosen is None):
+        # A run of another version or set, or no run at all: say so, not just show every run.
+        shown = f"run #{run_id}" if run_id is not None else f"run {request.GET['run']!r}"
+        on_set = f" on set {set_version.version}" if set_version else ""
+        messages.error(
+            request, f"{shown} is not a stored run of {version.label}{on_set}: every run is shown."
+        )
     return render(
         request,
         "dashboard/version.html",
@@ -62,14 +72,14 @@ def version_dashboard(request, label: str):
             "others": others,
             "chart": dashboard.versions_chart(set_version) if set_version else [],
             "timing_chart": dashboard.timing_chart(set_version) if set_version else {},
-            **dashboard.version_dashboard(version, set_version, run_id=_run_choice(request)),
+            **figures,
         },
     )
 
 
 def _run_choice(request) -> int | None:
     value = request.GET.get("run", "")
-    return int(value) if value.isdigit() else None
+    return int(value) if value.isascii() and value.isdigit() else None
 
 
 @require_GET

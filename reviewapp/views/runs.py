@@ -192,16 +192,18 @@ def scoring_retry_view(request, run_id: int, scoring_id: int):
 @role_required(*WRITERS)
 def run_exclude_view(request, run_id: int):
     run = get_object_or_404(Run, id=run_id)
-    if request.POST.get("include"):
+    if request.POST.get("include") == "1":
         run_include(run=run)
         messages.info(request, "The run counts in its version's figures again.")
         return redirect("run-detail", run_id=run.id)
     form = RunExcludeForm(request.POST)
     try:
-        if not form.is_valid():
+        if not request.POST.get("reason", "").strip():
             raise UploadRejected(
                 "say why the run is left out: the reason is shown beside it on the dashboard"
             )
+        if not form.is_valid():
+            raise UploadRejected(f"The run still counts: reason: {' '.join(form.errors['reason'])}")
         run_exclude(run=run, reason=form.cleaned_data["reason"], excluded_by=request.user)
     except UploadRejected as rejected:
         messages.error(request, rejected.errors[0])
