@@ -257,11 +257,19 @@ class RunLineTests(ErrorsTestCase):
         with self.settings(MAX_ANSWER_BYTES=2048):
             run = self.run_with(self.answer | {"answer": "7.6 " * (5 * 1024 * 1024 // 4)})
         self.assertEqual(run.status, "rejected")
-        self.assertEqual(run.line_errors[0]["line"], 1)
-        self.assertIn(
-            "the line is 5,120 KB, longer than the limit of 2.0 KB a line", run.line_errors[0]["message"]
+        # 1,310,720 × "7.6 " = 5,242,880 bytes = 5,120 KB, plus the line's other fields.
+        self.assertEqual(
+            run.line_errors,
+            [
+                {
+                    "line": 1,
+                    "field": None,
+                    "message": "the line is 5,120 KB, longer than the limit of 2.0 KB a line "
+                    "(REVIEWAPP_MAX_ANSWER_KB)",
+                }
+            ],
         )
-        self.assertEqual(run.scorings.count(), 0)
+        self.assertEqual((run.answers.count(), run.scorings.count()), (0, 0))
 
     def test_it_refuses_a_question_line_over_the_size_limit(self):
         with self.settings(MAX_ANSWER_BYTES=1024):
@@ -325,13 +333,19 @@ class FileEncodingTests(ErrorsTestCase):
         broken = gzip.compress(example_file(SET_FILE).read())[:-20]
         response = self.api("/api/question-sets", {"file": upload("qs.jsonl.gz", broken)})
         self.assertEqual(response.status_code, 400)
-        self.assertIn(
-            "qs.jsonl: this file is gzip-compressed but cannot be read", response.json()["errors"][0]
+        self.assertEqual(
+            response.json()["errors"],
+            [
+                "qs.jsonl: this file is gzip-compressed but cannot be read: "
+                "Compressed file ended before the end-of-stream marker was reached"
+            ],
         )
         archive = io.BytesIO()
         with zipfile.ZipFile(archive, "w") as zipped:
             zipped.writestr(SET_FILE, example_file(SET_FILE).read())
         response = self.api("/api/question-sets", {"file": upload("qs.zip", archive.getvalue())})
+        self.assertEqual(response.status_code, 400)
+        self.assertEqual(SetVersion.objects.count(), 0)
         self.assertEqual(
             response.json()["errors"],
             ["qs.zip: this file is a zip archive: decompress it (unzip) and upload the .jsonl inside"],

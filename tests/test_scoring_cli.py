@@ -146,10 +146,15 @@ def test_it_prints_stable_resolution_and_timing_for_a_run_with_repeats(tmp_path)
     assert (result["answers"], result["repetitions"], result["not_run"]) == (180, 3, 0)
     numeric = result["stable"]["all"]["numeric_accuracy"]
     assert sum(numeric["distribution"].values()) == numeric["stable"]["n"]
+    # Every question is asked three times: a question per three attempts.
+    assert numeric["stable"]["n"] * 3 == result["slices"]["all"]["numeric_accuracy"]["n"]
     assert numeric["over_attempts"]["n"] == result["slices"]["all"]["numeric_accuracy"]["n"]
     failures = result["timing"]["all"]["failures"]
     timeouts = sum(row.get("status") == "timeout" for row in rows)
     assert (failures["n"], failures["counts"]["timeout"]) == (180, timeouts)
     e2e = result["timing"]["all"]["e2e"]["by_source"]["timestamps"]
     assert e2e["n"] == 180 - timeouts  # a timeout is never a latency sample
-    assert set(result["timing"]) >= {"all", "language=en"}
+    # One timing summary for the whole run and one per language it holds.
+    languages = {f"language={row['language']}" for row in rows}
+    assert set(result["timing"]) == {"all"} | languages
+    assert sum(result["timing"][name]["attempts"] for name in languages) == 180

@@ -89,7 +89,12 @@ def test_it_counts_stable_resolution_on_a_three_attempt_run():
     assert stable["refusal_accuracy"]["distribution"]["2 of 3"] == 1
     over = numeric["over_attempts"]
     assert (over["k"], over["n"], over["clusters"]) == (6, 9, 3)
-    assert over["low"] < 6 / 9 < over["high"]
+    # By hand: p = 6/9 = 2/3; per-question residual sums k_q − 3p = 1, 0, −1,
+    # squares 2. Cluster-robust variance (1/9)² · 2 · G/(G − 1) = 2/81 · 3/2
+    # = 1/27, so n_eff = p(1 − p) / (1/27) = (2/9) · 27 = 6 (between the 3
+    # questions and 9 attempts). Wilson on 4 of 6: 0.3000 to 0.9032.
+    assert over["effective_n"] == 6.0
+    assert (round(over["low"], 4), round(over["high"], 4)) == (0.3, 0.9032)
 
 
 def test_it_reports_no_stable_resolution_for_single_runs():
@@ -106,14 +111,23 @@ def test_the_clustered_interval_uses_statsmodels_cluster_robust_variance():
     fit = sm.OLS(y, np.ones(len(y))).fit(cov_type="cluster", cov_kwds={"groups": groups})
     p = 12 / 18
     assert result["effective_n"] == pytest.approx(p * (1 - p) / fit.bse[0] ** 2, abs=0.01)
-    assert result["clusters"] <= result["effective_n"] <= 18
+    # By hand: residual sums k_q − 3p = 1, 0, −2, −1, 1, 1, squares 8; variance
+    # (1/18)² · 8 · 6/5 = 4/135; n_eff = (2/9) / (4/135) = 7.5. Wilson on
+    # 5 of 7.5 (p = 2/3): 0.3301 to 0.8903.
+    assert (result["clusters"], result["effective_n"]) == (6, 7.5)
+    assert (round(result["low"], 4), round(result["high"], 4)) == (0.3301, 0.8903)
 
 
 def test_identical_attempts_count_once_each_question():
     # Every question's three attempts agree: they carry no more than one attempt each.
     result = clustered_rate(np.array([3, 0, 3, 3, 0, 3]), np.array([3, 3, 3, 3, 3, 3]))
+    # By hand: p = 12/18 = 2/3; residual sums 1 (×4) and −2 (×2), squares 12;
+    # variance (1/18)² · 12 · 6/5 = 2/45; p(1 − p) / (2/45) = 5, raised to the
+    # 6 questions. Wilson on 4 of 6: 0.3000 to 0.9032 (not the 0.4375 to
+    # 0.8372 that Wilson on 12 of 18 attempts would give).
     assert result["effective_n"] == 6
-    assert (result["low"], result["high"]) != (0.0, 1.0)
+    assert (round(result["low"], 4), round(result["high"], 4)) == (0.3, 0.9032)
     every = clustered_rate(np.array([3, 3]), np.array([3, 3]))
     assert (every["rate"], every["high"], every["effective_n"]) == (1.0, 1.0, 2)
-    assert every["low"] < 1.0
+    # Wilson on 2 of 2, z = 1.96: (1 + z²/4 − z²/4) / (1 + z²/2) = 1 / 2.9207 = 0.3424.
+    assert round(every["low"], 4) == 0.3424

@@ -312,12 +312,19 @@ def test_it_summarises_tool_calls_with_their_coverage_and_labelled_span():
     assert (counts["n"], counts["mean"], counts["p50"], counts["p90"]) == (4, 2.25, 2.0, 5.0)
     assert tools["coverage"] == TOOL_CALL_COVERAGE
     assert tools["span"]["label"] == "span from first to last tool event"
-    assert "not the time spent in tools" in tools["span"]["note"]
-    assert (tools["span"]["n"], tools["span"]["p50"], tools["span"]["missing"]) == (3, 3.5, 1)
+    assert tools["span"]["note"] == (
+        "The span from the first to the last tool event includes reasoning, waiting and calls running "
+        "at the same time, so it is not the time spent in tools."
+    )
+    # Spans 1.5, 3.5, 10: median 3.5, mean 15/3 = 5, ⌈0.9·3⌉ = 3rd = 10; the count-0 answer has none.
+    span = tools["span"]
+    assert (span["n"], span["mean"], span["p50"], span["p90"], span["missing"]) == (3, 5.0, 3.5, 10.0, 1)
 
 
 def test_it_summarises_an_empty_run():
     summary = timing_summary([])
     assert summary["e2e"] == {"label": LABELS["e2e"], "source": None, "by_source": {}, "missing": 0}
+    assert (summary["attempts"], summary["delivered"], summary["failures"]["n"]) == (0, 0, 0)
+    assert summary["failures"]["counts"] == {"error": 0, "timeout": 0, "cancelled": 0, "refused_quota": 0}
     assert summary["failures"]["wait"]["n"] == 0
     assert summary["failures"]["wait"]["mean"] is None

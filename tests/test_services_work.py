@@ -58,7 +58,12 @@ class SweepTests(TestCase):
         self.assertEqual(work.work_sweep()["runs failed"], 1)
         run.refresh_from_db()
         self.assertEqual(run.status, "failed")
-        self.assertIn("stopped 3 times without finishing", run.error)
+        self.assertEqual(
+            run.error,
+            "the worker doing this stopped 3 times without finishing (killed, or out of memory?); "
+            "see the worker's log, then try again",
+        )
+        self.assertEqual(run.attempts, 3)  # given up on, not queued a fourth time
 
     def test_it_takes_up_a_chunk_whose_worker_died_and_stores_it_once(self):
         scoring = self.run_obj.scorings.get()

@@ -55,8 +55,16 @@ class RepeatedRunTests(TestCase):
             stored = self.scoring.stable["all"][measure]
             self.assertEqual(stored["stable"], figure["stable"], measure)
             self.assertEqual(stored["distribution"], figure["distribution"], measure)
-        # Ten questions never asked failed all three attempts.
-        self.assertGreaterEqual(clean["numeric_accuracy"]["distribution"]["0 of 3"], 1)
+        # The ten questions never asked failed all three attempts: those
+        # expecting an answer all sit in numeric accuracy's "0 of 3".
+        asked = {row["question_id"] for row in self.rows}
+        unasked = [q for qid, q in self.questions.items() if qid not in asked]
+        self.assertEqual(len(unasked), 10)
+        expecting = sum(q["expected_behaviour"] == "answer" for q in unasked)
+        self.assertGreater(expecting, 0)
+        self.assertGreaterEqual(clean["numeric_accuracy"]["distribution"]["0 of 3"], expecting)
+        stored = self.scoring.stable["all"]["numeric_accuracy"]
+        self.assertEqual(stored["stable"]["n"], sum(stored["distribution"].values()))
 
     def test_it_keeps_timeouts_out_of_latency_and_counts_them(self):
         timeouts = sum(row.get("status") == "timeout" for row in self.rows)
@@ -69,11 +77,26 @@ class RepeatedRunTests(TestCase):
     def test_the_run_page_shows_n_stable_resolution_and_timing(self):
         self.client.login(username="lead", password=PASSWORD)
         page = self.client.get(self.run_obj.get_absolute_url())
-        self.assertContains(page, "N = 90 questions × 3 = <strong>270</strong> attempts", html=False)
-        self.assertContains(page, "Stable resolution")
-        self.assertContains(page, "passed in r of R")
-        self.assertContains(page, "Timing")
-        self.assertContains(page, "nearest-rank")
+        # 80 questions asked 3 times = 240 lines; the timed-out ones failed; 10 × 3 not run.
+        timeouts = sum(row.get("status") == "timeout" for row in self.rows)
+        self.assertEqual(len(self.rows), 240)
+        self.assertContains(
+            page,
+            f"N = 90 questions × 3 = <strong>270</strong> attempts: {240 - timeouts} scored + "
+            f"{timeouts} failed (no answer) + 30 not run.",
+            html=False,
+        )
+        # The stored stable figures and distribution, as the table prints them.
+        numeric = self.scoring.stable["all"]["numeric_accuracy"]
+        self.assertContains(
+            page, f'<span class="k-n">{numeric["stable"]["k"]}/{numeric["stable"]["n"]}</span>', html=False
+        )
+        self.assertContains(
+            page, " · ".join(f"{label}: {count}" for label, count in numeric["distribution"].items())
+        )
+        # The timeout rate of all 240 logged attempts, in the timing table.
+        self.assertContains(page, "P90 the nearest-rank ⌈0.9 n⌉-th value")
+        self.assertContains(page, f'<span class="k-n">{timeouts}/240</span>', html=False)
 
 
 class VersionRecordTests(TestCase):
@@ -130,22 +153,38 @@ class VersionRecordTests(TestCase):
         self.assertContains(alone, f"run #{second.id} alone, as chosen")
 
     def test_the_gate_holds_timing_and_names_the_runs_it_used(self):
-        import contextlib
         import io
         import json
 
         from django.core.management import call_command
 
+        from reviewapp.models import Answer
+
         out = io.StringIO()
-        with contextlib.suppress(SystemExit):
+        with self.assertRaises(SystemExit) as exited:
             call_command(
                 "gate", "--baseline", "rec-bot-1", "--candidate", "rec-bot-1", "--measure", "answer_rate",
                 "--max-p90", "0.5", "--max-timeout-rate", "0.5", stdout=out,
             )  # fmt: skip
         verdict = json.loads(out.getvalue())
+        # The P90 fails, so the whole gate fails and exits 1.
+        self.assertEqual((exited.exception.code, verdict["verdict"], verdict["exit_code"]), (1, "fail", 1))
         self.assertEqual(verdict["runs"]["candidate"], [run.id for run in self.runs])
-        self.assertEqual(verdict["measures"]["e2e_p90"]["verdict"], "fail")  # generated answers take seconds
+        self.assertEqual(verdict["runs"]["baseline"], [run.id for run in self.runs])
+        p90 = verdict["measures"]["e2e_p90"]
+        self.assertEqual(p90["verdict"], "fail")  # generated answers take seconds
+        self.assertGreater(p90["candidate"]["p90"], 0.5)
+        self.assertEqual(p90["reasons"], [f"P90 {p90['candidate']['p90']:.2f} s is above the 0.5 s allowed"])
+        # Timeouts as stored at ingest, of all 2 × 60 attempts; the baseline is the same record.
+        stored = Answer.objects.filter(run__in=self.runs, status="timeout").count()
         timeouts = verdict["measures"]["timeout_rate"]
         self.assertEqual(timeouts["verdict"], "pass")
-        self.assertGreater(timeouts["candidate"]["k"], 0)
-        self.assertIn("on_resolved_subset", verdict["measures"]["answer_rate"])
+        self.assertEqual((timeouts["candidate"]["k"], timeouts["candidate"]["n"]), (stored, 120))
+        self.assertGreater(stored, 0)
+        self.assertEqual(timeouts["baseline"], timeouts["candidate"])
+        # A version compared with itself: no discordant pair on the resolved subset either.
+        subset = verdict["measures"]["answer_rate"]["on_resolved_subset"]
+        self.assertEqual(
+            (subset["table"][0][1], subset["table"][1][0], subset["difference_points"]), (0, 0, 0.0)
+        )
+        self.assertEqual(subset["n"], sum(subset["table"][0]) + sum(subset["table"][1]))
