@@ -20,7 +20,13 @@ from reviewapp.models import (
     SetVersion,
 )
 from reviewapp.selectors import pooled_table
-from reviewapp.services.scoring import DEFAULT_SLICE_FIELDS, SEALED_PREFIX, config_key, stable_tallies
+from reviewapp.services.scoring import (
+    DEFAULT_SLICE_FIELDS,
+    SEALED_PREFIX,
+    config_key,
+    stable_tallies,
+    without_questions,
+)
 from scoring import gate as gating
 from scoring import timing
 from scoring.compare import Paired, detectable_difference, paired
@@ -156,9 +162,7 @@ def record_timing(record: Record) -> dict:
     summary = timing.timing_summary(
         [timing.AnswerTiming(**row[1]) for row in rows], question_ids=[row[0] for row in rows]
     )
-    for source in summary["e2e"]["by_source"].values():
-        source.pop("per_question", None)
-    return {"all": summary}
+    return {"all": without_questions(summary)}
 
 
 def set_versions_of(assistant_version: AssistantVersion) -> list[SetVersion]:

@@ -33,12 +33,13 @@ class QuestionTally:
     passed: list[int] = field(default_factory=lambda: [0] * len(MEASURES))
     applies: list[int] = field(default_factory=lambda: [0] * len(MEASURES))
 
-    def add(self, check: AnswerCheck, *, answered: bool) -> None:
+    def add(self, counts: Sequence[int], *, answered: bool) -> None:
+        """Add one attempt's counts (in COUNT_COLUMNS order)."""
         self.attempts += 1
-        for index, value in enumerate(check.counts):
+        for index, value in enumerate(counts):
             self.counts[index] += value
         for index, measure in enumerate(MEASURES):
-            k, n = check.counts[2 * index], check.counts[2 * index + 1]
+            k, n = counts[2 * index], counts[2 * index + 1]
             if measure in FAILURE_MEASURES or measure == "citation_validity":
                 # An attempt passes when it answered and nothing it said failed.
                 self.applies[index] += 1
@@ -63,7 +64,7 @@ def tally(checks: Iterable[AnswerCheck], *, answered) -> dict[str, QuestionTally
         entry = tallies.get(check.question_id)
         if entry is None:
             entry = tallies[check.question_id] = QuestionTally(fields=check.fields)
-        entry.add(check, answered=answered(check))
+        entry.add(check.counts, answered=answered(check))
     return tallies
 
 

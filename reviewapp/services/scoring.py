@@ -388,7 +388,7 @@ def stable_tallies(scoring: Scoring, *, slice_fields=("language",)) -> dict[str,
         entry = tallies.get(question_id)
         if entry is None:
             entry = tallies[question_id] = QuestionTally(fields=fields.get(question_id, ()))
-        entry.add(AnswerCounts(counts), answered=status == "ok")
+        entry.add(counts, answered=status == "ok")
     return tallies
 
 
@@ -397,6 +397,14 @@ def _logged_timing(record: dict) -> dict:
     if not any(name in record for name in TIMING_FIELDS):
         return {}
     return timing.logged(timing.answer_timing(record, validated=True))
+
+
+def without_questions(summary: dict) -> dict:
+    """A timing summary without its row per question: each question's median
+    is kept as their summary only, or the scoring would be as large as its run."""
+    for source in summary["e2e"]["by_source"].values():
+        source.pop("per_question", None)
+    return summary
 
 
 def _timing(scoring: Scoring) -> dict:
@@ -430,21 +438,8 @@ def _timing(scoring: Scoring) -> dict:
             [timings[i] for i in indexes],
             question_ids=[question_ids[i] for i in indexes] if repeated else None,
         )
-        # Each question's own median is kept as their summary only: a row per
-        # question would make the scoring as large as its run.
-        for source in summary["e2e"]["by_source"].values():
-            source.pop("per_question", None)
-        summaries[name] = summary
+        summaries[name] = without_questions(summary)
     return summaries
-
-
-class AnswerCounts:
-    """Just the counts of an attempt, as QuestionTally.add reads them."""
-
-    __slots__ = ("counts",)
-
-    def __init__(self, counts):
-        self.counts = counts
 
 
 def _finish(scoring: Scoring) -> None:
