@@ -1,0 +1,344 @@
+"""One call for every language model: ``make_llm(...).complete(prompt, system=...)``.
+
+Spec 003's rules for connecting a model, each kept here:
+
+- a provider's SDK is imported when a model is made (scoring.providers), never
+  when this module is imported;
+- keys come from the environment (or a client the caller built); a key is
+  never part of an identity, a cache key or a report, and the values of
+  ``options["extra_headers"]`` and ``options["extra_query"]`` are shown as
+  ``<redacted>``;
+- nothing is sent that was not asked for: options go to the provider as given;
+- a completion that stopped early (cut off, filtered) raises
+  IncompleteCompletionError: a cut-off verdict is not a verdict;
+- rate limits and transient failures are retried with backoff, a bounded
+  number of times;
+- a response cache (any mutable mapping) is keyed on provider, model,
+  options, base URL, system prompt and prompt; a broken cache raises
+  CacheError, never mistaken for a model failure;
+- token usage is counted per response, cached responses apart.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import random
+import sqlite3
+import threading
+import time
+from collections.abc import Callable, Iterator, MutableMapping
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+REDACTED = "<redacted>"
+# Option keys whose values carry credentials at gateways and on Azure.
+SECRET_OPTIONS = ("extra_headers", "extra_query")
+
+DEFAULT_RETRIES = 4
+DEFAULT_BACKOFF_S = 1.0
+MAX_BACKOFF_S = 30.0
+
+
+class LLMError(Exception):
+    """A model could not give a completion: one sentence saying why."""
+
+
+class IncompleteCompletionError(LLMError):
+    """The model stopped before finishing (token limit, content filter)."""
+
+    def __init__(self, reason: str, text: str = ""):
+        super().__init__(f"the completion stopped early ({reason}); a cut-off verdict is not a verdict")
+        self.reason = reason
+        self.text = text
+
+
+class CacheError(Exception):
+    """The response cache failed (not the model)."""
+
+
+class TransientError(LLMError):
+    """A failure worth retrying: a rate limit, a timeout, a server error."""
+
+
+@dataclass(frozen=True)
+class Completion:
+    text: str
+    prompt_tokens: int | None = None
+    completion_tokens: int | None = None
+    cached: bool = False
+    finish_reason: str | None = None
+
+    def __str__(self) -> str:
+        return self.text
+
+    def as_dict(self) -> dict:
+        return asdict(self)
+
+
+@dataclass
+class Usage:
+    """Responses and tokens a model used; tokens only of responses not cached."""
+
+    responses: int = 0
+    cached_responses: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    retries: int = 0
+    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
+
+    def add(self, completion: Completion) -> None:
+        with self._lock:
+            self.responses += 1
+            if completion.cached:
+                self.cached_responses += 1
+            else:
+                self.prompt_tokens += completion.prompt_tokens or 0
+                self.completion_tokens += completion.completion_tokens or 0
+
+    def retried(self) -> None:
+        with self._lock:
+            self.retries += 1
+
+    def as_dict(self) -> dict:
+        return {
+            "responses": self.responses,
+            "cached_responses": self.cached_responses,
+            "prompt_tokens": self.prompt_tokens,
+            "completion_tokens": self.completion_tokens,
+            "retries": self.retries,
+        }
+
+
+def redacted_options(options: dict | None) -> dict:
+    """``options`` with every value under extra_headers and extra_query replaced."""
+    shown = dict(options or {})
+    for name in SECRET_OPTIONS:
+        if isinstance(shown.get(name), dict):
+            shown[name] = {key: REDACTED for key in shown[name]}
+    return shown
+
+
+class LLM:
+    """A model behind one call. Subclasses implement ``_send``."""
+
+    provider = "callable"
+
+    def __init__(
+        self,
+        model: str,
+        *,
+        options: dict | None = None,
+        base_url: str | None = None,
+        cache: MutableMapping | None = None,
+        retries: int = DEFAULT_RETRIES,
+        backoff_s: float = DEFAULT_BACKOFF_S,
+    ):
+        self.model = model
+        self.options = dict(options or {})
+        self.base_url = base_url
+        self.cache = cache
+        self.retries = retries
+        self.backoff_s = backoff_s
+        self.usage = Usage()
+
+    # What identifies the model in reports and cache keys: never a key.
+    def identity(self) -> dict:
+        return {
+            "provider": self.provider,
+            "model": self.model,
+            "options": redacted_options(self.options),
+            "base_url": self.base_url,
+        }
+
+    def __repr__(self) -> str:
+        shown = self.identity()
+        name = type(self).__name__
+        return f"{name}({shown['provider']!r}, {shown['model']!r}, options={shown['options']!r})"
+
+    def cache_key(self, prompt: str, system: str | None) -> str:
+        key = dict(self.identity(), system=system, prompt=prompt)
+        return hashlib.sha256(json.dumps(key, sort_keys=True, default=str).encode()).hexdigest()
+
+    def complete(self, prompt: str, *, system: str | None = None) -> Completion:
+        """The model's completion of ``prompt``, from the cache when it holds it.
+
+        Raises IncompleteCompletionError for a completion that stopped early,
+        LLMError when the model cannot be reached (after the retries), and
+        CacheError when the cache fails.
+        """
+        key = self.cache_key(prompt, system) if self.cache is not None else None
+        if key is not None:
+            stored = _cache_get(self.cache, key)
+            if stored is not None:
+                completion = Completion(**dict(stored, cached=True))
+                self.usage.add(completion)
+                return completion
+        completion = self._send_with_retries(prompt, system)
+        if key is not None:
+            _cache_set(self.cache, key, completion.as_dict())
+        self.usage.add(completion)
+        return completion
+
+    def _send_with_retries(self, prompt: str, system: str | None) -> Completion:
+        for attempt in range(self.retries + 1):
+            try:
+                return self._send(prompt, system)
+            except TransientError as error:
+                if attempt == self.retries:
+                    raise LLMError(f"{error} (gave up after {self.retries + 1} tries)") from error
+                self.usage.retried()
+                wait = min(MAX_BACKOFF_S, self.backoff_s * 2**attempt)
+                # Jitter keeps several threads from retrying in step.
+                time.sleep(wait * random.uniform(0.5, 1.0))
+        raise AssertionError("unreachable")
+
+    def _send(self, prompt: str, system: str | None) -> Completion:
+        raise NotImplementedError
+
+
+class CallableLLM(LLM):
+    """Any ``fn(prompt, system) -> str`` as a model: a local model, a gateway, a test double."""
+
+    provider = "callable"
+
+    def __init__(self, fn: Callable[[str, str | None], str], **kwargs):
+        name = getattr(fn, "__qualname__", None) or type(fn).__name__
+        super().__init__(kwargs.pop("model", None) or name, **kwargs)
+        self.fn = fn
+
+    def _send(self, prompt: str, system: str | None) -> Completion:
+        text = self.fn(prompt, system)
+        if not isinstance(text, str):
+            raise LLMError(f"the model {self.model} returned {type(text).__name__}, not text")
+        return Completion(text)
+
+
+def as_llm(model) -> LLM:
+    """``model`` as an LLM: an LLM as it is, a callable wrapped."""
+    if isinstance(model, LLM):
+        return model
+    if callable(model):
+        return CallableLLM(model)
+    raise TypeError(f"a model is an LLM from make_llm or a callable fn(prompt, system) -> str, not {model!r}")
+
+
+PROVIDERS = ("openai", "anthropic", "gemini")
+
+
+def make_llm(
+    provider: str,
+    model: str,
+    *,
+    client=None,
+    cache: MutableMapping | None = None,
+    max_tokens: int | None = None,
+    options: dict | None = None,
+    base_url: str | None = None,
+    retries: int = DEFAULT_RETRIES,
+    backoff_s: float = DEFAULT_BACKOFF_S,
+) -> LLM:
+    """A model of ``provider`` ("openai", "anthropic", "gemini") named ``model``.
+
+    The provider's SDK is imported here. Refuses (ValueError) an unknown
+    provider, Anthropic without max_tokens, and an option the client's call
+    does not take; raises LLMError, in one sentence, when the SDK is not
+    installed or no key is set.
+    """
+    from scoring import providers
+
+    return providers.make(
+        provider,
+        model,
+        client=client,
+        cache=cache,
+        max_tokens=max_tokens,
+        options=options,
+        base_url=base_url,
+        retries=retries,
+        backoff_s=backoff_s,
+    )
+
+
+def _cache_get(cache: MutableMapping, key: str):
+    try:
+        return cache.get(key)
+    except Exception as error:
+        raise CacheError(f"the response cache could not be read: {error}") from error
+
+
+def _cache_set(cache: MutableMapping, key: str, value: dict) -> None:
+    try:
+        cache[key] = value
+    except Exception as error:
+        raise CacheError(f"the response cache could not be written: {error}") from error
+
+
+def check_cache_threads(cache: MutableMapping | None) -> None:
+    """Refuse (CacheError) a cache that works only in the thread that opened it.
+
+    A shelve file on Python 3.13 or later sits on SQLite, whose connection
+    refuses other threads; the probe reads the cache from a new thread.
+    """
+    if cache is None:
+        return
+    failure: list[BaseException] = []
+
+    def probe():
+        try:
+            _ = "reviewapp-thread-probe" in cache
+        except BaseException as error:
+            failure.append(error)
+
+    thread = threading.Thread(target=probe)
+    thread.start()
+    thread.join()
+    if failure:
+        raise CacheError(
+            f"this cache ({type(cache).__name__}) works only in the thread that opened it, so it cannot "
+            f"be used with several threads: use one thread, or a SqliteCache ({failure[0]})"
+        )
+
+
+class SqliteCache(MutableMapping):
+    """A response cache in a SQLite file, safe to share between threads."""
+
+    def __init__(self, path: str | Path):
+        self.path = str(path)
+        self._lock = threading.Lock()
+        try:
+            self._db = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None)
+            self._db.execute("create table if not exists responses (key text primary key, value text)")
+        except sqlite3.Error as error:
+            raise CacheError(f"the response cache {self.path} cannot be opened: {error}") from error
+
+    def __getitem__(self, key: str):
+        with self._lock:
+            row = self._db.execute("select value from responses where key = ?", (key,)).fetchone()
+        if row is None:
+            raise KeyError(key)
+        return json.loads(row[0])
+
+    def __setitem__(self, key: str, value) -> None:
+        with self._lock:
+            self._db.execute(
+                "insert or replace into responses (key, value) values (?, ?)", (key, json.dumps(value))
+            )
+
+    def __delitem__(self, key: str) -> None:
+        with self._lock:
+            deleted = self._db.execute("delete from responses where key = ?", (key,)).rowcount
+        if not deleted:
+            raise KeyError(key)
+
+    def __iter__(self) -> Iterator[str]:
+        with self._lock:
+            keys = [row[0] for row in self._db.execute("select key from responses")]
+        return iter(keys)
+
+    def __len__(self) -> int:
+        with self._lock:
+            return self._db.execute("select count(*) from responses").fetchone()[0]
+
+    def close(self) -> None:
+        self._db.close()
