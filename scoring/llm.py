@@ -342,3 +342,29 @@ class SqliteCache(MutableMapping):
 
     def close(self) -> None:
         self._db.close()
+
+
+def llm_from_spec(spec: str, **kwargs) -> LLM:
+    """A model from ``provider:model`` as the command lines take it.
+
+    ``provider:model@URL`` sets the base URL (an OpenAI-compatible server:
+    vLLM, Ollama, llama.cpp). Other keyword arguments go to make_llm.
+    Refuses (ValueError) a spec without a provider or a model.
+    """
+    provider, colon, rest = spec.partition(":")
+    model, at, url = rest.partition("@")
+    if not colon or not provider or not model:
+        raise ValueError(f'a judge is given as provider:model (such as openai:gpt-4o-mini), not "{spec}"')
+    if at:
+        kwargs["base_url"] = url
+    return make_llm(provider, model, **kwargs)
+
+
+# About four characters a token in English text: close enough to say what a
+# run will cost before it starts, and said to be an estimate wherever shown.
+CHARACTERS_PER_TOKEN = 4
+
+
+def estimate_tokens(*texts: str | None) -> int:
+    """An estimate of the tokens in ``texts`` together (never below one a text)."""
+    return sum(max(1, -(-len(text) // CHARACTERS_PER_TOKEN)) for text in texts if text)
