@@ -58,7 +58,14 @@ class CacheError(Exception):
 
 
 class TransientError(LLMError):
-    """A failure worth retrying: a rate limit, a timeout, a server error."""
+    """A failure worth retrying: a rate limit, a timeout, a server error.
+
+    ``retry_after_s`` is how long the server asked to wait, when it said.
+    """
+
+    def __init__(self, message: str, *, retry_after_s: float | None = None):
+        super().__init__(message)
+        self.retry_after_s = retry_after_s
 
 
 @dataclass(frozen=True)
@@ -134,6 +141,8 @@ class LLM:
         retries: int = DEFAULT_RETRIES,
         backoff_s: float = DEFAULT_BACKOFF_S,
     ):
+        if isinstance(retries, bool) or not isinstance(retries, int) or retries < 0:
+            raise ValueError(f"retries is a whole number from 0, not {retries!r}")
         self.model = model
         self.options = dict(options or {})
         self.base_url = base_url
@@ -171,7 +180,7 @@ class LLM:
         if key is not None:
             stored = _cache_get(self.cache, key)
             if stored is not None:
-                completion = Completion(**dict(stored, cached=True))
+                completion = _cached_completion(stored)
                 self.usage.add(completion)
                 return completion
         completion = self._send_with_retries(prompt, system)
@@ -186,11 +195,15 @@ class LLM:
                 return self._send(prompt, system)
             except TransientError as error:
                 if attempt == self.retries:
-                    raise LLMError(f"{error} (gave up after {self.retries + 1} tries)") from error
+                    tries = "1 try" if attempt == 0 else f"{attempt + 1} tries"
+                    raise LLMError(f"{error} (gave up after {tries})") from error
                 self.usage.retried()
-                wait = min(MAX_BACKOFF_S, self.backoff_s * 2**attempt)
                 # Jitter keeps several threads from retrying in step.
-                time.sleep(wait * random.uniform(0.5, 1.0))
+                wait = min(MAX_BACKOFF_S, self.backoff_s * 2**attempt) * random.uniform(0.5, 1.0)
+                if error.retry_after_s is not None:
+                    # Sooner than the server asked would only be refused again.
+                    wait = max(wait, min(MAX_BACKOFF_S, error.retry_after_s))
+                time.sleep(wait)
         raise AssertionError("unreachable")
 
     def _send(self, prompt: str, system: str | None) -> Completion:
@@ -237,13 +250,15 @@ def make_llm(
     base_url: str | None = None,
     retries: int = DEFAULT_RETRIES,
     backoff_s: float = DEFAULT_BACKOFF_S,
+    timeout_s: float | None = None,
 ) -> LLM:
     """A model of ``provider`` ("openai", "anthropic", "gemini") named ``model``.
 
-    The provider's SDK is imported here. Refuses (ValueError) an unknown
-    provider, Anthropic without max_tokens, and an option the client's call
-    does not take; raises LLMError, in one sentence, when the SDK is not
-    installed or no key is set.
+    The provider's SDK is imported here. ``timeout_s`` bounds each request
+    (600 s when not given). Refuses (ValueError) an unknown provider,
+    Anthropic without max_tokens, and an option the client's call does not
+    take; raises LLMError, in one sentence, when the SDK is not installed or
+    no key is set.
     """
     from scoring import providers
 
@@ -257,7 +272,16 @@ def make_llm(
         base_url=base_url,
         retries=retries,
         backoff_s=backoff_s,
+        **({} if timeout_s is None else {"timeout_s": timeout_s}),
     )
+
+
+def _cached_completion(stored) -> Completion:
+    """A completion read back from the cache; CacheError for an entry that is not one."""
+    try:
+        return Completion(**dict(stored, cached=True))
+    except (TypeError, ValueError) as error:
+        raise CacheError(f"the response cache holds an entry that is not a completion: {error}") from error
 
 
 def _cache_get(cache: MutableMapping, key: str):
