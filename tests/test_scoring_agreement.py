@@ -1,8 +1,10 @@
 """Agreement figures against examples worked by hand."""
 
+import math
+
 import pytest
 
-from scoring.agreement import TOO_FEW_ITEMS, agreement
+from scoring.agreement import TOO_FEW_ITEMS, agreement, cohen_kappa, fleiss_kappa, krippendorff_alpha
 
 # Two readers, six items: they agree on items 1, 3, 4 and 5.
 A = ["yes", "yes", "no", "no", "yes", "no"]
@@ -122,3 +124,93 @@ def test_it_says_why_a_figure_is_missing():
     lonely = agreement({1: {"a": "yes"}, 2: {"a": "no", "b": None}})
     assert [f.note for f in lonely.figures] == ["no item has two ratings"] * 4
     assert [f.items for f in lonely.figures] == [0, 0, 0, 0]
+
+
+# The agreement functions on plain sequences (spec 003, "Agreement statistics").
+
+
+def test_it_gives_the_spec_examples_of_weighted_kappa_and_interval_alpha():
+    assert round(cohen_kappa([1, 2, 3, 3], [1, 2, 3, 2], weights="quadratic"), 3) == 0.8
+    assert round(krippendorff_alpha([[1, 2, 3, None], [1, 2, 2, 4]], level="interval"), 3) == 0.706
+
+
+def test_it_matches_cohen_kappa_worked_by_hand():
+    # Unweighted, the two-reader example above: p_o = 4/6, p_e = 1/2, kappa = 1/3.
+    assert cohen_kappa(A, B) == pytest.approx(1 / 3)
+    # Linear weights on the spec's ratings. Table (rows first rater, columns second,
+    # categories 1, 2, 3): one each of (1,1), (2,2), (3,3) and (3,2). Observed
+    # disagreement 1·|3-2|/4 = 1/4. Margins: first (1/4, 1/4, 1/2), second (1/4, 1/2, 1/4);
+    # expected disagreement sum p_i·q_j·|i-j| = 1/4·1 + 1/4·1/2 + 1/2·1 = 7/8; kappa = 1 - (1/4)/(7/8) = 5/7.
+    assert cohen_kappa([1, 2, 3, 3], [1, 2, 3, 2], weights="linear") == pytest.approx(5 / 7)
+    # Quadratic by hand: observed 1/4, expected 1/4·3/2 + 1/4·1/2 + 1/2·3/2 = 5/4; kappa = 1 - 1/5.
+    assert cohen_kappa([1, 2, 3, 3], [1, 2, 3, 2], weights="quadratic") == pytest.approx(4 / 5)
+    # Weights use the categories' positions: 10, 20 and 30 rate as 1, 2 and 3 do.
+    assert cohen_kappa([10, 20, 30, 30], [10, 20, 30, 20], weights="linear") == pytest.approx(5 / 7)
+
+
+def test_it_matches_fleiss_kappa_worked_by_hand():
+    # Three raters (rows), four items: (y,y,y), (y,y,n), (n,n,n), (y,n,n).
+    # P_i = 1, 1/3, 1, 1/3, mean 2/3; p_y = p_n = 6/12, P_e = 1/2; kappa = (2/3 - 1/2)/(1/2) = 1/3.
+    ratings = [["y", "y", "n", "y"], ["y", "y", "n", "n"], ["y", "n", "n", "n"]]
+    assert fleiss_kappa(ratings) == pytest.approx(1 / 3)
+    # Two raters: the two-reader example above, 1/3 again.
+    assert fleiss_kappa([A, B]) == pytest.approx(1 / 3)
+
+
+def test_it_matches_krippendorff_alpha_worked_by_hand_with_missing_ratings():
+    assert krippendorff_alpha([A, B]) == pytest.approx(7 / 18)
+    # The three-reader example above, the third reader rating only the first three items: 1/2.
+    third = ["yes", "no", "no", None, None, None]
+    assert krippendorff_alpha([A, B, third], level="nominal") == pytest.approx(0.5)
+    # NaN is missing as None is.
+    assert krippendorff_alpha([[1, 2, 3, float("nan")], [1, 2, 2, 4]], level="interval") == pytest.approx(
+        12 / 17
+    )
+
+
+def test_it_gives_nan_when_every_rating_is_the_same():
+    assert math.isnan(cohen_kappa(["yes", "yes"], ["yes", "yes"]))
+    assert math.isnan(fleiss_kappa([["yes", "yes"], ["yes", "yes"]]))
+    assert math.isnan(krippendorff_alpha([["yes", "yes"], ["yes", None]]))
+
+
+def test_it_refuses_bad_ratings_saying_what_is_wrong():
+    with pytest.raises(ValueError, match=r"^the two raters rated different numbers of items \(3 and 2\)"):
+        cohen_kappa([1, 2, 3], [1, 2])
+    with pytest.raises(ValueError, match=r"^weights are None, \"linear\" or \"quadratic\", not 'cubic'$"):
+        cohen_kappa([1, 2], [1, 2], weights="cubic")
+    with pytest.raises(ValueError, match=r"^the second rater's rating of item 1 is missing"):
+        cohen_kappa([1, 2], [1, None])
+    with pytest.raises(
+        ValueError, match=r"^the level is one of nominal, ordinal, interval, ratio, not 'metric'$"
+    ):
+        krippendorff_alpha([[1, 2], [1, 2]], level="metric")
+    with pytest.raises(
+        ValueError, match=r"^Krippendorff's alpha needs at least two raters \(one row each\), not 1$"
+    ):
+        krippendorff_alpha([[1, 2, 3]])
+    with pytest.raises(
+        ValueError, match=r"^Fleiss' kappa needs at least two raters \(one row each\), not 1$"
+    ):
+        fleiss_kappa([["yes", "no"]])
+    with pytest.raises(ValueError, match=r"^the raters' rows have different lengths \(2, 3\)"):
+        fleiss_kappa([["yes", "no"], ["yes", "no", "no"]])
+    with pytest.raises(ValueError, match=r"^rater 1's rating of item 0 is missing; Fleiss' kappa needs"):
+        fleiss_kappa([["yes", "no"], [None, "no"]])
+    with pytest.raises(
+        ValueError, match=r"^at the interval level every rating is a number; rater 1 gave 'high' to item 0$"
+    ):
+        krippendorff_alpha([[1, 2], ["high", 2]], level="interval")
+    with pytest.raises(ValueError, match=r"^no item has ratings from two raters"):
+        krippendorff_alpha([[1, None], [None, 2]])
+
+
+def test_it_keeps_nominal_alpha_by_default_and_takes_a_level():
+    ratings = by_item(a=[1, 2, 3, None], b=[1, 2, 2, 4])
+    assert agreement(ratings).alpha.value == agreement(ratings, level="nominal").alpha.value
+    # Item 4 has one rating and is left out, as krippendorff_alpha leaves it out.
+    assert agreement(ratings, level="interval").alpha.value == pytest.approx(12 / 17)
+    with pytest.raises(
+        ValueError, match=r"^at the ratio level every rating is a number; item 1 has 'x' from 'a'$"
+    ):
+        agreement({1: {"a": "x", "b": 1}}, level="ratio")
