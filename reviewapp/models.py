@@ -67,6 +67,8 @@ class Question(models.Model):
     question_id = models.CharField(max_length=200)
     language = models.CharField(max_length=20)
     question = models.TextField(blank=True)
+    # A reference answer in words, for model graders that compare with one.
+    reference = models.TextField(null=True, blank=True)
     expected_behaviour = models.CharField(max_length=10, choices=Behaviour.choices)
     expected_values = models.JSONField(default=list)
     expected_series = models.CharField(max_length=200, null=True, blank=True)

@@ -86,6 +86,8 @@ QUESTION_FIELDS = {
 # Optional question fields and the types they may hold (None is always allowed).
 QUESTION_OPTIONAL = {
     "question": str,
+    # A reference answer in words, for the model graders that compare with one.
+    "reference": str,
     "expected_series": str,
     "expected_period": str,
     "expected_unit": str,
