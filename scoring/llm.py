@@ -251,6 +251,7 @@ def make_llm(
     retries: int = DEFAULT_RETRIES,
     backoff_s: float = DEFAULT_BACKOFF_S,
     timeout_s: float | None = None,
+    key_variable: str | None = None,
 ) -> LLM:
     """A model of ``provider`` ("openai", "anthropic", "gemini") named ``model``.
 
@@ -272,6 +273,7 @@ def make_llm(
         base_url=base_url,
         retries=retries,
         backoff_s=backoff_s,
+        key_variable=key_variable,
         **({} if timeout_s is None else {"timeout_s": timeout_s}),
     )
 

@@ -70,8 +70,12 @@ def make(
     retries: int = DEFAULT_RETRIES,
     backoff_s: float = DEFAULT_BACKOFF_S,
     timeout_s: float = DEFAULT_TIMEOUT_S,
+    key_variable: str | None = None,
 ) -> LLM:
     """A model of ``provider`` named ``model``, with the SDK's client built here unless ``client`` is given.
+
+    ``key_variable`` names the environment variable that holds the key when
+    it is not the provider's default one (a team with a key per judge).
 
     ``base_url`` points the default client at another endpoint (for OpenAI,
     any server speaking its API); ``timeout_s`` bounds each request.
@@ -87,7 +91,12 @@ def make(
     _check_limits(provider, max_tokens, timeout_s)
     sdk = _import_sdk(provider)
     if client is None:
-        client = _DEFAULT_CLIENTS[provider](sdk, base_url, timeout_s)
+        api_key = None
+        if key_variable:
+            api_key = os.environ.get(key_variable)
+            if not api_key:
+                raise LLMError(f"the {provider} judge's key is read from {key_variable}, which is not set")
+        client = _DEFAULT_CLIENTS[provider](sdk, base_url, timeout_s, api_key)
     classes = {"openai": OpenAILLM, "anthropic": AnthropicLLM, "gemini": GeminiLLM}
     return classes[provider](
         model,
@@ -137,18 +146,18 @@ def _missing_key(provider: str) -> LLMError:
     )
 
 
-def _default_openai_client(sdk, base_url: str | None, timeout_s: float):
+def _default_openai_client(sdk, base_url: str | None, timeout_s: float, api_key: str | None = None):
     try:
-        return sdk.OpenAI(base_url=base_url, max_retries=0, timeout=timeout_s)
+        return sdk.OpenAI(api_key=api_key, base_url=base_url, max_retries=0, timeout=timeout_s)
     except sdk.OpenAIError as error:
         if not os.environ.get("OPENAI_API_KEY"):
             raise _missing_key("openai") from None
         raise LLMError(f"the openai client could not be made: {_one_line(str(error))}") from None
 
 
-def _default_anthropic_client(sdk, base_url: str | None, timeout_s: float):
+def _default_anthropic_client(sdk, base_url: str | None, timeout_s: float, api_key: str | None = None):
     try:
-        client = sdk.Anthropic(base_url=base_url, max_retries=0, timeout=timeout_s)
+        client = sdk.Anthropic(api_key=api_key, base_url=base_url, max_retries=0, timeout=timeout_s)
     except (sdk.AnthropicError, ValueError, TypeError) as error:
         raise LLMError(f"the anthropic client could not be made: {_one_line(str(error))}") from None
     # The SDK defers a missing key to the first request; say so now, once.
@@ -157,14 +166,14 @@ def _default_anthropic_client(sdk, base_url: str | None, timeout_s: float):
     return client
 
 
-def _default_gemini_client(sdk, base_url: str | None, timeout_s: float):
+def _default_gemini_client(sdk, base_url: str | None, timeout_s: float, api_key: str | None = None):
     from google.genai import types
 
     http_options = types.HttpOptions(
         base_url=base_url, timeout=_milliseconds(timeout_s), retry_options=types.HttpRetryOptions(attempts=1)
     )
     try:
-        return sdk.Client(http_options=http_options)
+        return sdk.Client(api_key=api_key, http_options=http_options)
     except ValueError as error:
         if not (os.environ.get("GEMINI_API_KEY") or os.environ.get("GOOGLE_API_KEY")):
             raise _missing_key("gemini") from None

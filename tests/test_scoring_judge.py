@@ -9,9 +9,10 @@ from collections.abc import MutableMapping
 
 import pytest
 
-from scoring.judge import LLMJudge, average_precision, prompts
+from scoring.judge import LLMJudge, RubricQuestion, average_precision, prompts
 from scoring.judge.evaluate import AnswerEvaluation, estimate_cost, evaluate_answers
 from scoring.judge.preference import evaluate_preference
+from scoring.judge.standin import stand_in
 from scoring.judge.text import exact_match, token_f1
 from scoring.llm import CacheError, CallableLLM, IncompleteCompletionError
 from scoring.verdict import VerdictError
@@ -391,3 +392,52 @@ def test_it_refuses_unknown_metrics_and_missing_criteria():
         evaluate_answers(None, DATASET, judges={"m": toy_model}, metrics=["criteria_score"])
     with pytest.raises(ValueError, match='item 2 has no "question" text'):
         evaluate_answers(None, [DATASET[0], {"id": "x"}])
+
+
+RUBRIC = [
+    RubricQuestion("period", "Is it the right period?"),
+    RubricQuestion("caveat", "Does it state the caveat?", allows_na=True, na_rule="no caveat in the records"),
+    RubricQuestion("unsupported_claim", "Does it claim anything the records do not support?"),
+]
+
+
+def test_it_grades_with_the_review_rubric_as_a_reader_does():
+    model = answering(
+        '{"answers": {"period": "yes", "caveat": "na", "unsupported_claim": "no"}, "grade": "resolved"}'
+    )
+    result = LLMJudge(model).rubric(
+        QUESTION, "Paris.", CONTEXTS, RUBRIC, guidance="Judge against the evidence."
+    )
+    assert result.score == 1.0
+    assert result.details == {
+        "grade": "resolved",
+        "answers": {"period": "yes", "caveat": "na", "unsupported_claim": "no"},
+    }
+    prompt = model.prompts[0][0]
+    assert "- caveat: Does it state the caveat? (na when: no caveat in the records)" in prompt
+    assert "<guidance>\nJudge against the evidence.\n</guidance>" in prompt
+
+
+def test_it_refuses_na_where_a_rubric_question_does_not_allow_it():
+    model = answering(
+        '{"answers": {"period": "na", "caveat": "na", "unsupported_claim": "no"}, "grade": "resolved"}'
+    )
+    result = LLMJudge(model, on_error="record").rubric(QUESTION, "Paris.", CONTEXTS, RUBRIC)
+    assert result.error == 'the verdict "answers" "period" must be one of "yes", "no", not "na"'
+
+
+def test_the_stand_in_labels_from_the_numbers_alone():
+    judge = LLMJudge(stand_in)
+    evidence = ["Retrieved records: HLTH_U5_MORT. Values: 41, 44."]
+    wrong = judge.rubric("Under-five mortality?", "It was 35 per 1,000 in 2020.", evidence, RUBRIC)
+    assert (wrong.details["grade"], wrong.details["answers"]["unsupported_claim"]) == (
+        "material_error",
+        "yes",
+    )
+    assert wrong.details["answers"]["caveat"] == "na"
+    right = judge.rubric("Under-five mortality?", "It was 41 per 1,000 in 2020.", evidence, RUBRIC)
+    assert (right.score, right.details["answers"]["unsupported_claim"]) == (1.0, "no")
+    faithful = judge.faithfulness("?", "41, then 35.", evidence)
+    assert faithful.details == {"n_claims": 2, "n_supported": 1}
+    # What the stand-in cannot grade is a failure, as a real judge's bad verdict would be.
+    assert LLMJudge(stand_in, on_error="record").context_recall("?", evidence, "41").error is not None

@@ -868,3 +868,15 @@ def test_it_keeps_threads_apart_when_counting_usage():
     for thread in threads:
         thread.join()
     assert model.usage.responses == 400
+
+
+def test_it_reads_the_key_from_the_variable_a_judge_names(server, monkeypatch):
+    monkeypatch.setenv("TEAM_JUDGE_KEY", "sk-team-judge-key-123")
+    server.add(openai_completion("fine"))
+    model = make_model("openai", server.url, key_variable="TEAM_JUDGE_KEY")
+    assert model.complete(PROMPT).text == "fine"
+    assert server.requests[0].headers["authorization"] == "Bearer sk-team-judge-key-123"
+    monkeypatch.delenv("TEAM_JUDGE_KEY")
+    with pytest.raises(LLMError) as caught:
+        make_model("openai", server.url, key_variable="TEAM_JUDGE_KEY")
+    assert str(caught.value) == "the openai judge's key is read from TEAM_JUDGE_KEY, which is not set"

@@ -29,7 +29,8 @@ NAN = float("nan")
 DEFAULT_METRICS = ("faithfulness", "answer_relevance")
 DEFAULT_TEXT_METRICS = ("exact_match", "token_f1")
 # Preference is asked of pairs of answers, in evaluate_preference.
-ANSWER_METRICS = tuple(metric for metric in METRICS if metric != "preference")
+# the rubric needs a review rubric's questions: the app asks it per answer.
+ANSWER_METRICS = tuple(metric for metric in METRICS if metric not in ("preference", "rubric"))
 
 
 @dataclass(frozen=True)

@@ -41,6 +41,15 @@ SCHEMAS = {
 }
 
 METRICS = tuple(prompts.TEMPLATES)
+GRADES = ("resolved", "partially_resolved", "material_error", "unresolved")
+
+
+@dataclass(frozen=True)
+class RubricQuestion:
+    key: str
+    text: str
+    allows_na: bool = False
+    na_rule: str = ""
 
 
 @dataclass
@@ -263,6 +272,47 @@ class LLMJudge:
         winner = winners[0] if consistent else "tie"
         result.details = {"winner": winner, "consistent": consistent}
         result.score = {"a": 1.0, "tie": 0.5, "b": 0.0}[winner]
+        return result
+
+    def rubric(
+        self,
+        question: str,
+        answer: str,
+        contexts,
+        rubric_questions: Sequence[RubricQuestion],
+        *,
+        guidance: str = "",
+    ) -> JudgeResult:
+        """The review rubric's yes/no answers and a grade, as a reader gives them; 1 for resolved, else 0.
+
+        Refuses (ValueError) a rubric without questions.
+        """
+        if not rubric_questions:
+            raise ValueError("a rubric needs at least one question")
+        result = JudgeResult("rubric")
+        texts = context_texts(contexts)
+        listed = "\n".join(
+            f"- {item.key}: {item.text}" + (f" (na when: {item.na_rule})" if item.allows_na else "")
+            for item in rubric_questions
+        )
+        prompt = prompts.RUBRIC.format(
+            guidance=prompts.tagged("guidance", guidance) if guidance else "",
+            question=prompts.tagged("question", question),
+            answer=prompts.tagged("answer", answer),
+            contexts=prompts.tagged_contexts(texts) if texts else "",
+            rubric_questions=listed,
+        )
+        schema = {
+            "answers": {
+                item.key: Choice(("yes", "no", "na") if item.allows_na else ("yes", "no"))
+                for item in rubric_questions
+            },
+            "grade": Choice(GRADES),
+        }
+        verdict = self._ask(result, prompt, schema)
+        if verdict is not None:
+            result.details = {"grade": verdict["grade"], "answers": verdict["answers"]}
+            result.score = 1.0 if verdict["grade"] == "resolved" else 0.0
         return result
 
     # -- asking ------------------------------------------------------------

@@ -89,6 +89,20 @@ more directly. Neither the order of the answers nor their length is a reason to 
 
 Reply with {{"winner": "answer_a", "answer_b" or "tie", "reason": "<one sentence>"}}."""
 
+RUBRIC = """Grade the answer as a trained reader does: against the evidence shown with it, not against what you know. Form (short or long, paragraph or table) gains or loses nothing.
+
+{guidance}
+{question}
+{answer}
+{contexts}
+
+Answer each rubric question with "yes" or "no" ("na" only where the question says when it does not apply):
+{rubric_questions}
+
+Then grade the answer: "resolved" (fully and correctly answers), "partially_resolved" (correct but incomplete), "material_error" (a wrong core conclusion, a wrong figure or fabricated evidence) or "unresolved" (does not answer).
+
+Reply with {{"answers": {{"<key>": "yes", "no" or "na", ...}}, "grade": "<grade>", "reason": "<one sentence>"}}."""
+
 TEMPLATES = {
     "faithfulness": FAITHFULNESS,
     "answer_relevance": ANSWER_RELEVANCE,
@@ -97,6 +111,7 @@ TEMPLATES = {
     "answer_correctness": ANSWER_CORRECTNESS,
     "criteria_score": CRITERIA,
     "preference": PREFERENCE,
+    "rubric": RUBRIC,
 }
 
 
