@@ -8,6 +8,7 @@ and takes the work up when it died.
 from celery import shared_task
 from django.db import InterfaceError, OperationalError
 
+from reviewapp.services.judging import judge_chunk_perform
 from reviewapp.services.runs import run_ingest
 from reviewapp.services.scoring import scoring_chunk_perform, scoring_plan
 from reviewapp.services.work import work_sweep
@@ -30,6 +31,11 @@ def plan_scoring_task(scoring_id: int) -> None:
 @shared_task(**RETRY)
 def score_chunk_task(chunk_id: int) -> None:
     scoring_chunk_perform(chunk_id=chunk_id)
+
+
+@shared_task(**RETRY)
+def judge_chunk_task(chunk_id: int) -> None:
+    judge_chunk_perform(chunk_id=chunk_id)
 
 
 @shared_task(ignore_result=True)

@@ -8,7 +8,8 @@ import sys
 
 import pytest
 
-from scoring.judge.__main__ import evidence_texts, main
+from scoring.judge.__main__ import main
+from scoring.judge.evaluate import evidence_texts
 from tests.provider_servers import ProviderServer, openai_completion
 
 SET_LINES = [
@@ -225,4 +226,23 @@ def test_it_reads_evidence_texts_when_the_log_has_them():
     assert evidence_texts({"retrieved_ids": [], "retrieved_values": []}) == []
     assert evidence_texts({"retrieved_ids": ["X"], "retrieved_values": [1.0, 2]}) == [
         "Retrieved records: X. Values: 1, 2."
+    ]
+
+
+def test_it_reads_retrieved_records_as_one_text_each():
+    record = {
+        "retrieved_ids": ["GDP_PC_USD"],
+        "retrieved_records": [
+            {
+                "id": "GDP_PC_USD",
+                "label": "GDP per capita",
+                "values": [12774.0],
+                "period": "2014",
+                "unit": "US$",
+                "caveats": ["provisional"],
+            }
+        ],
+    }
+    assert evidence_texts(record) == [
+        "GDP per capita (GDP_PC_USD): period 2014; unit US$; values 12774; caveats: provisional."
     ]

@@ -23,7 +23,7 @@ from django.db import connection, connections
 from django.db.models import F, Q
 from django.utils import timezone
 
-from reviewapp.models import Run, Scoring, ScoringChunk
+from reviewapp.models import JudgeChunk, JudgeRun, Run, Scoring, ScoringChunk
 
 logger = logging.getLogger(__name__)
 
@@ -139,6 +139,15 @@ def queue_chunk(chunk_id: int) -> bool:
     return sent
 
 
+def queue_judge_chunk(chunk_id: int) -> bool:
+    from reviewapp.tasks import judge_chunk_task
+
+    sent = send(judge_chunk_task, chunk_id)
+    if sent:
+        JudgeChunk.objects.filter(id=chunk_id).update(queued_at=timezone.now())
+    return sent
+
+
 def _waiting(model, status: str, now: datetime):
     """Rows in ``status`` never handed to the broker, or handed long ago."""
     return model.objects.filter(status=status).filter(
@@ -199,7 +208,25 @@ def work_sweep() -> dict[str, int]:
         done["chunks queued"] += queue_chunk(chunk_id)
     for chunk_id in dead_chunks.values_list("id", flat=True):
         done["chunks taken up again"] += queue_chunk(chunk_id)
+
+    waiting_judging = _waiting(JudgeChunk, JudgeChunk.Status.QUEUED, now)
+    dead_judging = JudgeChunk.objects.filter(status=JudgeChunk.Status.RUNNING, lease_until__lt=now)
+    for chunks in (waiting_judging, dead_judging):
+        done["judge chunks failed"] += _fail_judge_chunks(chunks.filter(attempts__gte=limit), too_often)
+    for chunk_id in waiting_judging.values_list("id", flat=True):
+        done["judge chunks queued"] += queue_judge_chunk(chunk_id)
+    for chunk_id in dead_judging.values_list("id", flat=True):
+        done["judge chunks taken up again"] += queue_judge_chunk(chunk_id)
     return {kind: count for kind, count in done.items() if count}
+
+
+def _fail_judge_chunks(chunks, reason: str) -> int:
+    run_ids = list(chunks.values_list("judge_run_id", flat=True))
+    failed = _give_up(chunks, reason)
+    JudgeRun.objects.filter(id__in=run_ids).exclude(
+        status__in=(JudgeRun.Status.FAILED, JudgeRun.Status.CANCELLED)
+    ).update(status=JudgeRun.Status.FAILED, error=f"a chunk of answers: {reason}", finished_at=timezone.now())
+    return failed
 
 
 def run_is_stuck(run: Run) -> bool:

@@ -29,6 +29,7 @@ from scoring.judge.evaluate import (
     AnswerEvaluation,
     estimate_cost,
     evaluate_answers,
+    evidence_texts,
 )
 from scoring.llm import DEFAULT_RETRIES, CacheError, LLMError, SqliteCache, llm_from_spec
 from scoring.logfile import (
@@ -72,19 +73,6 @@ def run_items(run: Path, questions: list[dict]) -> tuple[list[dict], list[str]]:
             }
         )
     return items, problems
-
-
-def evidence_texts(record: dict) -> list[str]:
-    """The evidence an answer was shown, as texts a judge can read."""
-    given = record.get("retrieved_contexts")
-    if isinstance(given, list) and all(isinstance(text, str) for text in given):
-        return given
-    ids = record.get("retrieved_ids") or []
-    values = record.get("retrieved_values") or []
-    if not ids and not values:
-        return []
-    shown = ", ".join(f"{value:g}" if isinstance(value, float) else str(value) for value in values)
-    return [f"Retrieved records: {', '.join(ids) or 'none named'}. Values: {shown or 'none'}."]
 
 
 def _parser() -> argparse.ArgumentParser:

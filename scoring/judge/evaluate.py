@@ -79,6 +79,41 @@ def items_of(dataset: Iterable[Mapping]) -> list[Item]:
     return items
 
 
+def evidence_texts(record: dict) -> list[str]:
+    """The evidence an answer was shown, as texts a judge can read: the log's
+    ``retrieved_contexts`` when it has them, else one text per retrieved
+    record (label, id, period, unit, values, caveats), else the retrieved ids
+    and values as one text."""
+    given = record.get("retrieved_contexts")
+    if isinstance(given, list) and all(isinstance(text, str) for text in given):
+        return given
+    records = record.get("retrieved_records")
+    if isinstance(records, list) and records and all(isinstance(item, dict) for item in records):
+        return [_record_text(item) for item in records]
+    ids = record.get("retrieved_ids") or []
+    values = record.get("retrieved_values") or []
+    if not ids and not values:
+        return []
+    return [f"Retrieved records: {', '.join(ids) or 'none named'}. Values: {_values(values) or 'none'}."]
+
+
+def _values(values) -> str:
+    return ", ".join(f"{value:g}" if isinstance(value, float) else str(value) for value in values or ())
+
+
+def _record_text(record: dict) -> str:
+    named = " ".join(
+        str(part) for part in (record.get("label"), f"({record['id']})" if record.get("id") else None) if part
+    )
+    details = [
+        f"period {record['period']}" if record.get("period") else "",
+        f"unit {record['unit']}" if record.get("unit") else "",
+        f"values {_values(record.get('values'))}" if record.get("values") else "",
+        f"caveats: {', '.join(map(str, record['caveats']))}" if record.get("caveats") else "",
+    ]
+    return f"{named or 'A record'}: " + "; ".join(detail for detail in details if detail) + "."
+
+
 def _judges(judges: Mapping | None, on_error: str) -> dict[str, LLMJudge]:
     built = {}
     for name, model in (judges or {}).items():

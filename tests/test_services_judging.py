@@ -1,0 +1,210 @@
+"""Judge versions and judge runs in the app, graded by the stand-in judge."""
+
+from django.test import TestCase, TransactionTestCase
+
+from reviewapp.models import JudgeChunk, JudgeResponse, JudgeRun, JudgeVersion, ModelVerdict, Sample
+from reviewapp.services import judging
+from reviewapp.services.review import rubric_default
+from reviewapp.services.uploads import UploadRejected
+from tests.fixtures import load_generated_run
+from tests.helpers import make_user
+
+
+def stand_in_version(**changes) -> JudgeVersion:
+    fields = {
+        "name": "numbers",
+        "provider": JudgeVersion.Provider.STAND_IN,
+        "model": "",
+        "metrics": ["rubric", "faithfulness"],
+        "rubric_version": rubric_default(),
+        # Threads open their own connections, which a TestCase's transaction
+        # does not cover: JudgeRunThreadTests runs them.
+        "concurrency": 1,
+    }
+    fields.update(changes)
+    return judging.judge_version_save(**fields)
+
+
+def run_to_end(judge_run: JudgeRun) -> JudgeRun:
+    for chunk_id in judge_run.chunks.values_list("id", flat=True):
+        judging.judge_chunk_perform(chunk_id=chunk_id)
+    judge_run.refresh_from_db()
+    return judge_run
+
+
+class JudgeVersionTests(TestCase):
+    def test_it_writes_into_the_latest_version_until_it_has_graded(self):
+        version = stand_in_version()
+        again = judging.judge_version_save(
+            judge=version.judge, provider="stand-in", model="", metrics=["faithfulness"]
+        )
+        self.assertEqual((again.id, again.number, again.metrics), (version.id, 1, ["faithfulness"]))
+        run = load_generated_run(answers=20)
+        judge_run = judging.judge_run_estimate(judge_versions=[again], run=run)
+        run_to_end(judging.judge_run_confirm(judge_run=judge_run))
+        frozen = judging.judge_version_save(
+            judge=version.judge, provider="stand-in", model="", metrics=["answer_relevance"]
+        )
+        self.assertEqual(frozen.number, 2)
+        again.refresh_from_db()
+        self.assertEqual(again.metrics, ["faithfulness"])
+
+    def test_it_refuses_a_stored_key_and_names_each_bad_field(self):
+        with self.assertRaisesMessage(UploadRejected, "options: a key is never stored"):
+            judging.judge_version_save(
+                name="x", provider="openai", model="m", options={"api_key": "sk-1"}, metrics=["faithfulness"]
+            )
+        with self.assertRaisesMessage(
+            UploadRejected,
+            "key_variable: the name of an environment variable: capitals, digits and _; "
+            "metrics: preference: this judge grades faithfulness, answer_relevance, "
+            "context_precision, context_recall, answer_correctness, rubric",
+        ):
+            judging.judge_version_save(
+                name="x", provider="openai", model="m", key_variable="sk-live-123", metrics=["preference"]
+            )
+        with self.assertRaisesMessage(UploadRejected, "rubric_version: choose the rubric version"):
+            judging.judge_version_save(name="x", provider="openai", model="m", metrics=["rubric"])
+
+
+class JudgeRunTests(TestCase):
+    @classmethod
+    def setUpTestData(cls):
+        cls.lead = make_user("lead", "lead")
+        cls.logged_run = load_generated_run(answers=120)
+
+    def test_it_estimates_before_anything_is_sent(self):
+        version = stand_in_version()
+        judge_run = judging.judge_run_estimate(
+            judge_versions=[version], run=self.logged_run, created_by=self.lead
+        )
+        answered = self.logged_run.answers.filter(status="ok").count()
+        with_evidence = sum(
+            1
+            for answer in self.logged_run.answers.filter(status="ok")
+            if answer.record.get("retrieved_records")
+        )
+        self.assertEqual(judge_run.status, JudgeRun.Status.ESTIMATED)
+        self.assertEqual(judge_run.estimate["answers"], answered)
+        self.assertEqual(judge_run.estimate["calls"], answered + with_evidence)
+        self.assertGreater(judge_run.estimate["prompt_tokens"], judge_run.estimate["calls"] * 100)
+        self.assertFalse(ModelVerdict.objects.exists())
+        self.assertFalse(JudgeChunk.objects.exists())
+
+    def test_it_grades_every_answer_once_and_draws_a_regrade_sample(self):
+        version = stand_in_version()
+        judge_run = judging.judge_run_estimate(
+            judge_versions=[version], run=self.logged_run, created_by=self.lead
+        )
+        with self.captureOnCommitCallbacks(execute=True):
+            judge_run = judging.judge_run_confirm(judge_run=judge_run, draw_regrade=judging.regrade_draw)
+        judge_run.refresh_from_db()
+        self.assertEqual(judge_run.status, JudgeRun.Status.DONE)
+        self.assertEqual(judge_run.chunks_total, 3)
+        verdicts = ModelVerdict.objects.filter(judge_run=judge_run)
+        self.assertEqual(verdicts.count(), judge_run.estimate["calls"])
+        self.assertEqual(verdicts.exclude(error="").count(), 0)
+        rubric = verdicts.filter(metric="rubric").first()
+        self.assertEqual(set(rubric.labels), {"grade", "answers"})
+        self.assertEqual(rubric.prompt_hash, version.prompt_hash)
+        self.assertTrue(rubric.raw.startswith('{"answers": '))
+        # Doing a chunk again stores nothing twice and asks nothing.
+        chunk = judge_run.chunks.first()
+        JudgeChunk.objects.filter(id=chunk.id).update(status=JudgeChunk.Status.QUEUED)
+        responses = JudgeResponse.objects.count()
+        judging.judge_chunk_perform(chunk_id=chunk.id)
+        self.assertEqual(
+            ModelVerdict.objects.filter(judge_run=judge_run).count(), judge_run.estimate["calls"]
+        )
+        self.assertEqual(JudgeResponse.objects.count(), responses)
+        sample = judge_run.regrade_sample
+        self.assertEqual(sample.size, 30)  # 10 % of 120 is 12, below the minimum of 30
+        self.assertEqual(sample.strata_fields, ["language"])
+        self.assertIsNotNone(sample.seed)
+        self.assertEqual(Sample.objects.count(), 1)
+
+    def test_a_second_run_is_answered_from_the_cache(self):
+        version = stand_in_version(metrics=["faithfulness"])
+        first = judging.judge_run_estimate(judge_versions=[version], run=self.logged_run)
+        run_to_end(judging.judge_run_confirm(judge_run=first))
+        cached = JudgeResponse.objects.count()
+        second = run_to_end(
+            judging.judge_run_confirm(
+                judge_run=judging.judge_run_estimate(judge_versions=[version], run=self.logged_run)
+            )
+        )
+        self.assertEqual(second.status, JudgeRun.Status.DONE)
+        self.assertEqual(JudgeResponse.objects.count(), cached)
+        completions = ModelVerdict.objects.filter(judge_run=second).values_list("completions", flat=True)
+        self.assertTrue(all(completion[0]["cached"] for completion in completions))
+
+    def test_it_records_each_failure_and_keeps_what_succeeded(self):
+        broken = judging.judge_version_save(
+            name="unset key",
+            provider="openai",
+            model="m",
+            key_variable="NO_SUCH_JUDGE_KEY",
+            metrics=["answer_relevance"],
+        )
+        working = stand_in_version(metrics=["answer_relevance"])
+        judge_run = judging.judge_run_estimate(judge_versions=[broken, working], run=self.logged_run)
+        judge_run = run_to_end(judging.judge_run_confirm(judge_run=judge_run))
+        self.assertEqual(judge_run.status, JudgeRun.Status.DONE)
+        failed = ModelVerdict.objects.filter(judge_run=judge_run, judge_version=broken)
+        self.assertEqual(failed.count(), judge_run.estimate["answers"])
+        self.assertEqual(
+            set(failed.values_list("error", flat=True)),
+            {"the openai judge's key is read from NO_SUCH_JUDGE_KEY, which is not set"},
+        )
+        self.assertEqual(
+            ModelVerdict.objects.filter(judge_run=judge_run, judge_version=working, error="").count(),
+            judge_run.estimate["answers"],
+        )
+
+    def test_cancelling_stops_the_chunks_not_started_and_resuming_finishes_them(self):
+        version = stand_in_version(metrics=["faithfulness"])
+        judge_run = judging.judge_run_confirm(
+            judge_run=judging.judge_run_estimate(judge_versions=[version], run=self.logged_run)
+        )
+        first = judge_run.chunks.first()
+        judging.judge_chunk_perform(chunk_id=first.id)
+        judging.judge_run_cancel(judge_run=judge_run)
+        self.assertEqual(
+            set(judge_run.chunks.exclude(id=first.id).values_list("status", flat=True)), {"cancelled"}
+        )
+        self.assertIsNone(judging.judge_chunk_perform(chunk_id=judge_run.chunks.last().id))
+        stored = ModelVerdict.objects.filter(judge_run=judge_run).count()
+        self.assertGreater(stored, 0)
+        with self.captureOnCommitCallbacks(execute=True):
+            self.assertTrue(judging.judge_run_resume(judge_run=judge_run))
+        judge_run.refresh_from_db()
+        self.assertEqual(judge_run.status, JudgeRun.Status.DONE)
+        self.assertEqual(
+            ModelVerdict.objects.filter(judge_run=judge_run).count(), judge_run.estimate["calls"]
+        )
+
+    def test_it_refuses_a_run_with_nothing_to_grade_and_no_judge(self):
+        with self.assertRaisesMessage(UploadRejected, "choose at least one judge"):
+            judging.judge_run_estimate(judge_versions=[], run=self.logged_run)
+        with self.assertRaisesMessage(UploadRejected, "grade a run or a sample, one of them"):
+            judging.judge_run_estimate(judge_versions=[stand_in_version()])
+
+
+class JudgeRunThreadTests(TransactionTestCase):
+    def test_threads_store_the_same_verdicts_as_one_thread(self):
+        run = load_generated_run(answers=60)
+        one = stand_in_version(name="one thread")
+        four = stand_in_version(name="four threads", concurrency=4)
+        results = {}
+        for version in (one, four):
+            judge_run = run_to_end(
+                judging.judge_run_confirm(
+                    judge_run=judging.judge_run_estimate(judge_versions=[version], run=run)
+                )
+            )
+            self.assertEqual(judge_run.status, JudgeRun.Status.DONE)
+            results[version.concurrency] = sorted(
+                ModelVerdict.objects.filter(judge_run=judge_run).values_list("answer_id", "metric", "score")
+            )
+        self.assertEqual(results[1], results[4])
+        self.assertEqual(len(results[4]), judge_run.estimate["calls"])
