@@ -278,3 +278,118 @@ def _answers_ping(port: int) -> bool:
             return sock.recv(16).startswith(b"+PONG")
     except OSError:
         return False
+
+
+class SlowJudgeServer:
+    """An OpenAI-compatible endpoint that answers every chat completion with a
+    relevance verdict after ``delay_s``, and counts the requests it answered."""
+
+    def __init__(self, *, delay_s: float):
+        import json
+        import threading
+        from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+        counter = {"answered": 0}
+        lock = threading.Lock()
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_POST(self):
+                self.rfile.read(int(self.headers.get("Content-Length", 0)))
+                time.sleep(delay_s)
+                body = json.dumps(
+                    {
+                        "id": "x",
+                        "object": "chat.completion",
+                        "created": 0,
+                        "model": "slow-judge",
+                        "choices": [
+                            {
+                                "index": 0,
+                                "message": {"role": "assistant", "content": '{"score": 4, "reason": "fine"}'},
+                                "finish_reason": "stop",
+                            }
+                        ],
+                        "usage": {"prompt_tokens": 100, "completion_tokens": 9, "total_tokens": 109},
+                    }
+                ).encode()
+                self.send_response(200)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+                with lock:
+                    counter["answered"] += 1
+
+            def log_message(self, *args):
+                pass
+
+        self.counter = counter
+        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.httpd.daemon_threads = True
+        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}/v1"
+        threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
+
+    def close(self):
+        self.httpd.shutdown()
+        self.httpd.server_close()
+
+
+def test_a_worker_killed_mid_judging_loses_no_verdict_and_stores_none_twice(running, tmp_path):
+    from reviewapp.models import JudgeChunk, JudgeRun, ModelVerdict
+    from reviewapp.services import judging
+
+    path, _ = generated_run(tmp_path, answers=400, version="fault-judge")
+    server = SlowJudgeServer(delay_s=0.1)
+    running.env["FAULT_JUDGE_KEY"] = "sk-fault-judge"
+    try:
+        first = running.worker()
+        running.beat()
+        run = upload(path)
+        running.wait(
+            lambda: Scoring.objects.filter(run=run, status="done").exists(), what="the run to be scored"
+        )
+        version = judging.judge_version_save(
+            name="slow",
+            provider="openai",
+            model="slow-judge",
+            base_url=server.url,
+            key_variable="FAULT_JUDGE_KEY",
+            metrics=["answer_relevance"],
+            concurrency=4,
+        )
+        judge_run = judging.judge_run_confirm(
+            judge_run=judging.judge_run_estimate(judge_versions=[version], run=Run.objects.get(id=run.id))
+        )
+        calls = judge_run.estimate["calls"]
+        running.wait(
+            lambda: (
+                ModelVerdict.objects.filter(judge_run=judge_run).exists()
+                and JudgeChunk.objects.filter(judge_run=judge_run, status="running").exists()
+            ),
+            what="a judge chunk at work after one was stored",
+        )
+        time.sleep(0.3)  # inside the chunk's second of calls
+        first.send_signal(signal.SIGKILL)
+        first.wait(timeout=10)
+        killed = list(
+            JudgeChunk.objects.filter(judge_run=judge_run, status="running").values_list("id", flat=True)
+        )
+        assert len(killed) == 1, "the worker was to die with a judge chunk in its hands"
+
+        running.worker()
+        running.wait(
+            lambda: JudgeRun.objects.get(id=judge_run.id).status in ("done", "failed"),
+            what="the judge run to finish after the kill",
+        )
+        finished = JudgeRun.objects.get(id=judge_run.id)
+        assert (finished.status, finished.error) == ("done", "")
+        verdicts = ModelVerdict.objects.filter(judge_run=judge_run)
+        assert verdicts.count() == calls
+        assert verdicts.values("answer_id").distinct().count() == calls
+        assert not verdicts.exclude(error="").exists()
+        assert JudgeChunk.objects.get(id=killed[0]).attempts >= 2
+        # What the killed worker had asked came from the response cache: at
+        # most the calls in flight when it died were paid twice.
+        assert calls <= server.counter["answered"] <= calls + version.concurrency
+    finally:
+        server.close()
