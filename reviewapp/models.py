@@ -890,6 +890,11 @@ class JudgeRun(models.Model):
         CANCELLED = "cancelled"
 
     run = models.ForeignKey(Run, null=True, blank=True, on_delete=models.CASCADE, related_name="judge_runs")
+    # Head to head: each answer of ``run`` against ``other_run``'s answer to
+    # the same question and attempt, asked in both orders (spec 003).
+    other_run = models.ForeignKey(
+        Run, null=True, blank=True, on_delete=models.CASCADE, related_name="compared_judge_runs"
+    )
     sample = models.ForeignKey(
         Sample, null=True, blank=True, on_delete=models.CASCADE, related_name="judge_runs"
     )
@@ -959,6 +964,10 @@ class ModelVerdict(models.Model):
     judge_run = models.ForeignKey(JudgeRun, on_delete=models.CASCADE, related_name="verdicts")
     judge_version = models.ForeignKey(JudgeVersion, on_delete=models.PROTECT, related_name="verdicts")
     answer = models.ForeignKey(Answer, on_delete=models.CASCADE, related_name="model_verdicts")
+    # For a preference: the other run's answer it was weighed against.
+    other_answer = models.ForeignKey(
+        Answer, null=True, blank=True, on_delete=models.CASCADE, related_name="+"
+    )
     metric = models.CharField(max_length=40)
     score = models.FloatField(null=True, blank=True)
     # The parsed verdict (claims, rubric answers and grade, …).

@@ -1,7 +1,10 @@
 """Judge versions and judge runs in the app, graded by the stand-in judge."""
 
+import json
+
 from django.test import TestCase, TransactionTestCase
 
+from reviewapp.dashboard import head_to_head, panel_figures
 from reviewapp.models import JudgeChunk, JudgeResponse, JudgeRun, JudgeVersion, ModelVerdict, Sample
 from reviewapp.services import judging
 from reviewapp.services.review import rubric_default
@@ -208,3 +211,77 @@ class JudgeRunThreadTests(TransactionTestCase):
             )
         self.assertEqual(results[1], results[4])
         self.assertEqual(len(results[4]), judge_run.estimate["calls"])
+
+
+class HeadToHeadTests(TestCase):
+    def test_it_weighs_two_runs_answers_in_both_orders(self):
+        first = load_generated_run(answers=40, seed=5, assistant="bot-1.0", version="h2h-1")
+        second = load_generated_run(answers=40, seed=8, assistant="bot-2.0", version="h2h-2")
+        version = stand_in_version()
+        # The same questions on two set versions cannot be weighed; on one set version they can.
+        with self.assertRaisesMessage(UploadRejected, "head to head needs two runs on the same set version"):
+            judging.judge_run_estimate(judge_versions=[version], run=first, other_run=second)
+        from reviewapp.models import Answer, Run
+
+        twin = Run.objects.create(
+            assistant_version=second.assistant_version,
+            set_version=first.set_version,
+            file_name="twin.jsonl",
+            file_path="twin.jsonl",
+            size_bytes=1,
+            status=Run.Status.STORED,
+        )
+        for answer in first.answers.all():
+            record = answer.record
+            # The twin states a figure no record holds wherever the first answered with one.
+            record["answer"] = record["answer"].replace("2024", "2024 (about 999.5)")
+            Answer.objects.create(
+                run=twin,
+                line_number=answer.line_number,
+                question_id=answer.question_id,
+                attempt=answer.attempt,
+                status=answer.status,
+                language=answer.language,
+                declined=answer.declined,
+                raw=json.dumps(record),
+            )
+        judge_run = judging.judge_run_estimate(judge_versions=[version], run=first, other_run=twin)
+        pairs = first.answers.filter(status="ok").count()
+        self.assertEqual(judge_run.estimate["calls"], 2 * pairs)
+        judge_run = run_to_end(judging.judge_run_confirm(judge_run=judge_run))
+        self.assertEqual(judge_run.status, JudgeRun.Status.DONE)
+        (row,) = head_to_head(judge_run)
+        self.assertEqual(row["n"], pairs)
+        self.assertEqual(
+            (row["losses"], row["wins"] + row["ties"], row["position_consistency"]), (0, pairs, 1.0)
+        )
+        winners = {
+            verdict.answer.record["answer"]: verdict.labels["winner"]
+            for verdict in ModelVerdict.objects.filter(judge_run=judge_run).select_related("answer")
+        }
+        # Only an answer the twin changed can win, and changed ones with a supported figure do.
+        self.assertTrue(all("2024" in answer for answer, winner in winners.items() if winner == "a"))
+        self.assertGreater(row["wins"], 0)
+        self.assertEqual(row["wins"], sum(winner == "a" for winner in winners.values()))
+        verdict = ModelVerdict.objects.filter(judge_run=judge_run).first()
+        self.assertEqual(verdict.other_answer.run_id, twin.id)
+        self.assertEqual(len(verdict.completions), 2)
+
+
+class PanelTests(TestCase):
+    def test_it_gives_each_judge_the_panel_mean_and_alpha(self):
+        run = load_generated_run(answers=40)
+        one = stand_in_version(name="one", metrics=["faithfulness"])
+        two = stand_in_version(name="two", metrics=["faithfulness", "answer_relevance"])
+        judge_run = run_to_end(
+            judging.judge_run_confirm(
+                judge_run=judging.judge_run_estimate(judge_versions=[one, two], run=run)
+            )
+        )
+        (figure,) = panel_figures(judge_run)
+        self.assertEqual(figure["metric"], "faithfulness")
+        self.assertEqual([judge["n"] for judge in figure["judges"]], [figure["items"], figure["items"]])
+        self.assertEqual(figure["judges"][0]["mean"], figure["judges"][1]["mean"])
+        self.assertEqual(figure["panel_mean"], figure["judges"][0]["mean"])
+        # Two identical judges agree perfectly.
+        self.assertEqual((figure["alpha"], figure["warning"]), (1.0, False))

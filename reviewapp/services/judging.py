@@ -23,7 +23,7 @@ from collections.abc import Iterator, MutableMapping
 from concurrent.futures import ThreadPoolExecutor
 
 from django.db import IntegrityError, connection, connections, transaction
-from django.db.models import F, Q
+from django.db.models import Exists, F, OuterRef, Q
 from django.utils import timezone
 
 from reviewapp.models import (
@@ -271,6 +271,8 @@ def _rubric_questions(version: JudgeVersion) -> list[RubricQuestion]:
 def _needs(metric: str, item: dict) -> bool:
     """Whether ``item`` has the input ``metric`` reads (no call is made otherwise)."""
     has_reference = item["reference"] is not None
+    if metric == "preference":
+        return item.get("other_answer") is not None
     return {
         "faithfulness": bool(item["contexts"]),
         "context_precision": bool(item["contexts"]) and has_reference,
@@ -289,6 +291,10 @@ def _ask(judge: LLMJudge, version: JudgeVersion, metric: str, item: dict, rubric
     if metric == "rubric":
         guidance = version.rubric_version.guidance if version.rubric_version_id else ""
         return judge.rubric(question, answer, contexts, rubric, guidance=guidance)
+    if metric == "preference":
+        return judge.preference(
+            question, answer, item["other_answer"], reference=reference, contexts=contexts
+        )
     if metric == "faithfulness":
         return judge.faithfulness(question, answer, contexts)
     if metric == "answer_relevance":
@@ -305,12 +311,40 @@ def _ask(judge: LLMJudge, version: JudgeVersion, metric: str, item: dict, rubric
 
 
 def _gradable(judge_run: JudgeRun):
-    """The answers a judge run grades: a run's answered attempts, or a sample's answers."""
+    """The answers a judge run grades: a run's answered attempts, or a
+    sample's answers; head to head, only those the other run also answered."""
     if judge_run.sample_id:
         answers = Answer.objects.filter(sample_items__sample_id=judge_run.sample_id)
     else:
         answers = Answer.objects.filter(run_id=judge_run.run_id)
-    return answers.filter(status=Answer.Status.OK).order_by("id")
+    answers = answers.filter(status=Answer.Status.OK)
+    if judge_run.other_run_id:
+        answers = answers.filter(
+            Exists(
+                Answer.objects.filter(
+                    run_id=judge_run.other_run_id,
+                    question_id=OuterRef("question_id"),
+                    attempt=OuterRef("attempt"),
+                    status=Answer.Status.OK,
+                )
+            )
+        )
+    return answers.order_by("id")
+
+
+def _other_answers(judge_run: JudgeRun, answers: list[Answer]) -> dict[int, Answer]:
+    """Head to head: each answer's counterpart in the other run (same question and attempt)."""
+    keys = {(answer.question_id, answer.attempt): answer.id for answer in answers}
+    others = Answer.objects.filter(
+        run_id=judge_run.other_run_id,
+        status=Answer.Status.OK,
+        question_id__in={question_id for question_id, _ in keys},
+    )
+    return {
+        keys[(other.question_id, other.attempt)]: other
+        for other in others
+        if (other.question_id, other.attempt) in keys
+    }
 
 
 def _set_version_id(judge_run: JudgeRun) -> int:
@@ -328,24 +362,39 @@ def judge_run_estimate(
     judge_versions: list[JudgeVersion],
     run: Run | None = None,
     sample: Sample | None = None,
+    other_run: Run | None = None,
     regrade_share: float = 0.10,
     created_by=None,
 ) -> JudgeRun:
     """A judge run waiting for its cost to be confirmed: the calls and the
     estimated prompt tokens of grading every answer with every judge version.
-    Refuses a run that is not stored, no judge, and both or neither of run and sample."""
+    With ``other_run`` it is head to head instead: each judge's preference
+    between the two runs' answers to the same question and attempt, asked in
+    both orders. Refuses a run that is not stored, no judge, both or neither
+    of run and sample, and a head to head across set versions."""
     if (run is None) == (sample is None):
         raise UploadRejected("grade a run or a sample, one of them")
+    if other_run is not None:
+        if run is None or other_run.id == run.id:
+            raise UploadRejected("head to head weighs one run against another run")
+        if other_run.status != Run.Status.STORED:
+            raise UploadRejected("the other run's answers are not stored yet")
+        if other_run.set_version_id != run.set_version_id:
+            raise UploadRejected("head to head needs two runs on the same set version")
     if not judge_versions:
         raise UploadRejected("choose at least one judge")
     if run is not None and run.status != Run.Status.STORED:
         raise UploadRejected("the run's answers are not stored yet")
     if not 0 < regrade_share <= 1:
         raise UploadRejected("the human regrade share is above 0 and at most 1")
-    judge_run = JudgeRun(run=run, sample=sample, regrade_share=regrade_share, created_by=created_by)
+    judge_run = JudgeRun(
+        run=run, sample=sample, other_run=other_run, regrade_share=regrade_share, created_by=created_by
+    )
     answers = _gradable(judge_run)
     if not answers.exists():
-        raise UploadRejected("there is no answer to grade")
+        raise UploadRejected(
+            "the two runs answered no question in common" if other_run else "there is no answer to grade"
+        )
     calls = tokens = 0
     set_version_id = run.set_version_id if run is not None else _set_version_id(judge_run)
     ids = list(answers.values_list("id", flat=True))
@@ -353,6 +402,17 @@ def judge_run_estimate(
         for item in _items(Answer.objects.filter(id__in=ids[start : start + 1000]), set_version_id):
             texts = (item["question"], item["answer"], *item["contexts"], item["reference"])
             for version in judge_versions:
+                if other_run is not None:
+                    # Asked in both orders; the other answer is about as long.
+                    calls += 2
+                    tokens += 2 * estimate_tokens(
+                        judge_prompts.SYSTEM,
+                        judge_prompts.PREFERENCE,
+                        item["question"],
+                        item["answer"],
+                        item["answer"],
+                    )
+                    continue
                 for metric in version.metrics:
                     if _needs(metric, item):
                         calls += 1
@@ -503,7 +563,17 @@ def _grade_chunk(chunk: JudgeChunk, judge_run: JudgeRun) -> bool:
             "judge_version_id", "answer_id", "metric"
         )
     )
-    items = _items(Answer.objects.filter(id__in=chunk.answer_ids).order_by("id"), _set_version_id(judge_run))
+    answers = list(Answer.objects.filter(id__in=chunk.answer_ids).order_by("id"))
+    items = _items(answers, _set_version_id(judge_run))
+    if judge_run.other_run_id:
+        others = _other_answers(judge_run, answers)
+        for item in items:
+            other = others.get(item["answer_id"])
+            item["other_answer_id"] = other.id if other else None
+            item["other_answer"] = other.record.get("answer") or "" if other else None
+            if other:
+                # Both answers' evidence, so neither is judged against the other's retrieval alone.
+                item["contexts"] = list(dict.fromkeys([*item["contexts"], *evidence_texts(other.record)]))
     # SQLite (the embedded default) takes one writer at a time: no threads there.
     threaded = connection.vendor == "postgresql"
     cache = DatabaseCache()
@@ -515,10 +585,11 @@ def _grade_chunk(chunk: JudgeChunk, judge_run: JudgeRun) -> bool:
         except (LLMError, ValueError) as error:
             llm, setup_error = None, str(error)
         judge = LLMJudge(llm, name=version.judge.name, on_error="record") if llm is not None else None
+        metrics = ["preference"] if judge_run.other_run_id else version.metrics
         asks = [
             (item, metric)
             for item in items
-            for metric in version.metrics
+            for metric in metrics
             if (version.id, item["answer_id"], metric) not in stored and _needs(metric, item)
         ]
 
@@ -569,9 +640,12 @@ def _verdict(judge_run: JudgeRun, version: JudgeVersion, item: dict, result: Jud
         judge_run=judge_run,
         judge_version=version,
         answer_id=item["answer_id"],
+        other_answer_id=item.get("other_answer_id") if result.metric == "preference" else None,
         metric=result.metric,
         score=result.score if result.defined else None,
-        labels=result.details or {},
+        labels=dict(result.details or {}, orders=result.verdict)
+        if result.metric == "preference"
+        else result.details or {},
         raw=completions[-1]["text"] if completions else "",
         completions=completions,
         prompt_hash=version.prompt_hash,

@@ -248,18 +248,22 @@ class LLMJudge:
             result.score = (verdict["score"] - 1) / (scale - 1)
         return result
 
-    def preference(self, question: str, answer_a: str, answer_b: str, *, reference: str | None = None):
+    def preference(
+        self, question: str, answer_a: str, answer_b: str, *, reference: str | None = None, contexts=None
+    ):
         """1 when answer A is better, 0 when B is, 0.5 for a tie, asked once in each order.
 
         A judge whose verdict changes with the order gives a tie, and
         ``details["consistent"]`` is False.
         """
         result = JudgeResult("preference")
+        texts = context_texts(contexts)
         winners = []
         for first, second, swapped in ((answer_a, answer_b, False), (answer_b, answer_a, True)):
             prompt = prompts.PREFERENCE.format(
                 question=prompts.tagged("question", question),
                 reference=prompts.tagged("reference", reference) if reference else "",
+                contexts=prompts.tagged_contexts(texts) if texts else "",
                 answer_a=prompts.tagged("answer_a", first),
                 answer_b=prompts.tagged("answer_b", second),
             )

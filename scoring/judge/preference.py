@@ -104,9 +104,16 @@ def evaluate_preference(
 
 
 def _judge_summary(rows: list[dict], name: str) -> dict:
+    verdicts = [row["verdicts"][name] for row in rows if name in row["verdicts"]]
+    return preference_summary(verdicts, errors=len(rows) - len(verdicts))
+
+
+def preference_summary(verdicts: list[dict], *, errors: int = 0) -> dict:
+    """One judge's wins, losses and ties (from the first answer's side), its
+    position consistency and its win rate with a Wilson interval, from
+    verdicts {"winner": "a" | "b" | "tie", "consistent": bool}."""
     from statsmodels.stats.proportion import proportion_confint
 
-    verdicts = [row["verdicts"][name] for row in rows if name in row["verdicts"]]
     wins = sum(verdict["winner"] == "a" for verdict in verdicts)
     losses = sum(verdict["winner"] == "b" for verdict in verdicts)
     ties = len(verdicts) - wins - losses
@@ -116,7 +123,7 @@ def _judge_summary(rows: list[dict], name: str) -> dict:
         "wins": wins,
         "losses": losses,
         "ties": ties,
-        "errors": len(rows) - n,
+        "errors": errors,
         "n": n,
         "position_consistency": consistent / n if n else None,
         "win_rate": None,

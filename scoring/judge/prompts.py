@@ -84,6 +84,7 @@ more directly. Neither the order of the answers nor their length is a reason to 
 
 {question}
 {reference}
+{contexts}
 {answer_a}
 {answer_b}
 

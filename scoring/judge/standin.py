@@ -5,8 +5,9 @@ CPU cores in a test's time, so the demo and the tests grade with this: a
 function with a model's signature, ``stand_in(prompt, system) -> str``, that
 reads the tagged answer and evidence out of the prompt and labels from the
 numbers alone (a number in the answer that no context holds is unsupported).
-It answers the rubric, faithfulness and answer relevance prompts with strict
-JSON like a real judge; any other prompt gets a reply that is not a verdict,
+It answers the rubric, faithfulness, answer relevance and preference prompts
+with strict JSON like a real judge (preferring the answer with more of its
+figures in the evidence); any other prompt gets a reply that is not a verdict,
 so it is counted as a failure, as a real judge's would be.
 """
 
@@ -70,6 +71,14 @@ def stand_in(prompt: str, system: str | None = None) -> str:
         else:
             grade = "unresolved"
         return json.dumps({"answers": answers, "grade": grade, "reason": "judged from the numbers alone"})
+    if '"winner"' in prompt:
+        values = _evidence_values(parts)
+        shares = []
+        for name in ("answer_a", "answer_b"):
+            figures = _claims((parts.get(name) or [""])[0], values)
+            shares.append(sum(claim["supported"] for claim in figures) / len(figures) if figures else 0.0)
+        winner = "tie" if shares[0] == shares[1] else ("answer_a" if shares[0] > shares[1] else "answer_b")
+        return json.dumps({"winner": winner, "reason": "more of its figures are in the evidence"})
     if '"score"' in prompt and "1 (not at all)" in prompt:
         return json.dumps({"score": 4 if claims else 2, "reason": "a figure answers the question"})
     return "The stand-in judge grades only the rubric, faithfulness and answer relevance."
