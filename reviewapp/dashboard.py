@@ -7,12 +7,18 @@ import math
 from collections import Counter
 from dataclasses import dataclass
 
+from django.db.models import Avg, Count, Q
+
 from reviewapp.lead import outcome_key
 from reviewapp.models import (
     Adjudication,
+    Answer,
     AnswerCheck,
     AssistantVersion,
     Judgement,
+    JudgeRun,
+    JudgeVersion,
+    ModelVerdict,
     Run,
     Sample,
     SampleItem,
@@ -288,6 +294,150 @@ def _population(items: list[ItemOutcome]) -> int:
     return max(recorded or 0, len(items))
 
 
+def judged_pairs(runs) -> list[tuple[int, int]]:
+    """(judge run, judge version) pairs whose verdicts stand for the runs: for
+    each run and judge version, its latest finished judge run only, so an
+    answer graded twice by the same judge version counts once."""
+    chosen: dict[tuple[int, int], int] = {}
+    for judge_run in (
+        JudgeRun.objects.filter(run__in=runs, status=JudgeRun.Status.DONE)
+        .prefetch_related("judge_versions")
+        .order_by("id")
+    ):
+        for version in judge_run.judge_versions.all():
+            chosen[(judge_run.run_id, version.id)] = judge_run.id
+    return sorted({(judge_run_id, version_id) for (_, version_id), judge_run_id in chosen.items()})
+
+
+def model_grade_rows(runs) -> list[dict]:
+    """Model graders' figures over every answer of ``runs``, per judge version
+    and metric: for the rubric, answers graded resolved as k/n with a Wilson
+    interval; for the other metrics, the mean score over the answers it is
+    defined for. Each row carries the judge's label and whether it is
+    validated against people; failures are counted, never dropped."""
+    from reviewapp.services.judging import judge_label
+    from reviewapp.services.validation import judge_is_validated, validation_title
+
+    pairs = judged_pairs(runs)
+    if not pairs:
+        return []
+    chosen = Q()
+    for judge_run_id, version_id in pairs:
+        chosen |= Q(judge_run_id=judge_run_id, judge_version_id=version_id)
+    counted = Q(error="", score__isnull=False)
+    figures = (
+        ModelVerdict.objects.filter(chosen)
+        .values("judge_version_id", "metric")
+        .annotate(
+            n=Count("id", filter=counted),
+            k=Count("id", filter=counted & Q(score=1.0)),
+            mean=Avg("score", filter=counted),
+            failures=Count("id", filter=~Q(error="")),
+            undefined=Count("id", filter=Q(error="", score__isnull=True)),
+        )
+        .order_by("judge_version_id", "metric")
+    )
+    versions = {
+        version.id: version
+        for version in JudgeVersion.objects.filter(id__in={v for _, v in pairs}).select_related("judge")
+    }
+    rows = []
+    for figure in figures:
+        version = versions[figure["judge_version_id"]]
+        rubric = figure["metric"] == "rubric"
+        rows.append(
+            {
+                **figure,
+                "judge": judge_label(version),
+                "validated": judge_is_validated(version),
+                "title": validation_title(version),
+                "rate": rate(figure["k"], figure["n"]) if rubric and figure["n"] else None,
+                "measure": "graded resolved by the judge" if rubric else figure["metric"].replace("_", " "),
+            }
+        )
+    return rows
+
+
+def head_to_head(judge_run: JudgeRun) -> list[dict]:
+    """Each judge's preference between the judge run's two runs, asked in both
+    orders: wins, losses and ties from the first run's side, position
+    consistency, and the win rate (ties half) with a Wilson interval."""
+    from reviewapp.services.judging import judge_label
+    from scoring.judge.preference import preference_summary
+
+    rows = []
+    for version in judge_run.judge_versions.select_related("judge").order_by("judge__name", "number"):
+        verdicts = ModelVerdict.objects.filter(
+            judge_run=judge_run, judge_version=version, metric="preference"
+        )
+        labels = [labels for labels, error in verdicts.values_list("labels", "error") if not error]
+        errors = verdicts.exclude(error="").count()
+        rows.append({"judge": judge_label(version), **preference_summary(labels, errors=errors)})
+    return rows
+
+
+def panel_figures(judge_run: JudgeRun) -> list[dict]:
+    """For each metric graded by two judges or more: each judge's mean, the
+    panel's mean, and Krippendorff's alpha (interval) between the judges over
+    the answers, with a warning below ALPHA_FLOOR: the judges then do not
+    measure the same thing and their mean should not be trusted."""
+    from reviewapp.services.judging import judge_label
+    from scoring.agreement import ALPHA_FLOOR, krippendorff_alpha
+
+    versions = list(judge_run.judge_versions.select_related("judge").order_by("judge__name", "number"))
+    figures = []
+    metrics = sorted({metric for version in versions for metric in version.metrics if metric != "preference"})
+    for metric in metrics:
+        graders = [version for version in versions if metric in version.metrics]
+        if len(graders) < 2:
+            continue
+        scores: dict[int, dict[int, float]] = {version.id: {} for version in graders}
+        for version_id, answer_id, score in ModelVerdict.objects.filter(
+            judge_run=judge_run, metric=metric, error="", score__isnull=False
+        ).values_list("judge_version_id", "answer_id", "score"):
+            if version_id in scores:
+                scores[version_id][answer_id] = score
+        answers = sorted({answer_id for by_answer in scores.values() for answer_id in by_answer})
+        data = [[scores[version.id].get(answer_id) for answer_id in answers] for version in graders]
+        means = [
+            {
+                "judge": judge_label(version),
+                "mean": _mean(scores[version.id].values()),
+                "n": len(scores[version.id]),
+            }
+            for version in graders
+        ]
+        per_answer = (
+            [[value for value in column if value is not None] for column in zip(*data, strict=True)]
+            if answers
+            else []
+        )
+        panel = [sum(values) / len(values) for values in per_answer if values]
+        try:
+            alpha = krippendorff_alpha(data, level="interval") if answers else None
+        except (ValueError, ZeroDivisionError):
+            alpha = None
+        if alpha is not None and math.isnan(alpha):
+            alpha = None
+        figures.append(
+            {
+                "metric": metric,
+                "judges": means,
+                "panel_mean": sum(panel) / len(panel) if panel else None,
+                "alpha": alpha,
+                "items": sum(1 for values in per_answer if len(values) >= 2),
+                "warning": alpha is not None and alpha < ALPHA_FLOOR,
+                "floor": ALPHA_FLOOR,
+            }
+        )
+    return figures
+
+
+def _mean(values) -> float | None:
+    values = list(values)
+    return sum(values) / len(values) if values else None
+
+
 def version_dashboard(
     assistant_version: AssistantVersion, set_version: SetVersion | None, *, run_id: int | None = None
 ) -> dict:
@@ -305,6 +455,7 @@ def version_dashboard(
         "timing": record_timing(record) if record else {},
         "review": review_figures(samples),
         "samples": samples,
+        "model_grades": model_grade_rows(record.used_runs) if record else [],
     }
 
 
@@ -461,6 +612,35 @@ def compare_versions(baseline: Record, candidate: Record, measures=MEASURES) -> 
     return comparisons
 
 
+def judge_question_successes(record: Record, judge_version: JudgeVersion) -> dict[str, bool]:
+    """Each question's success by a judge's rubric grade over every attempt of
+    the record: it succeeds only when the judge graded every attempt
+    resolved. An attempt without an answer (timeout, error) fails; an answer
+    the judge could not grade leaves the question out; sealed questions stay out."""
+    pairs = [
+        judge_run_id
+        for judge_run_id, version_id in judged_pairs(record.used_runs)
+        if version_id == judge_version.id
+    ]
+    sealed = set(record.set_version.questions.filter(split="sealed").values_list("question_id", flat=True))
+    successes: dict[str, bool] = {}
+    ungraded: set[str] = set()
+    for question_id, score, error in ModelVerdict.objects.filter(
+        judge_run_id__in=pairs, judge_version=judge_version, metric="rubric"
+    ).values_list("answer__question_id", "score", "error"):
+        if error or score is None:
+            ungraded.add(question_id)
+            continue
+        successes[question_id] = successes.get(question_id, True) and score == 1.0
+    for question_id in (
+        Answer.objects.filter(run__in=record.used_runs)
+        .exclude(status=Answer.Status.OK)
+        .values_list("question_id", flat=True)
+    ):
+        successes[question_id] = False
+    return {q: ok for q, ok in successes.items() if q not in sealed and q not in ungraded}
+
+
 def _rate_of(counts: dict | None):
     return rate(counts["k"], counts["n"]) if counts else None
 
@@ -484,6 +664,7 @@ def gate(
     floors: dict[str, float] | None = None,
     max_p90_s: float | None = None,
     max_timeout_rate: float | None = None,
+    judge_version: JudgeVersion | None = None,
 ) -> dict:
     """Judge a candidate against a baseline as a non-inferiority decision on
     their common questions (see scoring.gate). ``margin``, ``max_drop`` and
@@ -521,6 +702,22 @@ def gate(
             "high_points": None if subset.high is None else round(subset.high * 100, 4),
             "note": "the questions both versions resolved in every attempt; shown, not judged",
         }
+    if judge_version is not None:
+        from reviewapp.services.judging import judge_label
+
+        judged = paired(
+            judge_question_successes(baseline, judge_version),
+            judge_question_successes(candidate, judge_version),
+        )
+        verdict = gating.judge_measure(judged, candidate_success=None, margin=margin, max_drop=max_drop)
+        results[f"judge:{judge_version.judge.name}"] = gating.measure_report(
+            judged,
+            verdict,
+            label=f"graded resolved by {judge_label(judge_version)}, validated against people",
+            baseline_all=None,
+            candidate_all=None,
+            margin=margin,
+        )
     if max_p90_s is not None or max_timeout_rate is not None:
         base_timing = record_timing(baseline).get("all")
         cand_timing = record_timing(candidate).get("all")

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from reviewapp import dashboard
-from reviewapp.models import AssistantVersion, SetVersion
+from reviewapp.models import AssistantVersion, Judge, JudgeVersion, SetVersion
 from scoring.gate import DEFAULT_MARGIN_POINTS
 from scoring.measures import MEASURES
 
@@ -63,11 +63,14 @@ def gate_run(
     floors: dict[str, float] | None = None,
     max_p90_s: float | None = None,
     max_timeout_rate: float | None = None,
+    judge: str = "",
 ) -> dict:
     """Judge ``candidate`` against ``baseline`` on a set version (by default
     the latest one both have a scored run on). Margin and drop are in
-    points; floors are shares. Raises GateRefused when it cannot judge at
-    all."""
+    points; floors are shares. ``judge`` adds a validated judge's rubric
+    grades as a paired measure (the judge's name, its latest version, or
+    NAME:vN). Raises GateRefused when it cannot judge at all, and for a judge
+    that is not validated against people: it can never be a gate measure."""
     unknown = sorted(set(measures or ()) - set(MEASURES))
     if unknown:
         raise GateRefused(
@@ -82,6 +85,7 @@ def gate_run(
             f"max_timeout_rate is a share from 0 to 1 (0.02 for 2 %); got {max_timeout_rate:g}",
             field="max_timeout_rate",
         )
+    judge_version = _validated_judge(judge) if judge else None
     versions = {}
     for role, label in (("baseline", baseline), ("candidate", candidate)):
         found = AssistantVersion.objects.filter(label=label).first()
@@ -113,4 +117,35 @@ def gate_run(
         floors=floors,
         max_p90_s=max_p90_s,
         max_timeout_rate=max_timeout_rate,
+        judge_version=judge_version,
     )
+
+
+def _validated_judge(spec: str) -> JudgeVersion:
+    from reviewapp.services.judging import judge_label
+    from reviewapp.services.validation import judge_is_validated, judge_validation
+
+    name, _, number = spec.partition(":v")
+    found = Judge.objects.filter(name=name).first()
+    if found is None:
+        raise GateRefused(f"no judge named {name!r}", field="judge")
+    versions = found.versions.all()
+    version = versions.filter(number=int(number)).first() if number.isdigit() else versions.first()
+    if version is None:
+        raise GateRefused(f"judge {name!r} has no version {number}", field="judge")
+    if "rubric" not in version.metrics:
+        raise GateRefused(
+            f"{judge_label(version)} does not grade the rubric, so it gives no pass or fail", field="judge"
+        )
+    if not judge_is_validated(version):
+        figures = judge_validation(judge_version=version)
+        missing = (
+            next((label.missing for label in figures.labels if label.label == "pass"), "") if figures else ""
+        )
+        raise GateRefused(
+            f"{judge_label(version)} is not validated against people"
+            + (f" ({missing})" if missing else " (no validation set drawn)")
+            + ": an unvalidated judge can never be a gate measure",
+            field="judge",
+        )
+    return version

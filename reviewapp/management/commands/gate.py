@@ -52,6 +52,12 @@ class Command(BaseCommand):
             help="timeouts of all attempts, shown under this",
         )
         parser.add_argument(
+            "--judge",
+            default="",
+            metavar="NAME[:vN]",
+            help="add a judge's rubric grades as a measure; only a judge validated against people is taken",
+        )
+        parser.add_argument(
             "--floor",
             action="append",
             default=[],
@@ -71,6 +77,7 @@ class Command(BaseCommand):
         floor,
         max_p90,
         max_timeout_rate,
+        judge,
         **options,
     ):
         try:
@@ -84,6 +91,7 @@ class Command(BaseCommand):
                 floors=parse_floors(floor),
                 max_p90_s=max_p90,
                 max_timeout_rate=max_timeout_rate,
+                judge=judge,
             )
         except GateRefused as refused:
             self.stdout.write(

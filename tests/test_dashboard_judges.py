@@ -1,0 +1,162 @@
+"""Model graders' figures on the version dashboard, and a judge as a gate measure:
+only a judge validated against people is taken."""
+
+import json
+import uuid
+
+from django.test import TestCase
+
+from reviewapp.models import Adjudication, Answer, AssistantVersion, Run
+from reviewapp.services import judging
+from reviewapp.services.gate import GateRefused, gate_run
+from reviewapp.services.review import rubric_default
+from reviewapp.services.samples import Frame, sample_draw
+from reviewapp.services.scoring import scoring_request
+from reviewapp.services.validation import judge_is_validated, validation_set_draw
+from tests.fixtures import load_generated_run
+from tests.helpers import make_user
+
+
+def twin(run: Run, label: str, change=lambda text: text) -> Run:
+    """A stored run of another assistant version on the same set, its answers changed by ``change``."""
+    version, _ = AssistantVersion.objects.get_or_create(
+        label=label, defaults={"assistant": run.assistant_version.assistant}
+    )
+    copy = Run.objects.create(
+        assistant_version=version,
+        set_version=run.set_version,
+        file_name=f"{label}.jsonl",
+        file_path=f"{label}.jsonl",
+        size_bytes=1,
+        status=Run.Status.STORED,
+    )
+    answers = []
+    for answer in run.answers.all():
+        record = answer.record
+        record["answer"] = change(record.get("answer") or "")
+        answers.append(
+            Answer(
+                run=copy,
+                line_number=answer.line_number,
+                question_id=answer.question_id,
+                attempt=answer.attempt,
+                status=answer.status,
+                language=answer.language,
+                declined=answer.declined,
+                raw=json.dumps(record),
+            )
+        )
+    Answer.objects.bulk_create(answers)
+    Run.objects.filter(id=copy.id).update(answer_count=len(answers))
+    with TestCase.captureOnCommitCallbacks(execute=True):
+        scoring_request(run=copy, set_version=copy.set_version)
+    return copy
+
+
+def judged(version, run: Run):
+    judge_run = judging.judge_run_confirm(
+        judge_run=judging.judge_run_estimate(judge_versions=[version], run=run)
+    )
+    for chunk_id in judge_run.chunks.values_list("id", flat=True):
+        judging.judge_chunk_perform(chunk_id=chunk_id)
+    judge_run.refresh_from_db()
+    return judge_run
+
+
+def settle_like_the_judge(judge_run, lead, *, items: int):
+    """A lead decides a sample of the run as the judge graded it: the judge agrees with people."""
+    sample = sample_draw(frame=Frame(run=judge_run.run), size=items, seed=3, rubric_version=rubric_default())
+    verdicts = {v.answer_id: v for v in judge_run.verdicts.filter(metric="rubric")}
+    for item in sample.items.all():
+        verdict = verdicts.get(item.answer_id)
+        if verdict is None:
+            continue
+        Adjudication.objects.create(
+            item=item,
+            revision=1,
+            lead=lead,
+            reason="checked against the records",
+            grade=verdict.labels["grade"],
+            rubric_answers=verdict.labels["answers"],
+            submission_key=uuid.uuid4(),
+        )
+    return sample
+
+
+class JudgeGateTests(TestCase):
+    @classmethod
+    def setUpTestData(cls):
+        cls.lead = make_user("lead", "lead")
+        cls.baseline_run = load_generated_run(answers=80, assistant="bot-1.0", version="gate-judge")
+        # The candidate states a figure no record holds wherever the baseline gave a year.
+        cls.candidate_run = twin(
+            cls.baseline_run, "bot-2.0", lambda text: text.replace("2024", "2024 (999.5)")
+        )
+        cls.version = judging.judge_version_save(
+            name="numbers",
+            provider="stand-in",
+            model="",
+            metrics=["rubric"],
+            rubric_version=rubric_default(),
+            concurrency=1,
+            validation_min_items=10,
+        )
+
+    def test_an_unvalidated_judge_is_never_a_gate_measure(self):
+        judged(self.version, self.baseline_run)
+        judged(self.version, self.candidate_run)
+        with self.assertRaises(GateRefused) as refused:
+            gate_run(baseline="bot-1.0", candidate="bot-2.0", judge="numbers")
+        self.assertEqual(refused.exception.field, "judge")
+        self.assertEqual(
+            str(refused.exception),
+            "numbers v1 (stand-in judge (numbers only, not a language model)) is not validated against people "
+            "(no validation set drawn): an unvalidated judge can never be a gate measure",
+        )
+
+    def test_a_validated_judge_is_a_paired_measure(self):
+        baseline = judged(self.version, self.baseline_run)
+        judged(self.version, self.candidate_run)
+        settle_like_the_judge(baseline, self.lead, items=40)
+        validation_set_draw(judge=self.version.judge, holdout_share=0.9, seed=1)
+        self.assertTrue(judge_is_validated(self.version))
+        verdict = gate_run(baseline="bot-1.0", candidate="bot-2.0", judge="numbers:v1")
+        measure = verdict["measures"]["judge:numbers"]
+        table = measure["paired"]["table"]
+        # The candidate loses every question where it added an unsupported figure, and gains none.
+        self.assertEqual(table[1][0], 0)
+        self.assertGreater(table[0][1], 0)
+        self.assertEqual(measure["verdict"], "fail")
+        self.assertEqual(verdict["verdict"], "fail")
+
+    def test_a_judge_without_the_rubric_gives_no_pass_or_fail(self):
+        other = judging.judge_version_save(
+            name="faith", provider="stand-in", model="", metrics=["faithfulness"]
+        )
+        with self.assertRaisesMessage(GateRefused, "does not grade the rubric, so it gives no pass or fail"):
+            gate_run(baseline="bot-1.0", candidate="bot-2.0", judge=other.judge.name)
+
+
+class ModelGradesOnTheDashboardTests(TestCase):
+    def test_the_dashboard_labels_model_grades_and_says_they_are_not_validated(self):
+        manager = make_user("manager", "manager")
+        run = load_generated_run(answers=40, assistant="bot-1.0", version="dash-judge")
+        version = judging.judge_version_save(
+            name="numbers",
+            provider="stand-in",
+            model="",
+            metrics=["rubric", "faithfulness"],
+            rubric_version=rubric_default(),
+            concurrency=1,
+        )
+        judge_run = judged(version, run)
+        self.client.force_login(manager)
+        response = self.client.get(f"/versions/bot-1.0/?set={run.set_version.version}")
+        self.assertContains(response, "Model graders")
+        self.assertContains(response, "numbers v1 (stand-in judge (numbers only, not a language model))")
+        self.assertContains(
+            response, "<strong>internal consistency review (no human calibration)</strong>", html=False
+        )
+        resolved = judge_run.verdicts.filter(metric="rubric", score=1.0).count()
+        graded = judge_run.verdicts.filter(metric="rubric").exclude(score=None).count()
+        self.assertContains(response, f"{resolved}/{graded}")
