@@ -238,8 +238,21 @@ class ValidationSetDrawTests(ValidationTestCase):
         self.assertEqual(self.split_of(first), self.split_of(again))
         self.assertEqual(list(self.split_of(first).values()).count("holdout"), 6)  # round(0.5 × 11)
         self.assertEqual((first.seed, first.holdout_share, first.created_by), (11, 0.5, self.lead))
-        other = validation_set_draw(judge=self.judge_version.judge, seed=12, holdout_share=0.3)
+        other_judge = judging.judge_version_save(
+            name="other", provider="stand-in", model="", metrics=["rubric"], rubric_version=rubric_default()
+        )
+        other = validation_set_draw(judge=other_judge.judge, seed=12, holdout_share=0.3)
         self.assertEqual(list(self.split_of(other).values()).count("holdout"), 3)  # round(0.3 × 11)
+
+    def test_an_item_keeps_its_split_in_every_later_set_of_the_judge(self):
+        first = self.split_of(validation_set_draw(judge=self.judge_version.judge, seed=11))
+        for item in self.items[11:]:
+            self.decide(item, "unresolved")
+        later = self.split_of(validation_set_draw(judge=self.judge_version.judge, seed=99, holdout_share=0.2))
+        # A tuning item never validates the judge later; only the nine new items are shuffled.
+        self.assertEqual({item: later[item] for item in first}, first)
+        new = [item.id for item in self.items[11:]]
+        self.assertEqual([later[item] for item in new].count("holdout"), 2)  # round(0.2 × 9)
 
     def test_it_records_a_seed_it_chose(self):
         chosen = validation_set_draw(judge=self.judge_version.judge)

@@ -192,7 +192,9 @@ def validation_set_draw(
     and the rest in tuning. An answer drawn into several samples counts once
     (its item settled by a lead, else its first item), so one answer cannot
     weigh double. Later outcomes never change a drawn set: drawing again
-    makes a new one.
+    makes a new one, in which every item an earlier set of this judge held
+    keeps its split (an item once open for tuning never validates the judge;
+    a holdout item stays held out); only new items are shuffled.
 
     Refuses (UploadRejected) a share outside (0, 1) and a draw with no
     settled item."""
@@ -220,10 +222,16 @@ def validation_set_draw(
         if held is None or (settled[held].source != "lead" and settled[item_id].source == "lead"):
             chosen[answer_id] = item_id
     item_ids = sorted(chosen.values())
+    earlier = dict(
+        ValidationItem.objects.filter(validation_set__judge=judge, item_id__in=item_ids)
+        .order_by("validation_set_id")
+        .values_list("item_id", "split")
+    )
     seed = secrets.randbelow(2**31) if seed is None else seed
-    shuffled = list(item_ids)
+    shuffled = [item_id for item_id in item_ids if item_id not in earlier]
     random.Random(seed).shuffle(shuffled)
     holdout = set(shuffled[: round(holdout_share * len(shuffled))])
+    holdout |= {item_id for item_id, split in earlier.items() if split == ValidationItem.Split.HOLDOUT}
     with transaction.atomic():
         validation_set = ValidationSet.objects.create(
             judge=judge, seed=seed, holdout_share=holdout_share, created_by=created_by
