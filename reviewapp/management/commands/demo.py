@@ -12,12 +12,14 @@ from django.contrib.auth import get_user_model
 from django.core.files import File
 from django.core.management.base import BaseCommand
 
-from reviewapp.models import ApiToken, Run, Sample, SetVersion
+from reviewapp.models import Adjudication, AnswerCheck, ApiToken, Judge, Run, Sample, SetVersion
 from reviewapp.roles import grant
+from reviewapp.services import judging
 from reviewapp.services.question_sets import set_version_create, set_version_upload
 from reviewapp.services.review import JudgementInput, judgement_submit, rubric_default
 from reviewapp.services.runs import run_receive
 from reviewapp.services.samples import Frame, sample_assign, sample_draw
+from reviewapp.services.validation import validation_set_draw
 from scoring import synthetic
 from scoring.logfile import normalise_question
 
@@ -132,6 +134,9 @@ class Command(BaseCommand):
                 f"{judged} judgements made so the lead queue and agreement have substance"
             )
 
+        if not Judge.objects.exists():
+            self.stdout.write(self._model_graders(lead))
+
         token_note = ""
         pipeline, _ = User.objects.get_or_create(username="pipeline")
         # A token acts with its user's role: the pipeline uploads, as a lead does.
@@ -177,6 +182,82 @@ class Command(BaseCommand):
                 )
                 made += 1
         return made
+
+    def _model_graders(self, lead) -> str:
+        """A stand-in judge (clearly labelled: no language model runs here)
+        grades assistant-demo-2.1's run, with a human regrade sample drawn;
+        a lead has decided 80 items of another sample the way a careful
+        reader would (from the answer's checks, with a few seeded calls going
+        the other way), and a validation set is drawn from them, so the judge
+        pages show real figures."""
+        run = Run.objects.get(assistant_version__label="assistant-demo-2.1")
+        version = judging.judge_version_save(
+            name="numbers",
+            provider="stand-in",
+            model="",
+            metrics=["rubric", "faithfulness"],
+            rubric_version=rubric_default(),
+            concurrency=1,
+            created_by=lead,
+        )
+        judge_run = judging.judge_run_estimate(
+            judge_versions=[version], run=run, regrade_share=0.01, created_by=lead
+        )
+        judge_run = judging.judge_run_confirm(judge_run=judge_run, draw_regrade=judging.regrade_draw)
+        for chunk_id in judge_run.chunks.values_list("id", flat=True):
+            judging.judge_chunk_perform(chunk_id=chunk_id)
+        judge_run.refresh_from_db()
+
+        decided = sample_draw(
+            frame=Frame(run=run),
+            size=80,
+            seed=2027,
+            rubric_version=rubric_default(),
+            name="Demo sample decided by the lead (judge validation)",
+            created_by=lead,
+        )
+        rng = random.Random(11)
+        questions = list(decided.rubric_version.questions.values_list("key", "allows_na"))
+        for item in decided.items.select_related("answer"):
+            grade, unsupported = self._careful_grade(item.answer, rng)
+            answers = {key: "na" if allows_na else "yes" for key, allows_na in questions}
+            answers.update({key: ("yes" if unsupported else "no") for key in answers if "unsupported" in key})
+            material = grade == "material_error"
+            Adjudication.objects.create(
+                item=item,
+                revision=1,
+                lead=lead,
+                reason="checked against the records",
+                grade=grade,
+                rubric_answers=answers,
+                material_status="confirmed" if material else "",
+                error_claim="the figure stated" if material else "",
+                error_evidence="no retrieved record holds it" if material else "",
+                error_effect="the user quotes a figure the statistics do not hold" if material else "",
+                error_kind="fabricated_evidence" if material else "",
+                submission_key=uuid.uuid4(),
+            )
+        validation_set_draw(judge=version.judge, holdout_share=0.8, seed=2028, created_by=lead)
+        return (
+            f"  judge numbers v1 (a stand-in, not a language model): judge run #{judge_run.id} graded "
+            f"{judge_run.estimate['answers']} answers; regrade sample #{judge_run.regrade_sample_id}; "
+            f"{decided.size} items decided by the lead form its validation set\n"
+        )
+
+    @staticmethod
+    def _careful_grade(answer, rng: random.Random) -> tuple[str, bool]:
+        """How a careful reader grades from the answer's checks; one call in twelve goes the other way."""
+        check = AnswerCheck.objects.filter(answer=answer).first()
+        unsupported = bool(check and check.unsupported_answers_k)
+        if answer.declined:
+            grade = "unresolved"
+        elif unsupported:
+            grade = "material_error"
+        else:
+            grade = "resolved"
+        if rng.random() < 1 / 12:
+            grade = "partially_resolved" if grade == "resolved" else "resolved"
+        return grade, unsupported
 
     def _upload(self, path: Path, user) -> None:
         with open(path, "rb") as f:
