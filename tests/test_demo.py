@@ -4,7 +4,20 @@ from io import StringIO
 import pytest
 from django.core.management import call_command
 
-from reviewapp.models import Answer, AnswerCheck, Assignment, Question, Run, Sample, Score, Scoring
+from reviewapp.models import (
+    Answer,
+    AnswerCheck,
+    Assignment,
+    JudgeRun,
+    JudgeVersion,
+    ModelVerdict,
+    Question,
+    Run,
+    Sample,
+    Score,
+    Scoring,
+)
+from reviewapp.services.validation import judge_validation
 
 
 # Committed as it goes, as on a real database: each step's tasks run at its commit.
@@ -26,12 +39,21 @@ def test_it_loads_scored_demo_data_once_and_prints_how_to_log_in():
     # The sealed part is scored apart, under its own prefix, and kept out of "all".
     assert {"all", "split=tuning", "stratum=level", "sealed:all", "sealed:split=sealed"} <= slices
     assert "split=sealed" not in slices
-    sample = Sample.objects.get()
+    sample = Sample.objects.get(name="Demo sample, double read")
     assert (sample.size, sample.items.count(), sample.readers_per_item) == (30, 30, 2)
     assert Assignment.objects.filter(item__sample=sample).count() == 60
 
+    # A stand-in judge graded a run, with its regrade sample, and is validated on the lead's decisions.
+    judge_run = JudgeRun.objects.get()
+    assert (judge_run.status, judge_run.run, judge_run.regrade_sample.size) == ("done", runs[2], 30)
+    assert ModelVerdict.objects.filter(judge_run=judge_run, error="").count() == judge_run.estimate["calls"]
+    assert "judge numbers v1 (a stand-in, not a language model)" in out.getvalue()
+    validation = judge_validation(judge_version=JudgeVersion.objects.get())
+    # 80 % of the settled items: the lead's 80 decisions and the one item both readers agree on.
+    assert (validation.validation_set.items.count(), validation.items) == (81, 65)
+
     call_command("demo", answers=300, stdout=StringIO())
-    assert (Run.objects.count(), Sample.objects.count()) == (4, 1)
+    assert (Run.objects.count(), Sample.objects.count(), JudgeRun.objects.count()) == (4, 3, 1)
 
 
 @pytest.mark.django_db(transaction=True)
