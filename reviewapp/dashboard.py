@@ -641,6 +641,39 @@ def judge_question_successes(record: Record, judge_version: JudgeVersion) -> dic
     return {q: ok for q, ok in successes.items() if q not in sealed and q not in ungraded}
 
 
+def compare_judges(baseline: Record, candidate: Record) -> tuple[list[MeasureComparison], list[str]]:
+    """Paired comparisons by each validated judge that graded the rubric on
+    both versions' runs, and the labels of the judges that graded both but
+    are not validated (shown by name only: never as a measure)."""
+    from reviewapp.services.judging import judge_label
+    from reviewapp.services.validation import judge_is_validated
+
+    base_ids = {version_id for _, version_id in judged_pairs(baseline.used_runs)}
+    cand_ids = {version_id for _, version_id in judged_pairs(candidate.used_runs)}
+    comparisons, unvalidated = [], []
+    for version in JudgeVersion.objects.filter(id__in=base_ids & cand_ids).select_related("judge"):
+        if "rubric" not in version.metrics:
+            continue
+        if not judge_is_validated(version):
+            unvalidated.append(judge_label(version))
+            continue
+        result = paired(
+            judge_question_successes(baseline, version), judge_question_successes(candidate, version)
+        )
+        discordant = result.discordant / result.n if result.n else 0.0
+        comparisons.append(
+            MeasureComparison(
+                measure=f"judge:{version.judge.name}",
+                label=f"graded resolved by {judge_label(version)}",
+                paired=result,
+                baseline_all=None,
+                candidate_all=None,
+                detectable=detectable_difference(result.n, max(discordant, 0.05)) if result.n else None,
+            )
+        )
+    return comparisons, unvalidated
+
+
 def _rate_of(counts: dict | None):
     return rate(counts["k"], counts["n"]) if counts else None
 

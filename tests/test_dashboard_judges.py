@@ -160,3 +160,47 @@ class ModelGradesOnTheDashboardTests(TestCase):
         resolved = judge_run.verdicts.filter(metric="rubric", score=1.0).count()
         graded = judge_run.verdicts.filter(metric="rubric").exclude(score=None).count()
         self.assertContains(response, f"{resolved}/{graded}")
+
+
+class JudgeOnTheComparePageTests(TestCase):
+    @classmethod
+    def setUpTestData(cls):
+        cls.lead = make_user("lead", "lead")
+        cls.manager = make_user("manager", "manager")
+        cls.baseline_run = load_generated_run(answers=80, assistant="bot-1.0", version="compare-judge")
+        cls.candidate_run = twin(
+            cls.baseline_run, "bot-2.0", lambda text: text.replace("2024", "2024 (999.5)")
+        )
+        cls.version = judging.judge_version_save(
+            name="numbers",
+            provider="stand-in",
+            model="",
+            metrics=["rubric"],
+            rubric_version=rubric_default(),
+            concurrency=1,
+            validation_min_items=10,
+        )
+        cls.baseline = judged(cls.version, cls.baseline_run)
+        judged(cls.version, cls.candidate_run)
+
+    def url(self) -> str:
+        return f"/versions/compare/?set={self.baseline_run.set_version.version}&baseline=bot-1.0&candidate=bot-2.0"
+
+    def test_an_unvalidated_judge_is_named_but_not_a_measure(self):
+        self.client.force_login(self.manager)
+        response = self.client.get(self.url())
+        self.assertContains(response, "graded both versions, but is not validated against people")
+        self.assertNotContains(response, "judge (validated against people)")
+
+    def test_a_validated_judge_is_a_paired_row(self):
+        settle_like_the_judge(self.baseline, self.lead, items=40)
+        validation_set_draw(judge=self.version.judge, holdout_share=0.9, seed=1)
+        self.client.force_login(self.manager)
+        response = self.client.get(self.url())
+        (row,) = response.context["judged"]
+        self.assertEqual(
+            row.label, "graded resolved by numbers v1 (stand-in judge (numbers only, not a language model))"
+        )
+        self.assertEqual(row.paired.table[1][0], 0)
+        self.assertContains(response, "judge (validated against people)")
+        self.assertNotContains(response, "is not validated against people")

@@ -92,6 +92,7 @@ def compare(request):
     candidate = dashboard.version_record(candidate_version, set_version)
     if not baseline or not candidate:
         raise Http404("Both versions need a scored run on this set version.")
+    judged, unvalidated = dashboard.compare_judges(baseline, candidate)
     return render(
         request,
         "dashboard/compare.html",
@@ -100,6 +101,8 @@ def compare(request):
             "baseline": baseline_version,
             "candidate": candidate_version,
             "comparisons": dashboard.compare_versions(baseline, candidate),
+            "judged": judged,
+            "unvalidated_judges": unvalidated,
             "baseline_record": baseline,
             "candidate_record": candidate,
             "interval_method": NEWCOMBE_METHOD,
