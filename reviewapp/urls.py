@@ -3,7 +3,7 @@ from django.contrib.auth import views as auth_views
 from django.urls import path
 
 from reviewapp.api import api
-from reviewapp.views import dashboard, lead, question_sets, review, runs, samples, tokens
+from reviewapp.views import dashboard, judges, lead, question_sets, review, runs, samples, tokens
 
 urlpatterns = [
     path("", runs.home, name="home"),
@@ -62,6 +62,21 @@ urlpatterns = [
     path("review/", review.review_queue, name="review-queue"),
     path("review/<int:sample_id>/", review.review_start, name="review-start"),
     path("review/<int:sample_id>/<str:alias>/", review.review_item, name="review-item"),
+    path("judges/", judges.judge_list, name="judge-list"),
+    path("judges/new/", judges.judge_edit, name="judge-new"),
+    path("judges/<int:judge_id>/edit/", judges.judge_edit, name="judge-edit"),
+    path("judges/<int:judge_id>/validation/", judges.judge_validation, name="judge-validation"),
+    path(
+        "judges/<int:judge_id>/validation/draw/",
+        judges.judge_validation_draw,
+        name="judge-validation-draw",
+    ),
+    path("runs/<int:run_id>/judge/", judges.judge_run_new, name="judge-run-new"),
+    path("judge-runs/<int:judge_run_id>/", judges.judge_run_detail, name="judge-run-detail"),
+    path("judge-runs/<int:judge_run_id>/confirm/", judges.judge_run_confirm_view, name="judge-run-confirm"),
+    path("judge-runs/<int:judge_run_id>/cancel/", judges.judge_run_cancel_view, name="judge-run-cancel"),
+    path("judge-runs/<int:judge_run_id>/resume/", judges.judge_run_resume_view, name="judge-run-resume"),
+    path("judge-runs/<int:judge_run_id>/verdicts.jsonl", judges.judge_run_export, name="judge-run-export"),
     path("tokens/", tokens.token_list, name="token-list"),
     path("tokens/<int:token_id>/revoke/", tokens.token_revoke, name="token-revoke"),
     path("api/", api.urls),

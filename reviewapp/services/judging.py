@@ -435,11 +435,12 @@ def regrade_draw(judge_run: JudgeRun, *, seed: int | None = None) -> Sample | No
     """Draw the human regrade sample of a run's judge run: its share of the
     answers (at least REGRADE_MINIMUM, at most all), stratified by language,
     with a recorded seed, read blind on the usual screens. None for a judge
-    run over a sample (people read that sample already)."""
+    run over a sample (people read that sample already) and for a head to
+    head (people compare versions blind on the review screens instead)."""
     from reviewapp.services.review import rubric_default
     from reviewapp.services.samples import Frame, sample_draw
 
-    if judge_run.run_id is None:
+    if judge_run.run_id is None or judge_run.other_run_id:
         return None
     total = judge_run.estimate.get("answers") or _gradable(judge_run).count()
     size = min(total, max(REGRADE_MINIMUM, math.ceil(judge_run.regrade_share * total)))
@@ -501,14 +502,17 @@ def judge_run_cancel(*, judge_run: JudgeRun) -> JudgeRun:
 
 
 def judge_run_resume(*, judge_run: JudgeRun) -> bool:
-    """Queue again the chunks of a failed or cancelled judge run that are not
-    done; what was stored is kept and not asked again. False when there is nothing to resume."""
+    """Queue again the chunks of a failed, cancelled or stuck judge run that
+    are not done; what was stored is kept and not asked again. False when
+    there is nothing to resume (done, or at work)."""
     with transaction.atomic():
-        resumed = JudgeRun.objects.filter(
-            id=judge_run.id, status__in=(JudgeRun.Status.FAILED, JudgeRun.Status.CANCELLED)
-        ).update(status=JudgeRun.Status.QUEUED, error="", cancelled_at=None, finished_at=None)
-        if not resumed:
+        locked = JudgeRun.objects.select_for_update().get(id=judge_run.id)
+        resumable = locked.status in (JudgeRun.Status.FAILED, JudgeRun.Status.CANCELLED)
+        if not (resumable or judge_run_is_stuck(locked)):
             return False
+        JudgeRun.objects.filter(id=judge_run.id).update(
+            status=JudgeRun.Status.QUEUED, error="", cancelled_at=None, finished_at=None
+        )
         chunks = judge_run.chunks.exclude(status=JudgeChunk.Status.DONE)
         chunk_ids = list(chunks.values_list("id", flat=True))
         chunks.update(status=JudgeChunk.Status.QUEUED, attempts=0, error="", lease_until=None)
