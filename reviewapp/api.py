@@ -9,7 +9,12 @@ browsable at /api/docs.
 
 from __future__ import annotations
 
+import contextlib
+import json
+
+from django.http import StreamingHttpResponse
 from django.shortcuts import get_object_or_404
+from django.urls import NoReverseMatch, reverse
 from django.utils import timezone
 from ninja import Field, File, Form, NinjaAPI, Query, Schema, Status
 from ninja.errors import AuthorizationError
@@ -17,9 +22,16 @@ from ninja.files import UploadedFile
 from ninja.security import HttpBearer
 
 from reviewapp import selectors
-from reviewapp.models import ApiToken, Role, Run, Scoring
+from reviewapp.models import ApiToken, JudgeRun, JudgeVersion, Role, Run, Scoring
 from reviewapp.roles import SCOPES, has_role
 from reviewapp.services.gate import GateRefused, gate_run, parse_floors
+from reviewapp.services.judging import (
+    judge_label,
+    judge_run_cancel,
+    judge_run_confirm,
+    judge_run_estimate,
+    regrade_draw,
+)
 from reviewapp.services.question_sets import set_version_upload
 from reviewapp.services.runs import run_receive
 from reviewapp.services.uploads import UploadRejected
@@ -72,7 +84,8 @@ api = NinjaAPI(
     title="Answer review API",
     version="1",
     description=(
-        "Upload runs of logged answers and read their automatic measures.\n\n"
+        "Upload runs of logged answers and read their automatic measures; grade a run with model "
+        "graders (judge runs: estimate, confirm, follow, export).\n\n"
         "Send `Authorization: Bearer TOKEN`. A token acts as the user it belongs to, limited to its "
         "scopes, until it expires or is revoked; each operation needs its scope and one of the scope's "
         f"roles ({Role.REVIEWER}s have none). Missing or dead token: 401; "
@@ -318,6 +331,11 @@ class GateQuery(Schema):
     max_timeout_rate: float | None = Field(
         default=None, description="a share: the candidate's timeout rate must be shown at or under it"
     )
+    judge: str = Field(
+        default="",
+        description="NAME or NAME:vN: add a judge's rubric grades as a paired measure; "
+        "only a judge validated against people is taken (422 otherwise)",
+    )
 
 
 @api.get(
@@ -350,9 +368,276 @@ def release_gate(request, query: Query[GateQuery]):
             floors=parse_floors(query.floor),
             max_p90_s=query.max_p90,
             max_timeout_rate=query.max_timeout_rate,
+            judge=query.judge,
         )
     except GateRefused as refused:
         return Status(
             422, {"passed": False, "verdict": "cannot judge", "field": refused.field, "error": str(refused)}
         )
     return Status({0: 200, 1: 409, 2: 422}[verdict["exit_code"]], verdict)
+
+
+# -- judge runs --------------------------------------------------------------
+
+
+class JudgeRunIn(Schema):
+    run_id: int = Field(description="the stored run whose answers the judges grade")
+    judge_versions: list[int] = Field(
+        min_length=1, description="ids of the judge versions that grade it (a panel: one or more)"
+    )
+    regrade_share: float = Field(
+        default=0.1,
+        gt=0,
+        le=1,
+        description="the share of answers people re-read blind (spec 002); at least 30 answers are drawn",
+    )
+    confirm: bool = Field(
+        default=False,
+        description="false: only estimate the cost (status `estimated`), start later with "
+        "`POST /api/judge-runs/{id}/confirm`; true: estimate and start at once",
+    )
+
+
+class JudgeEstimateOut(Schema):
+    calls: int = Field(
+        description="calls to the models, one per answer, judge version and metric it applies to"
+    )
+    prompt_tokens: int = Field(description="estimated prompt tokens of those calls, before any is sent")
+    answers: int
+
+
+class JudgeVersionOut(Schema):
+    id: int
+    judge: str
+    number: int
+    label: str = Field(description="how its grades are always labelled: judge, version and model")
+    metrics: list[str]
+
+
+class JudgeProgressOut(Schema):
+    chunks_done: int
+    chunks_total: int
+    percent: int
+
+
+class JudgeCountOut(Schema):
+    judge_version: int
+    label: str
+    metric: str
+    verdicts: int = Field(description="verdicts stored, failures included")
+    failures: int = Field(description="verdicts that failed (endpoint down, key unset, broken rules)")
+    undefined: int = Field(description="verdicts without a score and without an error (nothing to grade)")
+    mean_score: float | None = Field(description="mean score of the defined verdicts; null when none")
+
+
+class JudgeRunOut(Schema):
+    id: int
+    status: str = Field(description="estimated, queued, running, done, failed or cancelled")
+    run_id: int | None
+    sample_id: int | None = Field(description="the sample graded, for a judge run started on a sample's page")
+    regrade_share: float
+    regrade_sample: int | None = Field(
+        description="the blinded human regrade sample drawn on confirmation (spec 002); null before"
+    )
+    estimate: JudgeEstimateOut
+    judge_versions: list[JudgeVersionOut]
+    progress: JudgeProgressOut
+    counts: list[JudgeCountOut] = Field(
+        description="model grades per judge version and metric: never human grades, always labelled"
+    )
+    error: str
+    links: dict[str, str]
+
+
+class VerdictLine(Schema):
+    judge_run: int
+    answer_id: int
+    question_id: str
+    attempt: int
+    language: str
+    judge: str = Field(description="the judge's name")
+    judge_version: int = Field(description="the judge version's number")
+    judge_version_id: int
+    judge_label: str = Field(description="how the grade is labelled: judge, version and model")
+    metric: str
+    score: float | None
+    labels: dict = Field(description="the parsed verdict")
+    error: str = Field(description="why the verdict failed; empty when it did not")
+    undefined: str = Field(description="why there is no score though nothing failed; empty otherwise")
+    raw: str = Field(description="the raw completion the verdict was parsed from")
+    completions: list[dict] = Field(
+        description="every completion asked for it, with tokens and whether cached"
+    )
+    prompt_hash: str
+    seconds: float
+    created_at: str
+
+
+def _invalid(field: str, message: str):
+    """422 naming ``field`` in the body, shaped like the API's own validation errors."""
+    return Status(
+        422, {"detail": [{"type": "value_error", "loc": ["body", "payload", field], "msg": message}]}
+    )
+
+
+def _judge_run_out(request, judge_run: JudgeRun) -> dict:
+    versions = list(judge_run.judge_versions.select_related("judge").order_by("judge__name", "number"))
+    links = {
+        name: request.build_absolute_uri(f"/api/judge-runs/{judge_run.id}{suffix}")
+        for name, suffix in (
+            ("self", ""),
+            ("confirm", "/confirm"),
+            ("cancel", "/cancel"),
+            ("verdicts", "/verdicts"),
+        )
+    }
+    if judge_run.run_id:
+        links["run"] = request.build_absolute_uri(f"/api/runs/{judge_run.run_id}")
+    with contextlib.suppress(NoReverseMatch):  # a deployment may serve the API without the pages
+        links["page"] = request.build_absolute_uri(reverse("judge-run-detail", args=[judge_run.id]))
+    return {
+        "id": judge_run.id,
+        "status": judge_run.status,
+        "run_id": judge_run.run_id,
+        "sample_id": judge_run.sample_id,
+        "regrade_share": judge_run.regrade_share,
+        "regrade_sample": judge_run.regrade_sample_id,
+        "estimate": {key: judge_run.estimate.get(key, 0) for key in ("calls", "prompt_tokens", "answers")},
+        "judge_versions": [
+            {
+                "id": version.id,
+                "judge": version.judge.name,
+                "number": version.number,
+                "label": judge_label(version),
+                "metrics": version.metrics,
+            }
+            for version in versions
+        ],
+        "progress": {
+            "chunks_done": judge_run.chunks_done,
+            "chunks_total": judge_run.chunks_total,
+            "percent": judge_run.progress,
+        },
+        "counts": selectors.judge_run_counts(judge_run),
+        "error": judge_run.error,
+        "links": links,
+    }
+
+
+@api.post(
+    "/judge-runs",
+    response={201: JudgeRunOut, 400: DetailOut, 409: DetailOut, **REFUSALS},
+    summary="Estimate (and start) a judge run",
+    auth=TokenAuth("judges:write"),
+)
+def create_judge_run(request, payload: JudgeRunIn):
+    """Grade a stored run's answers with one or more judge versions. The cost
+    (calls, prompt tokens) is estimated first; with `confirm: false` nothing
+    is sent and the run waits in status `estimated` until
+    `POST /api/judge-runs/{id}/confirm`. Confirming cuts the run into chunks
+    that workers take and draws the blinded human regrade sample. Follow it
+    with `GET /api/judge-runs/{id}`.
+
+    422 names the field: an unknown run or judge version, a run whose answers
+    are not stored (or with none to grade), a share out of (0, 1]. 400 for
+    a body that is not JSON. 409 when
+    the run was estimated but could not be started (its regrade sample
+    could not be drawn)."""
+    run = Run.objects.filter(id=payload.run_id).first()
+    if run is None:
+        return _invalid("run_id", f"there is no run {payload.run_id}")
+    if run.status != Run.Status.STORED:
+        return _invalid("run_id", f"run {run.id}'s answers are not stored (it is {run.status})")
+    wanted = list(dict.fromkeys(payload.judge_versions))
+    versions = list(JudgeVersion.objects.filter(id__in=wanted).select_related("judge"))
+    unknown = sorted(set(wanted) - {version.id for version in versions})
+    if unknown:
+        return _invalid("judge_versions", f"no judge version {', '.join(map(str, unknown))}")
+    try:
+        judge_run = judge_run_estimate(
+            judge_versions=versions, run=run, regrade_share=payload.regrade_share, created_by=request.user
+        )
+    except UploadRejected as rejected:
+        return _invalid("run_id", str(rejected))
+    if payload.confirm:
+        try:
+            judge_run = judge_run_confirm(judge_run=judge_run, draw_regrade=regrade_draw)
+        except UploadRejected as rejected:
+            return Status(
+                409, {"detail": f"judge run {judge_run.id} was estimated but not started: {rejected}"}
+            )
+    return Status(201, _judge_run_out(request, judge_run))
+
+
+@api.post(
+    "/judge-runs/{judge_run_id}/confirm",
+    response={200: JudgeRunOut, 404: DetailOut, 409: DetailOut, **REFUSALS},
+    summary="Start an estimated judge run",
+    auth=TokenAuth("judges:write"),
+)
+def confirm_judge_run(request, judge_run_id: int):
+    """Accept the estimated cost and start the judge run (and draw its human
+    regrade sample). Confirming again changes nothing and answers the run as
+    it is. 409 for a run cancelled before it started (estimate a new one) and
+    when the regrade sample cannot be drawn (nothing is started)."""
+    judge_run = get_object_or_404(JudgeRun, id=judge_run_id)
+    if judge_run.status == JudgeRun.Status.CANCELLED and judge_run.confirmed_at is None:
+        return Status(409, {"detail": "this judge run was cancelled before it started; estimate a new one"})
+    try:
+        judge_run = judge_run_confirm(judge_run=judge_run, draw_regrade=regrade_draw)
+    except UploadRejected as rejected:  # the regrade sample could not be drawn: nothing started
+        return Status(409, {"detail": f"not started: {rejected}"})
+    return _judge_run_out(request, judge_run)
+
+
+@api.post(
+    "/judge-runs/{judge_run_id}/cancel",
+    response={200: JudgeRunOut, 404: DetailOut, **REFUSALS},
+    summary="Cancel a judge run",
+    auth=TokenAuth("judges:write"),
+)
+def cancel_judge_run(request, judge_run_id: int):
+    """Stop a judge run: chunks not started never start, a chunk at work stops
+    after the answer in hand, and every verdict stored stays. A run that is
+    done, failed or cancelled already is answered as it is."""
+    judge_run = judge_run_cancel(judge_run=get_object_or_404(JudgeRun, id=judge_run_id))
+    return _judge_run_out(request, judge_run)
+
+
+@api.get(
+    "/judge-runs/{judge_run_id}",
+    response={200: JudgeRunOut, 404: DetailOut, **REFUSALS},
+    summary="A judge run's progress and counts",
+    auth=TokenAuth("runs:read"),
+)
+def get_judge_run(request, judge_run_id: int):
+    """Status, progress (chunks done of total, percent), the verdicts, failures
+    and undefined verdicts per judge version and metric with their mean
+    score, the error if it failed, and the regrade sample. Model grades are
+    counted here apart from any human figure."""
+    return _judge_run_out(request, get_object_or_404(JudgeRun, id=judge_run_id))
+
+
+@api.get(
+    "/judge-runs/{judge_run_id}/verdicts",
+    response={200: None, 404: DetailOut, **REFUSALS},
+    summary="A judge run's verdicts, as JSON Lines",
+    auth=TokenAuth("runs:read"),
+    openapi_extra={
+        "responses": {
+            200: {
+                "description": "one verdict per line, by answer, judge version and metric",
+                "content": {"application/x-ndjson": {"schema": VerdictLine.model_json_schema()}},
+            }
+        }
+    },
+)
+def judge_run_verdicts(request, judge_run_id: int):
+    """Every verdict stored so far (the run may still be going), failures
+    included with their error, each with its judge's label, parsed labels,
+    the raw completion and every completion asked for it. Streamed."""
+    judge_run = get_object_or_404(JudgeRun, id=judge_run_id)
+    lines = (json.dumps(row, ensure_ascii=False) + "\n" for row in selectors.judge_run_verdicts(judge_run))
+    response = StreamingHttpResponse(lines, content_type="application/x-ndjson")
+    response["Content-Disposition"] = f'attachment; filename="judge-run-{judge_run.id}-verdicts.jsonl"'
+    return response

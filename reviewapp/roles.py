@@ -34,6 +34,9 @@ SCOPES = {
         Scope("sets:write", "upload question set versions", WRITERS),
         Scope("runs:read", "read runs and their scores", READERS_OF_RUNS),
         Scope("gate:read", "ask the release gate", READERS_OF_RUNS),
+        # Apart from runs:write: a judge run spends money at a model provider,
+        # so a token that uploads runs does not also start judge runs.
+        Scope("judges:write", "estimate, start and cancel judge runs (model graders)", WRITERS),
     )
 }
 # Whoever may hold at least one scope, and so manage tokens.

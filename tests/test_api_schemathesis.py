@@ -79,4 +79,9 @@ def test_it_documents_each_refusal(client, db):
         ("GET", "/api/runs/{run_id}"): {"200", "401", "403", "404", "422"},
         ("POST", "/api/question-sets"): {"201", "400", "401", "403", "411", "413", "422"},
         ("GET", "/api/gate"): {"200", "401", "403", "409", "422"},
+        ("POST", "/api/judge-runs"): {"201", "400", "401", "403", "409", "422"},
+        ("POST", "/api/judge-runs/{judge_run_id}/confirm"): {"200", "401", "403", "404", "409", "422"},
+        ("POST", "/api/judge-runs/{judge_run_id}/cancel"): {"200", "401", "403", "404", "422"},
+        ("GET", "/api/judge-runs/{judge_run_id}"): {"200", "401", "403", "404", "422"},
+        ("GET", "/api/judge-runs/{judge_run_id}/verdicts"): {"200", "401", "403", "404", "422"},
     }

@@ -23,6 +23,7 @@ from django.urls import URLPattern, URLResolver, get_resolver, reverse
 from reviewapp.api import api
 from reviewapp.models import ApiToken, Role
 from reviewapp.roles import API_USERS, READERS_OF_RUNS, SCOPES, WRITERS
+from reviewapp.services.judging import judge_run_estimate, judge_version_save
 from reviewapp.services.review import JudgementInput, judgement_submit, rubric_default
 from reviewapp.services.samples import Frame, sample_assign, sample_draw
 from tests.fixtures import load_generated_run
@@ -104,6 +105,18 @@ PAGES: dict[str, dict[str, dict[str, int]]] = {
     # Tokens are one's own: another person's token is a 404.
     "token-list": {"GET": only(API_USERS), "POST": only(API_USERS, 400)},
     "token-revoke": {"GET": NOT_ALLOWED, "POST": only(API_USERS, 302, manager=404, admin=404)},
+    # Model graders: leads and admins write, managers read, reviewers never see a model grade.
+    "judge-list": {"GET": only(READERS_OF_RUNS), "POST": NOT_ALLOWED},
+    "judge-new": {"GET": only(WRITERS), "POST": only(WRITERS, 400)},
+    "judge-edit": {"GET": only(WRITERS), "POST": only(WRITERS, 400)},
+    "judge-validation": {"GET": only(READERS_OF_RUNS), "POST": NOT_ALLOWED},
+    "judge-validation-draw": {"GET": NOT_ALLOWED, "POST": only(WRITERS, 302)},
+    "judge-run-new": {"GET": only(WRITERS), "POST": only(WRITERS, 400)},
+    "judge-run-detail": {"GET": only(READERS_OF_RUNS), "POST": NOT_ALLOWED},
+    "judge-run-confirm": {"GET": NOT_ALLOWED, "POST": only(WRITERS, 302)},
+    "judge-run-cancel": {"GET": NOT_ALLOWED, "POST": only(WRITERS, 302)},
+    "judge-run-resume": {"GET": NOT_ALLOWED, "POST": only(WRITERS, 302)},
+    "judge-run-export": {"GET": only(READERS_OF_RUNS), "POST": NOT_ALLOWED},
     # The API's schema and docs are public, so pipelines can be written against them.
     # (ninja answers them whatever the method; they change nothing).
     "api:openapi-json": {"GET": everyone(200), "POST": everyone(200)},
@@ -124,6 +137,13 @@ OPERATIONS: dict[str, dict[str, int]] = {
     "reviewapp_api_get_run": only(READERS_OF_RUNS),
     # One run against itself: the gate cannot show the candidate safe (409).
     "reviewapp_api_release_gate": only(READERS_OF_RUNS, 409),
+    # An empty form is not the JSON body the operation reads (400).
+    "reviewapp_api_create_judge_run": only(WRITERS, 400),
+    # The fixture's judge run is estimated: confirming starts it, cancelling stops it.
+    "reviewapp_api_confirm_judge_run": only(WRITERS),
+    "reviewapp_api_cancel_judge_run": only(WRITERS),
+    "reviewapp_api_get_judge_run": only(READERS_OF_RUNS),
+    "reviewapp_api_judge_run_verdicts": only(READERS_OF_RUNS),
 }
 
 
@@ -174,6 +194,10 @@ class PermissionMatrixTests(TestCase):
             submission_key=uuid.uuid4(),
         )
         cls.lead_token, _ = ApiToken.issue(user=cls.users[LEAD], name="page token")
+        cls.judge_version = judge_version_save(
+            name="matrix judge", provider="stand-in", model="", metrics=["faithfulness"]
+        )
+        cls.judge_run = judge_run_estimate(judge_versions=[cls.judge_version], run=cls.logged_run)
         cls.keys = {}
         for principal, user in cls.users.items():
             key = f"matrix-{principal}-key"
@@ -196,6 +220,8 @@ class PermissionMatrixTests(TestCase):
             "alias": self.assignment.alias,
             "fmt": "csv",
             "token_id": self.lead_token.id,
+            "judge_run_id": self.judge_run.id,
+            "judge_id": self.judge_version.judge_id,
             # The admin site's own arguments: its guard answers before it looks them up.
             "app_label": "auth",
             "object_id": str(self.users[LEAD].pk),

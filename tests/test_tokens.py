@@ -23,7 +23,9 @@ class TokenIssueTests(TestCase):
     def test_it_gives_a_token_every_scope_the_role_allows_by_default(self):
         lead_token, _ = ApiToken.issue(user=make_user("lead"), name="ci")
         manager_token, _ = ApiToken.issue(user=make_user("manager"), name="ci")
-        self.assertEqual(lead_token.scopes, ["runs:write", "sets:write", "runs:read", "gate:read"])
+        self.assertEqual(
+            lead_token.scopes, ["runs:write", "sets:write", "runs:read", "gate:read", "judges:write"]
+        )
         self.assertEqual(manager_token.scopes, ["runs:read", "gate:read"])
 
     def test_it_stores_only_the_hash_and_expires_after_the_default_days(self):

@@ -115,7 +115,7 @@ def adjudicate(request, item_id: int):
             "judgements": judgements,
             "rubric_questions": rubric_questions,
             "rows": _rubric_rows(rubric_questions, judgements),
-            "reasons": [lead.REASONS[r] for r in lead.reasons_for(item, judgements)],
+            "reasons": [lead.REASONS[r] for r in lead.item_reasons(item, judgements)],
             "checks": checks,
             "history": history,
             "errors": errors,
