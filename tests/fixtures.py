@@ -5,9 +5,10 @@ import json
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.test import TestCase
 
-from reviewapp.models import Run
+from reviewapp.models import Answer, AssistantVersion, Run
 from reviewapp.services.question_sets import set_version_create
 from reviewapp.services.runs import run_receive
+from reviewapp.services.scoring import scoring_request
 from scoring import synthetic
 from scoring.logfile import normalise_question
 
@@ -26,3 +27,39 @@ def load_generated_run(
     with TestCase.captureOnCommitCallbacks(execute=True):
         received = run_receive(upload=upload)
     return Run.objects.get(id=received.run.id)
+
+
+def twin(run: Run, label: str, change=lambda text: text) -> Run:
+    """A stored run of another assistant version on the same set, its answers changed by ``change``."""
+    version, _ = AssistantVersion.objects.get_or_create(
+        label=label, defaults={"assistant": run.assistant_version.assistant}
+    )
+    copy = Run.objects.create(
+        assistant_version=version,
+        set_version=run.set_version,
+        file_name=f"{label}.jsonl",
+        file_path=f"{label}.jsonl",
+        size_bytes=1,
+        status=Run.Status.STORED,
+    )
+    answers = []
+    for answer in run.answers.all():
+        record = answer.record
+        record["answer"] = change(record.get("answer") or "")
+        answers.append(
+            Answer(
+                run=copy,
+                line_number=answer.line_number,
+                question_id=answer.question_id,
+                attempt=answer.attempt,
+                status=answer.status,
+                language=answer.language,
+                declined=answer.declined,
+                raw=json.dumps(record),
+            )
+        )
+    Answer.objects.bulk_create(answers)
+    Run.objects.filter(id=copy.id).update(answer_count=len(answers))
+    with TestCase.captureOnCommitCallbacks(execute=True):
+        scoring_request(run=copy, set_version=copy.set_version)
+    return copy

@@ -1,56 +1,18 @@
 """Model graders' figures on the version dashboard, and a judge as a gate measure:
 only a judge validated against people is taken."""
 
-import json
 import uuid
 
 from django.test import TestCase
 
-from reviewapp.models import Adjudication, Answer, AssistantVersion, Run
+from reviewapp.models import Adjudication, Run
 from reviewapp.services import judging
 from reviewapp.services.gate import GateRefused, gate_run
 from reviewapp.services.review import rubric_default
 from reviewapp.services.samples import Frame, sample_draw
-from reviewapp.services.scoring import scoring_request
 from reviewapp.services.validation import judge_is_validated, validation_set_draw
-from tests.fixtures import load_generated_run
+from tests.fixtures import load_generated_run, twin
 from tests.helpers import make_user
-
-
-def twin(run: Run, label: str, change=lambda text: text) -> Run:
-    """A stored run of another assistant version on the same set, its answers changed by ``change``."""
-    version, _ = AssistantVersion.objects.get_or_create(
-        label=label, defaults={"assistant": run.assistant_version.assistant}
-    )
-    copy = Run.objects.create(
-        assistant_version=version,
-        set_version=run.set_version,
-        file_name=f"{label}.jsonl",
-        file_path=f"{label}.jsonl",
-        size_bytes=1,
-        status=Run.Status.STORED,
-    )
-    answers = []
-    for answer in run.answers.all():
-        record = answer.record
-        record["answer"] = change(record.get("answer") or "")
-        answers.append(
-            Answer(
-                run=copy,
-                line_number=answer.line_number,
-                question_id=answer.question_id,
-                attempt=answer.attempt,
-                status=answer.status,
-                language=answer.language,
-                declined=answer.declined,
-                raw=json.dumps(record),
-            )
-        )
-    Answer.objects.bulk_create(answers)
-    Run.objects.filter(id=copy.id).update(answer_count=len(answers))
-    with TestCase.captureOnCommitCallbacks(execute=True):
-        scoring_request(run=copy, set_version=copy.set_version)
-    return copy
 
 
 def judged(version, run: Run):
@@ -204,3 +166,25 @@ class JudgeOnTheComparePageTests(TestCase):
         self.assertEqual(row.paired.table[1][0], 0)
         self.assertContains(response, "judge (validated against people)")
         self.assertNotContains(response, "is not validated against people")
+
+
+class JudgeGateApiTests(TestCase):
+    def test_the_api_answers_422_naming_the_judge_when_it_is_not_validated(self):
+        from reviewapp.models import ApiToken
+
+        lead = make_user("lead", "lead")
+        run = load_generated_run(answers=40, assistant="bot-1.0", version="api-gate-judge")
+        twin(run, "bot-2.0")
+        judging.judge_version_save(
+            name="numbers", provider="stand-in", model="", metrics=["rubric"], rubric_version=rubric_default()
+        )
+        _, key = ApiToken.issue(user=lead, name="ci")
+        response = self.client.get(
+            "/api/gate",
+            {"baseline": "bot-1.0", "candidate": "bot-2.0", "judge": "numbers"},
+            HTTP_AUTHORIZATION=f"Bearer {key}",
+        )
+        self.assertEqual(response.status_code, 422)
+        body = response.json()
+        self.assertEqual((body["field"], body["verdict"]), ("judge", "cannot judge"))
+        self.assertIn("is not validated against people", body["error"])

@@ -1,7 +1,5 @@
 """Judge versions and judge runs in the app, graded by the stand-in judge."""
 
-import json
-
 from django.test import TestCase, TransactionTestCase
 
 from reviewapp.dashboard import head_to_head, panel_figures
@@ -9,7 +7,7 @@ from reviewapp.models import JudgeChunk, JudgeResponse, JudgeRun, JudgeVersion, 
 from reviewapp.services import judging
 from reviewapp.services.review import rubric_default
 from reviewapp.services.uploads import UploadRejected
-from tests.fixtures import load_generated_run
+from tests.fixtures import load_generated_run, twin
 from tests.helpers import make_user
 
 
@@ -221,31 +219,9 @@ class HeadToHeadTests(TestCase):
         # The same questions on two set versions cannot be weighed; on one set version they can.
         with self.assertRaisesMessage(UploadRejected, "head to head needs two runs on the same set version"):
             judging.judge_run_estimate(judge_versions=[version], run=first, other_run=second)
-        from reviewapp.models import Answer, Run
-
-        twin = Run.objects.create(
-            assistant_version=second.assistant_version,
-            set_version=first.set_version,
-            file_name="twin.jsonl",
-            file_path="twin.jsonl",
-            size_bytes=1,
-            status=Run.Status.STORED,
-        )
-        for answer in first.answers.all():
-            record = answer.record
-            # The twin states a figure no record holds wherever the first answered with one.
-            record["answer"] = record["answer"].replace("2024", "2024 (about 999.5)")
-            Answer.objects.create(
-                run=twin,
-                line_number=answer.line_number,
-                question_id=answer.question_id,
-                attempt=answer.attempt,
-                status=answer.status,
-                language=answer.language,
-                declined=answer.declined,
-                raw=json.dumps(record),
-            )
-        judge_run = judging.judge_run_estimate(judge_versions=[version], run=first, other_run=twin)
+        # The twin states a figure no record holds wherever the first gave a year.
+        other = twin(first, "bot-2.0", lambda text: text.replace("2024", "2024 (about 999.5)"))
+        judge_run = judging.judge_run_estimate(judge_versions=[version], run=first, other_run=other)
         pairs = first.answers.filter(status="ok").count()
         self.assertEqual(judge_run.estimate["calls"], 2 * pairs)
         judge_run = run_to_end(judging.judge_run_confirm(judge_run=judge_run))
@@ -264,7 +240,7 @@ class HeadToHeadTests(TestCase):
         self.assertGreater(row["wins"], 0)
         self.assertEqual(row["wins"], sum(winner == "a" for winner in winners.values()))
         verdict = ModelVerdict.objects.filter(judge_run=judge_run).first()
-        self.assertEqual(verdict.other_answer.run_id, twin.id)
+        self.assertEqual(verdict.other_answer.run_id, other.id)
         self.assertEqual(len(verdict.completions), 2)
 
 
