@@ -239,6 +239,7 @@ class GateTests(TestCase):
                 "floor",
                 "max_p90",
                 "max_timeout_rate",
+                "judge",
             ],
         )
 
