@@ -11,8 +11,9 @@ from __future__ import annotations
 
 import contextlib
 import json
+from typing import Literal
 
-from django.http import StreamingHttpResponse
+from django.http import Http404, StreamingHttpResponse
 from django.shortcuts import get_object_or_404
 from django.urls import NoReverseMatch, reverse
 from django.utils import timezone
@@ -21,8 +22,8 @@ from ninja.errors import AuthorizationError
 from ninja.files import UploadedFile
 from ninja.security import HttpBearer
 
-from reviewapp import selectors
-from reviewapp.models import ApiToken, JudgeRun, JudgeVersion, Role, Run, Scoring
+from reviewapp import dashboard, selectors
+from reviewapp.models import ApiToken, Judge, JudgeRun, JudgeVersion, Role, Run, Scoring
 from reviewapp.roles import SCOPES, has_role
 from reviewapp.services.gate import GateRefused, gate_run, parse_floors
 from reviewapp.services.judging import (
@@ -445,6 +446,15 @@ class JudgeRunOut(Schema):
     counts: list[JudgeCountOut] = Field(
         description="model grades per judge version and metric: never human grades, always labelled"
     )
+    panel: list[dict] = Field(
+        description="per metric graded by two judges or more: each judge's mean, the panel mean, "
+        "Krippendorff's alpha (interval) between them and whether it is below the 0.667 floor"
+    )
+    head_to_head: list[dict] = Field(
+        description="for a head to head (other_run_id set): per judge, wins, losses and ties of run_id's "
+        "answers, position consistency, and the win rate (ties half) with its Wilson interval"
+    )
+    other_run_id: int | None = Field(description="the run weighed against run_id, for a head to head")
     error: str
     links: dict[str, str]
 
@@ -502,6 +512,9 @@ def _judge_run_out(request, judge_run: JudgeRun) -> dict:
         "sample_id": judge_run.sample_id,
         "regrade_share": judge_run.regrade_share,
         "regrade_sample": judge_run.regrade_sample_id,
+        "other_run_id": judge_run.other_run_id,
+        "panel": dashboard.panel_figures(judge_run) if judge_run.status != JudgeRun.Status.ESTIMATED else [],
+        "head_to_head": dashboard.head_to_head(judge_run) if judge_run.other_run_id else [],
         "estimate": {key: judge_run.estimate.get(key, 0) for key in ("calls", "prompt_tokens", "answers")},
         "judge_versions": [
             {
@@ -616,6 +629,97 @@ def get_judge_run(request, judge_run_id: int):
     score, the error if it failed, and the regrade sample. Model grades are
     counted here apart from any human figure."""
     return _judge_run_out(request, get_object_or_404(JudgeRun, id=judge_run_id))
+
+
+class LabelOut(Schema):
+    label: str = Field(description="pass, grade, or rubric:<question key>")
+    title: str
+    categories: list[str]
+    matrix: list[list[int]] = Field(description="rows: people; columns: the judge; in category order")
+    n: int
+    percent: float | None
+    kappa: float | None
+    kappa_low: float | None = Field(description="Cohen's kappa, 95 % interval (statsmodels)")
+    kappa_high: float | None
+    alpha: float | None = Field(description="Krippendorff's alpha, nominal")
+    errors: list[dict] = Field(description="the judge's errors in each direction, each with k and n")
+    validated: bool
+    missing: str = Field(description="which condition of validation is not met; empty when validated")
+
+
+class ValidationOut(Schema):
+    judge: str
+    judge_version: int
+    label: str = Field(description="how the judge's grades are labelled")
+    title: str = Field(description="validated against people, or internal consistency review")
+    validation_set: dict | None = Field(description="id, seed, holdout share and when it was drawn")
+    split: str
+    items: int
+    note: str
+    labels: list[LabelOut]
+
+
+@api.get(
+    "/judges/{judge_id}/validation",
+    response={200: ValidationOut, 404: DetailOut, **REFUSALS},
+    summary="A judge version's validation against people",
+    auth=TokenAuth("runs:read"),
+)
+def judge_validation_tables(
+    request, judge_id: int, version: int | None = None, split: Literal["holdout", "tuning"] = "holdout"
+):
+    """The validation tables of the judge's latest version (or `version`), on
+    the holdout items of its latest validation set (or `split=tuning`): per
+    label the confusion matrix, percent agreement, Cohen's kappa with its
+    interval, Krippendorff's alpha, the judge's errors in each direction,
+    and whether it is validated or which condition is missing."""
+    from reviewapp.services.validation import judge_validation, validation_title
+
+    judge = get_object_or_404(Judge, id=judge_id)
+    versions = judge.versions.all()
+    judge_version = versions.filter(number=version).first() if version is not None else versions.first()
+    if judge_version is None:
+        raise Http404("no such judge version")
+    figures = judge_validation(judge_version=judge_version, split=split)
+    chosen = figures.validation_set
+    return {
+        "judge": judge.name,
+        "judge_version": judge_version.number,
+        "label": judge_label(judge_version),
+        "title": validation_title(judge_version),
+        "validation_set": None
+        if chosen is None
+        else {
+            "id": chosen.id,
+            "seed": chosen.seed,
+            "holdout_share": chosen.holdout_share,
+            "drawn_at": chosen.created_at.isoformat(),
+        },
+        "split": split,
+        "items": figures.items,
+        "note": figures.note,
+        "labels": [
+            {
+                "label": label.label,
+                "title": label.title,
+                "categories": list(label.categories),
+                "matrix": label.matrix,
+                "n": label.n,
+                "percent": label.percent,
+                "kappa": label.kappa,
+                "kappa_low": label.kappa_low,
+                "kappa_high": label.kappa_upp,
+                "alpha": label.alpha,
+                "errors": [
+                    {"title": error.title, "k": error.k, "n": error.n, "note": error.note}
+                    for error in label.errors
+                ],
+                "validated": label.validated,
+                "missing": label.missing,
+            }
+            for label in figures.labels
+        ],
+    }
 
 
 @api.get(

@@ -5,8 +5,10 @@ import json
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.test import TestCase
 
-from reviewapp.models import Answer, AssistantVersion, Run
+from reviewapp.models import Answer, AssistantVersion, JudgeRun, JudgeVersion, Run
+from reviewapp.services import judging
 from reviewapp.services.question_sets import set_version_create
+from reviewapp.services.review import rubric_default
 from reviewapp.services.runs import run_receive
 from reviewapp.services.scoring import scoring_request
 from scoring import synthetic
@@ -63,3 +65,27 @@ def twin(run: Run, label: str, change=lambda text: text) -> Run:
     with TestCase.captureOnCommitCallbacks(execute=True):
         scoring_request(run=copy, set_version=copy.set_version)
     return copy
+
+
+def stand_in_version(**changes) -> JudgeVersion:
+    """A judge version of the stand-in judge (rubric and faithfulness) unless ``changes`` say otherwise."""
+    fields = {
+        "name": "numbers",
+        "provider": JudgeVersion.Provider.STAND_IN,
+        "model": "",
+        "metrics": ["rubric", "faithfulness"],
+        "rubric_version": rubric_default(),
+        # Threads open their own connections, which a TestCase's transaction
+        # does not cover: test_services_judging's thread test runs them.
+        "concurrency": 1,
+    }
+    fields.update(changes)
+    return judging.judge_version_save(**fields)
+
+
+def run_to_end(judge_run: JudgeRun) -> JudgeRun:
+    """Grade every chunk of a confirmed judge run here, as workers would."""
+    for chunk_id in judge_run.chunks.values_list("id", flat=True):
+        judging.judge_chunk_perform(chunk_id=chunk_id)
+    judge_run.refresh_from_db()
+    return judge_run

@@ -7,9 +7,8 @@ from django.test import TestCase
 
 from reviewapp.models import ApiToken, JudgeChunk, JudgeRun, ModelVerdict, Run, Sample
 from reviewapp.services import judging
-from tests.fixtures import load_generated_run
+from tests.fixtures import load_generated_run, stand_in_version
 from tests.helpers import make_user
-from tests.test_services_judging import stand_in_version
 
 
 def bearer(key: str) -> dict[str, str]:
@@ -278,3 +277,29 @@ class JudgeRunRefusalTests(JudgeRunApiTestCase):
                 "409" if action == "confirm" else "404",
                 paths[f"/api/judge-runs/{{judge_run_id}}/{action}"]["post"]["responses"],
             )
+
+
+class JudgeValidationApiTests(TestCase):
+    def test_it_gives_the_validation_tables_and_says_what_is_missing(self):
+        from reviewapp.models import ApiToken
+        from reviewapp.services import judging
+        from reviewapp.services.review import rubric_default
+
+        manager = make_user("manager-api", "manager")
+        version = judging.judge_version_save(
+            name="numbers", provider="stand-in", model="", metrics=["rubric"], rubric_version=rubric_default()
+        )
+        _, key = ApiToken.issue(user=manager, name="ci")
+        auth = {"HTTP_AUTHORIZATION": f"Bearer {key}"}
+        response = self.client.get(f"/api/judges/{version.judge_id}/validation", **auth)
+        self.assertEqual(response.status_code, 200)
+        body = response.json()
+        self.assertEqual(
+            (body["judge"], body["judge_version"], body["title"], body["validation_set"], body["labels"]),
+            ("numbers", 1, "internal consistency review (no human calibration)", None, []),
+        )
+        self.assertEqual(body["note"], "no validation set drawn")
+        bad = self.client.get(f"/api/judges/{version.judge_id}/validation", {"split": "all"}, **auth)
+        self.assertEqual(bad.status_code, 422)
+        self.assertEqual(bad.json()["detail"][0]["loc"], ["query", "split"])
+        self.assertEqual(self.client.get("/api/judges/999/validation", **auth).status_code, 404)

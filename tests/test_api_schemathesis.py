@@ -84,4 +84,5 @@ def test_it_documents_each_refusal(client, db):
         ("POST", "/api/judge-runs/{judge_run_id}/cancel"): {"200", "401", "403", "404", "422"},
         ("GET", "/api/judge-runs/{judge_run_id}"): {"200", "401", "403", "404", "422"},
         ("GET", "/api/judge-runs/{judge_run_id}/verdicts"): {"200", "401", "403", "404", "422"},
+        ("GET", "/api/judges/{judge_id}/validation"): {"200", "401", "403", "404", "422"},
     }

@@ -29,10 +29,9 @@ from reviewapp.models import ApiToken, Assignment, ModelVerdict
 from reviewapp.services import judging
 from reviewapp.services.review import JudgementInput, judgement_submit
 from reviewapp.services.samples import sample_assign
-from tests.fixtures import load_generated_run
+from tests.fixtures import load_generated_run, stand_in_version
 from tests.helpers import make_user
 from tests.test_permissions import is_api_operation, url_patterns
-from tests.test_services_judging import stand_in_version
 
 RUBRIC_KEYS = ("series", "period", "unit", "caveat", "unsupported_claim")
 JUDGE_NAME = "Cassandra Oracle"

@@ -12,9 +12,8 @@ from reviewapp.services import judging
 from reviewapp.services.adjudication import Decision, adjudication_submit
 from reviewapp.services.review import JudgementInput, judgement_submit
 from reviewapp.services.samples import sample_assign
-from tests.fixtures import load_generated_run
+from tests.fixtures import load_generated_run, stand_in_version
 from tests.helpers import PASSWORD, make_user
-from tests.test_services_judging import stand_in_version
 
 RUBRIC_KEYS = ("series", "period", "unit", "caveat", "unsupported_claim")
 

@@ -144,6 +144,7 @@ OPERATIONS: dict[str, dict[str, int]] = {
     "reviewapp_api_cancel_judge_run": only(WRITERS),
     "reviewapp_api_get_judge_run": only(READERS_OF_RUNS),
     "reviewapp_api_judge_run_verdicts": only(READERS_OF_RUNS),
+    "reviewapp_api_judge_validation_tables": only(READERS_OF_RUNS),
 }
 
 

@@ -3,34 +3,11 @@
 from django.test import TestCase, TransactionTestCase
 
 from reviewapp.dashboard import head_to_head, panel_figures
-from reviewapp.models import JudgeChunk, JudgeResponse, JudgeRun, JudgeVersion, ModelVerdict, Sample
+from reviewapp.models import JudgeChunk, JudgeResponse, JudgeRun, ModelVerdict, Sample
 from reviewapp.services import judging
-from reviewapp.services.review import rubric_default
 from reviewapp.services.uploads import UploadRejected
-from tests.fixtures import load_generated_run, twin
+from tests.fixtures import load_generated_run, run_to_end, stand_in_version, twin
 from tests.helpers import make_user
-
-
-def stand_in_version(**changes) -> JudgeVersion:
-    fields = {
-        "name": "numbers",
-        "provider": JudgeVersion.Provider.STAND_IN,
-        "model": "",
-        "metrics": ["rubric", "faithfulness"],
-        "rubric_version": rubric_default(),
-        # Threads open their own connections, which a TestCase's transaction
-        # does not cover: JudgeRunThreadTests runs them.
-        "concurrency": 1,
-    }
-    fields.update(changes)
-    return judging.judge_version_save(**fields)
-
-
-def run_to_end(judge_run: JudgeRun) -> JudgeRun:
-    for chunk_id in judge_run.chunks.values_list("id", flat=True):
-        judging.judge_chunk_perform(chunk_id=chunk_id)
-    judge_run.refresh_from_db()
-    return judge_run
 
 
 class JudgeVersionTests(TestCase):

@@ -19,24 +19,10 @@ from reviewapp.models import (
 from reviewapp.services import judging, validation
 from reviewapp.services.review import JudgementInput, judgement_submit, rubric_default
 from reviewapp.services.samples import sample_assign
-from tests.fixtures import load_generated_run, twin
+from tests.fixtures import load_generated_run, stand_in_version, twin
 from tests.helpers import make_user
 
 NO_CALIBRATION = "internal consistency review (no human calibration)"
-
-
-def stand_in_version(**changes) -> JudgeVersion:
-    fields = {
-        "name": "numbers",
-        "provider": JudgeVersion.Provider.STAND_IN,
-        "model": "",
-        "metrics": ["rubric", "faithfulness"],
-        "rubric_version": rubric_default(),
-        # A TestCase's transaction does not cover the threads' own connections.
-        "concurrency": 1,
-    }
-    fields.update(changes)
-    return judging.judge_version_save(**fields)
 
 
 def judge_form(**changes) -> dict:
