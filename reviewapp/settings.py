@@ -211,6 +211,9 @@ MAX_ANSWER_BYTES = env_int("REVIEWAPP_MAX_ANSWER_KB", 100) * 1024
 
 # Answers per scoring task: each running worker takes chunks of this size.
 SCORING_CHUNK_ANSWERS = int(env("REVIEWAPP_SCORING_CHUNK", "20000"))
+# Answers in one chunk of a judge run: a multiple of the usual concurrencies
+# (4, 8, 16, 32), so a chunk's calls fill a judge's threads in whole rounds.
+JUDGE_CHUNK_ANSWERS = int(env("REVIEWAPP_JUDGE_CHUNK", "64"))
 FILE_UPLOAD_TEMP_DIR = env("FILE_UPLOAD_TEMP_DIR") or None
 
 # Celery: without a broker, tasks run in-process when they are queued.

@@ -3,7 +3,7 @@
 import json
 import statistics
 
-from django.test import TestCase
+from django.test import TestCase, override_settings
 
 from reviewapp.models import ApiToken, JudgeChunk, JudgeRun, ModelVerdict, Run, Sample
 from reviewapp.services import judging
@@ -15,6 +15,7 @@ def bearer(key: str) -> dict[str, str]:
     return {"HTTP_AUTHORIZATION": f"Bearer {key}"}
 
 
+@override_settings(JUDGE_CHUNK_ANSWERS=50)  # several chunks from a small run
 class JudgeRunApiTestCase(TestCase):
     @classmethod
     def setUpTestData(cls):

@@ -1,6 +1,6 @@
 """Judge versions and judge runs in the app, graded by the stand-in judge."""
 
-from django.test import TestCase, TransactionTestCase
+from django.test import TestCase, TransactionTestCase, override_settings
 
 from reviewapp.dashboard import head_to_head, panel_figures
 from reviewapp.models import JudgeChunk, JudgeResponse, JudgeRun, ModelVerdict, Sample
@@ -45,6 +45,7 @@ class JudgeVersionTests(TestCase):
             judging.judge_version_save(name="x", provider="openai", model="m", metrics=["rubric"])
 
 
+@override_settings(JUDGE_CHUNK_ANSWERS=50)  # several chunks from a small run
 class JudgeRunTests(TestCase):
     @classmethod
     def setUpTestData(cls):
@@ -170,6 +171,8 @@ class JudgeRunTests(TestCase):
 
 class JudgeRunThreadTests(TransactionTestCase):
     def test_threads_store_the_same_verdicts_as_one_thread(self):
+        # The pool's threads keep their connections; they must close them before the database goes.
+        self.addCleanup(judging.shutdown_pools)
         run = load_generated_run(answers=60)
         one = stand_in_version(name="one thread")
         four = stand_in_version(name="four threads", concurrency=4)

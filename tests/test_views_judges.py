@@ -3,7 +3,7 @@
 import json
 import uuid
 
-from django.test import TestCase
+from django.test import TestCase, override_settings
 from django.urls import reverse
 from django.utils.html import escape
 
@@ -43,6 +43,7 @@ def judge_form(**changes) -> dict:
     return fields
 
 
+@override_settings(JUDGE_CHUNK_ANSWERS=50)  # several chunks from a small run
 class JudgePagesTestCase(TestCase):
     @classmethod
     def setUpTestData(cls):

@@ -15,14 +15,26 @@ judgements, and only leads and managers see them.
 
 from __future__ import annotations
 
+import hashlib
+import json
 import logging
 import math
+import os
 import re
+import threading
 import time
 from collections.abc import Iterator, MutableMapping
 from concurrent.futures import ThreadPoolExecutor
 
-from django.db import IntegrityError, connection, connections, transaction
+from django.conf import settings
+from django.db import (
+    InterfaceError,
+    OperationalError,
+    close_old_connections,
+    connection,
+    connections,
+    transaction,
+)
 from django.db.models import Exists, F, OuterRef, Q
 from django.utils import timezone
 
@@ -55,7 +67,6 @@ logger = logging.getLogger(__name__)
 JUDGE_METRICS = tuple(metric for metric in METRICS if metric not in ("preference", "criteria_score"))
 STAND_IN_METRICS = ("rubric", "faithfulness", "answer_relevance")
 ENVIRONMENT_VARIABLE = re.compile(r"^[A-Z_][A-Z0-9_]{0,99}$")
-CHUNK_ANSWERS = 50
 # Retries inside one call: a worker should not sleep for minutes on one
 # answer while its lease runs; the chunk is taken up again instead.
 CALL_RETRIES = 3
@@ -71,11 +82,9 @@ class DatabaseCache(MutableMapping):
         return value
 
     def __setitem__(self, key: str, value) -> None:
-        try:
-            with transaction.atomic():
-                JudgeResponse.objects.update_or_create(key=key, defaults={"value": value})
-        except IntegrityError:  # two workers stored the same response at once: either is right
-            pass
+        # One statement: two workers that store the same request's response
+        # at once are both right, so the second is simply dropped.
+        JudgeResponse.objects.bulk_create([JudgeResponse(key=key, value=value)], ignore_conflicts=True)
 
     def __delitem__(self, key: str) -> None:
         deleted, _ = JudgeResponse.objects.filter(key=key).delete()
@@ -203,6 +212,41 @@ def judge_version_save(
             setattr(latest, field, value)
         latest.save(update_fields=tuple(fields))
         return latest
+
+
+# Models made in this process, by everything that makes them differ (the key
+# among it, hashed): a provider's client keeps its connections alive between
+# chunks, and making one costs more than many calls.
+_MODELS: dict[str, LLM] = {}
+_MODELS_LOCK = threading.Lock()
+KEY_VARIABLES = ("OPENAI_API_KEY", "ANTHROPIC_API_KEY", "GEMINI_API_KEY", "GOOGLE_API_KEY")
+
+
+def shared_llm_for(version: JudgeVersion, *, cache: MutableMapping | None = None) -> LLM:
+    """llm_for, made once per process for the same settings and keys."""
+    variables = (version.key_variable, *KEY_VARIABLES) if version.key_variable else KEY_VARIABLES
+    settings_key = json.dumps(
+        [
+            version.provider,
+            version.model,
+            version.base_url,
+            version.options,
+            version.max_tokens,
+            version.key_variable,
+            [os.environ.get(variable, "") for variable in variables],
+            type(cache).__name__,
+        ],
+        sort_keys=True,
+        default=str,
+    )
+    key = hashlib.sha256(settings_key.encode()).hexdigest()
+    with _MODELS_LOCK:
+        model = _MODELS.get(key)
+    if model is None:
+        model = llm_for(version, cache=cache)
+        with _MODELS_LOCK:
+            model = _MODELS.setdefault(key, model)
+    return model
 
 
 def llm_for(
@@ -472,9 +516,10 @@ def judge_run_confirm(*, judge_run: JudgeRun, draw_regrade=None) -> JudgeRun:
             judge_run.refresh_from_db()
             return judge_run
         ids = list(_gradable(judge_run).values_list("id", flat=True))
+        size = settings.JUDGE_CHUNK_ANSWERS
         chunks = JudgeChunk.objects.bulk_create(
-            JudgeChunk(judge_run=judge_run, answer_ids=ids[start : start + CHUNK_ANSWERS])
-            for start in range(0, len(ids), CHUNK_ANSWERS)
+            JudgeChunk(judge_run=judge_run, answer_ids=ids[start : start + size])
+            for start in range(0, len(ids), size)
         )
         JudgeRun.objects.filter(id=judge_run.id).update(chunks_total=len(chunks))
         if draw_regrade is not None:
@@ -581,10 +626,11 @@ def _grade_chunk(chunk: JudgeChunk, judge_run: JudgeRun) -> bool:
     # SQLite (the embedded default) takes one writer at a time: no threads there.
     threaded = connection.vendor == "postgresql"
     cache = DatabaseCache()
+    cancelled = _CancelCheck(judge_run.id)
     for version in versions:
         rubric = _rubric_questions(version)
         try:
-            llm = llm_for(version, cache=cache)
+            llm = shared_llm_for(version, cache=cache)
             setup_error = None
         except (LLMError, ValueError) as error:
             llm, setup_error = None, str(error)
@@ -599,7 +645,7 @@ def _grade_chunk(chunk: JudgeChunk, judge_run: JudgeRun) -> bool:
 
         def grade(ask, version=version, judge=judge, rubric=rubric, setup_error=setup_error):
             item, metric = ask
-            if _cancelled(judge_run.id):
+            if cancelled():
                 return None
             started = time.monotonic()
             if judge is None:
@@ -608,10 +654,8 @@ def _grade_chunk(chunk: JudgeChunk, judge_run: JudgeRun) -> bool:
                 result = _ask(judge, version, metric, item, rubric)
             return _verdict(judge_run, version, item, result, time.monotonic() - started)
 
-        workers = min(version.concurrency, len(asks)) if threaded else 1
-        if workers > 1:
-            with ThreadPoolExecutor(max_workers=workers) as pool:
-                verdicts = list(pool.map(_closing_connection(grade), asks))
+        if threaded and version.concurrency > 1 and len(asks) > 1:
+            verdicts = list(_pool(version.concurrency).map(_in_pool_thread(grade), asks))
         else:
             verdicts = [grade(ask) for ask in asks]
         ModelVerdict.objects.bulk_create(
@@ -622,16 +666,71 @@ def _grade_chunk(chunk: JudgeChunk, judge_run: JudgeRun) -> bool:
     return not _cancelled(judge_run.id)
 
 
-def _closing_connection(function):
-    """``function`` run in a pool thread, closing the thread's own database connection after."""
+# Pools that live as long as the worker, one per concurrency: their threads
+# keep their database connections between calls and chunks (opening one per
+# call cost more than the call; see bench/README.md).
+_POOLS: dict[int, ThreadPoolExecutor] = {}
+_POOLS_LOCK = threading.Lock()
+
+
+def _pool(size: int) -> ThreadPoolExecutor:
+    with _POOLS_LOCK:
+        pool = _POOLS.get(size)
+        if pool is None:
+            pool = _POOLS[size] = ThreadPoolExecutor(max_workers=size, thread_name_prefix=f"judge-{size}")
+        return pool
+
+
+def _in_pool_thread(function):
+    """``function`` as a pool thread runs it: a connection the database dropped is closed
+    first, and one that failed under it is closed, so the thread's next call opens a fresh one."""
 
     def wrapped(*args):
+        close_old_connections()
         try:
             return function(*args)
-        finally:
+        except (InterfaceError, OperationalError):
             connections.close_all()
+            raise
 
     return wrapped
+
+
+def shutdown_pools() -> None:
+    """Stop the pools, each thread closing its own database connection first
+    (a test database cannot be dropped while a connection is open)."""
+    with _POOLS_LOCK:
+        pools = dict(_POOLS)
+        _POOLS.clear()
+    for size, pool in pools.items():
+        # One task a thread: each waits at the barrier until every thread holds one.
+        barrier = threading.Barrier(size)
+
+        def close(_, barrier=barrier):
+            barrier.wait(timeout=30)
+            connections.close_all()
+
+        list(pool.map(close, range(size)))
+        pool.shutdown(wait=True)
+
+
+class _CancelCheck:
+    """Whether the judge run was cancelled, asking the database at most once
+    a second across a chunk's threads: a cancel still stops work within a
+    second, without a query before every call."""
+
+    def __init__(self, judge_run_id: int):
+        self.judge_run_id = judge_run_id
+        self.asked_at = -math.inf
+        self.cancelled = False
+        self.lock = threading.Lock()
+
+    def __call__(self) -> bool:
+        with self.lock:
+            if not self.cancelled and time.monotonic() - self.asked_at >= 1.0:
+                self.cancelled = _cancelled(self.judge_run_id)
+                self.asked_at = time.monotonic()
+            return self.cancelled
 
 
 def _cancelled(judge_run_id: int) -> bool:
