@@ -524,6 +524,13 @@ class JudgeValidationTests(JudgePagesTestCase):
         self.assertContains(
             page, f'<a href="{reverse("judge-run-detail", args=[judge_run.id])}">#{judge_run.id}</a>'
         )
+        # The judge run's own page shows the regrade agreement beside its figures.
+        regrade = validation.regrade_agreement(judge_run)
+        run_page = self.client.get(reverse("judge-run-detail", args=[judge_run.id]))
+        self.assertContains(
+            run_page,
+            f"<strong>{regrade.percent * 100:.1f} %</strong> on the pass label ({regrade.n} settled items of 30)",
+        )
 
     def test_it_says_when_nothing_settled_can_be_drawn(self):
         version = stand_in_version()

@@ -192,6 +192,7 @@ def judge_run_detail(request, judge_run_id: int):
     context.update(
         figures=_figures(judge_run, versions),
         panel=panel_figures(judge_run),
+        regrade=validation.regrade_agreement(judge_run) if judge_run.regrade_sample_id else None,
         head_to_head=head_to_head(judge_run) if judge_run.other_run_id else [],
         failures=Paginator(failures, 50).get_page(request.GET.get("page")),
     )
