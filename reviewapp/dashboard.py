@@ -9,13 +9,10 @@ from dataclasses import dataclass
 
 from django.db.models import Avg, Count, Q
 
-from reviewapp.lead import outcome_key
 from reviewapp.models import (
-    Adjudication,
     Answer,
     AnswerCheck,
     AssistantVersion,
-    Judgement,
     JudgeRun,
     JudgeVersion,
     ModelVerdict,
@@ -42,13 +39,25 @@ from scoring.repeats import merge_tallies, repeat_figures
 
 DEFAULT_KEY = config_key(options={}, slice_fields=DEFAULT_SLICE_FIELDS)
 GRADES = ("resolved", "partially_resolved", "material_error", "unresolved")
+STATES = ("awaiting_lead", "pending", "not_read")
 GRADE_LABELS = {
     "resolved": "resolved",
     "partially_resolved": "partially resolved",
     "material_error": "material error",
     "unresolved": "unresolved",
-    "pending": "pending",
-    "not_graded": "not yet graded",
+    "awaiting_lead": "awaiting lead",
+    "pending": "pending verification",
+    "not_read": "not yet read",
+}
+# What each count means, shown beside it.
+MEANINGS = {
+    "resolved": "settled: a lead decided it, or every reader agreed and nothing needs a lead",
+    "partially_resolved": "settled by a lead: correct but incomplete",
+    "material_error": "confirmed by a lead: a wrong core conclusion, figure or evidence",
+    "unresolved": "settled: does not answer the request (including answers that miss the question)",
+    "awaiting_lead": "read, but readers disagree or it needs a lead (material error, partial, borderline)",
+    "pending": "the deciding fact cannot be checked yet: never a pass or a fail",
+    "not_read": "not yet read by every reader the sample asks for",
 }
 
 
@@ -182,62 +191,53 @@ def set_versions_of(assistant_version: AssistantVersion) -> list[SetVersion]:
 @dataclass
 class ItemOutcome:
     item: SampleItem
-    outcome: str  # a grade, "pending" or "not_graded"
+    # A settled grade, "awaiting_lead", "pending" or "not_read".
+    outcome: str
     rubric: dict[str, str]
     weight: float
 
 
-def settled_outcomes(samples) -> list[ItemOutcome]:
-    """Each real (not calibration) item's outcome: the lead's final decision,
-    else the readers' outcome when they agree, else not yet graded. An answer
-    that does not address the question is unresolved (spec 004)."""
-    items = list(SampleItem.objects.filter(sample__in=samples, answer__isnull=False).select_related("sample"))
-    latest: dict[tuple[int, int], Judgement] = {}
-    for judgement in (
-        Judgement.objects.filter(assignment__item__in=items)
-        .select_related("assignment")
-        .order_by("assignment_id", "revision")
-    ):
-        latest[(judgement.assignment.item_id, judgement.assignment_id)] = judgement
-    by_item: dict[int, list[Judgement]] = {}
-    for (item_id, _), judgement in latest.items():
-        by_item.setdefault(item_id, []).append(judgement)
-    decisions: dict[int, Adjudication] = {}
-    for adjudication in Adjudication.objects.filter(item__in=items).order_by("item_id", "revision"):
-        decisions[adjudication.item_id] = adjudication
+def review_outcomes(samples) -> list[ItemOutcome]:
+    """Each real (not calibration) item's place against the planned N: its
+    settled grade (a lead's decision, or every reader the sample asks for
+    agreeing on an item that needs no lead), or awaiting a lead, pending
+    verification, or not yet read. A material error counts only once a lead
+    has decided it; an answer that does not address the question is unresolved."""
+    from reviewapp.services.validation import review_states
 
+    items = list(SampleItem.objects.filter(sample__in=samples, answer__isnull=False).select_related("sample"))
+    states = review_states(items, readers_needed=lambda item: max(1, item.sample.readers_per_item))
     results = []
     for item in items:
-        stratum = item.sample.strata.get(item.stratum, {})
-        weight = stratum.get("weight") or 1.0
-        decision = decisions.get(item.id)
-        judgements = by_item.get(item.id, [])
-        if decision is not None:
-            source = [decision]
-        elif judgements and len({outcome_key(j) for j in judgements}) == 1:
-            source = judgements
-        else:
-            results.append(
-                ItemOutcome(
-                    item, "pending" if any(j.pending for j in judgements) else "not_graded", {}, weight
-                )
-            )
+        weight = item.sample.strata.get(item.stratum, {}).get("weight") or 1.0
+        state = states.get(item.id)
+        if state is None or state.settled is None:
+            results.append(ItemOutcome(item, state.state if state else "not_read", {}, weight))
             continue
-        key = outcome_key(source[0])
-        outcome = "unresolved" if key == "not_addressed" else key
-        rubric = {}
-        for question, answer in source[0].rubric_answers.items():
-            if all(s.rubric_answers.get(question) == answer for s in source):
-                rubric[question] = answer
-        results.append(ItemOutcome(item, outcome, rubric, weight))
+        grade = "unresolved" if state.settled.grade == "not_addressed" else state.settled.grade
+        results.append(ItemOutcome(item, grade, state.settled.rubric_answers, weight))
     return results
 
 
+# A rubric question whose "yes" is a failure: shown as a failure rate.
+FAILURE_QUESTIONS = ("unsupported_claim",)
+
+
+def _passes_rubric(answers: dict[str, str]) -> bool:
+    return all(
+        (answer == "no") if key in FAILURE_QUESTIONS else answer in ("yes", "na")
+        for key, answer in answers.items()
+    )
+
+
 def review_figures(samples) -> dict:
-    """Grades against the planned N with graded coverage (a count over the
-    plan), weighted by the recorded strata with a stratified interval when
-    the samples were stratified, and the rubric's yes-rates."""
-    outcomes = settled_outcomes(samples)
+    """Outcomes against the planned N: settled grades by kind, awaiting a
+    lead, pending and not yet read, with graded coverage = settled ÷ N;
+    weighted by the recorded strata with a stratified interval when the
+    samples were stratified; each rubric question's rate (a failure rate
+    for a question whose yes is a failure) and how many settled items pass
+    every rubric question."""
+    outcomes = review_outcomes(samples)
     planned = len(outcomes)
     counts = Counter(o.outcome for o in outcomes)
     strata: dict[tuple[int, str], list[ItemOutcome]] = {}
@@ -245,9 +245,15 @@ def review_figures(samples) -> dict:
         strata.setdefault((outcome.item.sample_id, outcome.item.stratum), []).append(outcome)
     stratified = len(strata) > 1
     grades = []
-    for grade in (*GRADES, "pending", "not_graded"):
+    for grade in (*GRADES, *STATES):
         k = counts.get(grade, 0)
-        figure = {"grade": grade, "label": GRADE_LABELS[grade], "k": k, "n": planned}
+        figure = {
+            "grade": grade,
+            "label": GRADE_LABELS[grade],
+            "meaning": MEANINGS[grade],
+            "k": k,
+            "n": planned,
+        }
         if planned:
             figure["rate"] = rate(k, planned)
             if stratified:
@@ -259,12 +265,12 @@ def review_figures(samples) -> dict:
                 )
         grades.append(figure)
     graded = sum(counts.get(g, 0) for g in GRADES)
-    rubric = []
     keys = []
     for sample in samples:
         for question in sample.rubric_version.questions.all():
             if question.key not in [k for k, _ in keys]:
                 keys.append((question.key, question.text))
+    rubric = []
     for key, text in keys:
         answered = [o.rubric[key] for o in outcomes if o.rubric.get(key) in ("yes", "no")]
         yes = sum(a == "yes" for a in answered)
@@ -272,16 +278,21 @@ def review_figures(samples) -> dict:
             {
                 "key": key,
                 "text": text,
+                "kind": "failure rate" if key in FAILURE_QUESTIONS else "yes-rate",
                 "k": yes,
                 "n": len(answered),
                 "rate": rate(yes, len(answered)) if answered else None,
             }
         )
+    with_rubric = [o for o in outcomes if o.outcome in GRADES and o.rubric]
+    passing = sum(_passes_rubric(o.rubric) for o in with_rubric)
     return {
         "planned": planned,
         "graded": graded,
+        "coverage": rate(graded, planned) if planned else None,
         "grades": grades,
         "rubric": rubric,
+        "passes_rubric": {"k": passing, "n": len(with_rubric)},
         "stratified": stratified,
     }
 

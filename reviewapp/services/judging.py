@@ -623,8 +623,10 @@ def _grade_chunk(chunk: JudgeChunk, judge_run: JudgeRun) -> bool:
             if other:
                 # Both answers' evidence, so neither is judged against the other's retrieval alone.
                 item["contexts"] = list(dict.fromkeys([*item["contexts"], *evidence_texts(other.record)]))
-    # SQLite (the embedded default) takes one writer at a time: no threads there.
-    threaded = connection.vendor == "postgresql"
+    # SQLite (the embedded default) takes one writer at a time: no threads
+    # there; nor inside a transaction, whose rows the threads' own
+    # connections could not see (a test's, or a caller's atomic block).
+    threaded = connection.vendor == "postgresql" and not connection.in_atomic_block
     cache = DatabaseCache()
     cancelled = _CancelCheck(judge_run.id)
     for version in versions:

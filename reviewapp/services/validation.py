@@ -20,7 +20,7 @@ from __future__ import annotations
 import math
 import random
 import secrets
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
 
 import numpy as np
@@ -143,16 +143,30 @@ class Validation:
 # -- settled outcomes --------------------------------------------------------
 
 
-def settled_outcomes(items: Iterable[SampleItem]) -> dict[int, Settled]:
-    """Each logged-answer item's settled human outcome, by item id.
+@dataclass(frozen=True)
+class ReviewState:
+    """Where an item stands: settled (with its outcome), awaiting a lead,
+    pending verification, or not yet read by every reader it needs."""
+
+    state: str
+    settled: Settled | None = None
+
+
+SETTLED, AWAITING_LEAD, PENDING, NOT_READ = "settled", "awaiting_lead", "pending", "not_read"
+
+
+def review_states(
+    items: Iterable[SampleItem], *, readers_needed: Callable[[SampleItem], int]
+) -> dict[int, ReviewState]:
+    """Each logged-answer item's state, by item id (calibration items test
+    readers, not the assistant, and are left out).
 
     The latest lead decision settles an item whenever there is one (a
-    pending decision settles it as "pending"). Without one, at least two
-    readers settle it when their latest judgements agree on the outcome and
-    on every rubric answer and none leaves a lead something to decide
-    (material error, pending, partial, borderline: lead.reasons_for).
-    Calibration items test readers, not the assistant: never settled here.
-    Items with neither are left out of the result."""
+    pending decision leaves it pending). Without one: no reader yet, or fewer
+    than ``readers_needed(item)``, is not read; a reader's pending is
+    pending; readers who all agree on the outcome and every rubric answer,
+    and leave a lead nothing to decide (material error, partial, borderline:
+    lead.reasons_for), settle it; anything else awaits a lead."""
     items = [item for item in items if item.answer_id is not None and item.calibration_id is None]
     if not items:
         return {}
@@ -160,22 +174,49 @@ def settled_outcomes(items: Iterable[SampleItem]) -> dict[int, Settled]:
     for decision in Adjudication.objects.filter(item__in=items).order_by("item_id", "revision"):
         decisions[decision.item_id] = decision
     judged = latest_judgements(items)
-    settled = {}
+    states = {}
     for item in items:
         decision = decisions.get(item.id)
         if decision is not None:
-            settled[item.id] = Settled(outcome_key(decision), dict(decision.rubric_answers or {}), "lead")
+            key = outcome_key(decision)
+            states[item.id] = (
+                ReviewState(PENDING)
+                if key == "pending"
+                else ReviewState(SETTLED, Settled(key, dict(decision.rubric_answers or {}), "lead"))
+            )
             continue
         judgements = judged.get(item.id, [])
-        if len(judgements) < 2:
-            continue
         outcomes = {outcome_key(judgement) for judgement in judgements}
+        if "pending" in outcomes:
+            states[item.id] = ReviewState(PENDING)
+            continue
+        if not judgements or len(judgements) < readers_needed(item):
+            states[item.id] = ReviewState(NOT_READ)
+            continue
         answers = [judgement.rubric_answers or {} for judgement in judgements]
-        if len(outcomes) > 1 or any(other != answers[0] for other in answers[1:]):
+        agree = len(outcomes) == 1 and all(other == answers[0] for other in answers[1:])
+        if not agree or set(reasons_for(item, judgements)) - NOT_BLOCKING:
+            states[item.id] = ReviewState(AWAITING_LEAD)
             continue
-        if set(reasons_for(item, judgements)) - NOT_BLOCKING:
-            continue
-        settled[item.id] = Settled(outcomes.pop(), dict(answers[0]), "readers")
+        states[item.id] = ReviewState(SETTLED, Settled(outcomes.pop(), dict(answers[0]), "readers"))
+    return states
+
+
+def settled_outcomes(items: Iterable[SampleItem]) -> dict[int, Settled]:
+    """Each logged-answer item's settled human outcome, by item id, as a
+    judge is validated on it: a lead's decision, or at least two readers who
+    agree and leave a lead nothing to decide (review_states). A lead's
+    pending decision is kept as a settled "pending" (each label leaves it
+    out). Items with neither are left out of the result."""
+    items = list(items)
+    settled = {}
+    for item_id, state in review_states(items, readers_needed=lambda item: 2).items():
+        if state.settled is not None:
+            settled[item_id] = state.settled
+        elif state.state == PENDING:
+            latest = Adjudication.objects.filter(item_id=item_id).order_by("-revision").first()
+            if latest is not None:
+                settled[item_id] = Settled("pending", dict(latest.rubric_answers or {}), "lead")
     return settled
 
 

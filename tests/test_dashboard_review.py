@@ -1,0 +1,128 @@
+"""Review figures count a grade only when it is settled (issue 14): a lead's
+decision, or every reader the sample asks for agreeing on an item that needs
+no lead; the rest is awaiting a lead, pending or not yet read, against N."""
+
+import uuid
+
+from django.test import TestCase
+from django.urls import reverse
+
+from reviewapp.dashboard import review_figures
+from reviewapp.models import Adjudication, Assignment, Judgement, Sample, SampleItem
+from reviewapp.services.review import rubric_default
+from tests.fixtures import load_generated_run
+from tests.helpers import make_user
+
+PASSING = {"series": "yes", "period": "yes", "unit": "yes", "caveat": "na", "unsupported_claim": "no"}
+UNSUPPORTED = {**PASSING, "unsupported_claim": "yes"}
+
+
+class SettledCountingTests(TestCase):
+    @classmethod
+    def setUpTestData(cls):
+        run = load_generated_run(answers=20, assistant="bot-1.0")
+        cls.manager = make_user("manager", "manager")
+        cls.lead = make_user("lead", "lead")
+        cls.readers = [make_user("reader-a", "reviewer"), make_user("reader-b", "reviewer")]
+        rubric = rubric_default()
+        cls.sample = Sample.objects.create(
+            name="double read",
+            run=run,
+            assistant_version=run.assistant_version,
+            frame_size=20,
+            size=7,
+            strata_fields=["language"],
+            allocation="proportional",
+            seed=1,
+            rubric_version=rubric,
+            readers_per_item=2,
+        )
+        answers = list(run.answers.order_by("id")[:7])
+        cls.items = [
+            SampleItem.objects.create(sample=cls.sample, answer=answer, stratum="all", position=position)
+            for position, answer in enumerate(answers, start=1)
+        ]
+        # What each reader said of each item: None where that reader has not read it yet.
+        plan = [
+            ("resolved", "resolved"),  # 1: settled resolved
+            ("resolved", "unresolved"),  # 2: readers disagree: awaiting lead
+            ("resolved", None),  # 3: one of the two readers so far: not yet read
+            ("material_error", "material_error"),  # 4: awaiting the lead's confirmation
+            ("material_error", "material_error"),  # 5: a lead confirmed it
+            ("pending", "resolved"),  # 6: pending verification
+            (None, None),  # 7: nobody has read it
+        ]
+        for item, grades in zip(cls.items, plan, strict=True):
+            for order, (reader, grade) in enumerate(zip(cls.readers, grades, strict=True), start=1):
+                assignment = Assignment.objects.create(
+                    item=item, reviewer=reader, alias=f"A{item.position}{order}", order=item.position
+                )
+                if grade is None:
+                    continue
+                Judgement.objects.create(
+                    assignment=assignment,
+                    revision=1,
+                    author=reader,
+                    rubric_version=rubric,
+                    rubric_answers=UNSUPPORTED if grade == "material_error" else PASSING,
+                    grade="" if grade == "pending" else grade,
+                    pending=grade == "pending",
+                    note="" if grade == "resolved" else "checked against the records",
+                    submission_key=uuid.uuid4(),
+                )
+        Adjudication.objects.create(
+            item=cls.items[4],
+            revision=1,
+            lead=cls.lead,
+            reason="the record holds 41, the answer says 35",
+            grade="material_error",
+            rubric_answers=UNSUPPORTED,
+            material_status="confirmed",
+            error_claim="35 per 1,000",
+            error_evidence="the record holds 41",
+            error_effect="a wrong rate is quoted",
+            error_kind="wrong_conclusion",
+            submission_key=uuid.uuid4(),
+        )
+
+    def test_only_settled_grades_count_and_the_rest_is_named_against_n(self):
+        review = review_figures([self.sample])
+        counts = {figure["grade"]: (figure["k"], figure["n"]) for figure in review["grades"]}
+        self.assertEqual(
+            counts,
+            {
+                "resolved": (1, 7),
+                "partially_resolved": (0, 7),
+                "material_error": (1, 7),
+                "unresolved": (0, 7),
+                "awaiting_lead": (2, 7),
+                "pending": (1, 7),
+                "not_read": (2, 7),
+            },
+        )
+        # Graded coverage: settled grades over N.
+        self.assertEqual((review["graded"], review["planned"]), (2, 7))
+        self.assertAlmostEqual(review["coverage"].value, 2 / 7)
+        # Every rubric question passes on the resolved item; the confirmed error claims what the records lack.
+        self.assertEqual(review["passes_rubric"], {"k": 1, "n": 2})
+        unsupported = next(r for r in review["rubric"] if r["key"] == "unsupported_claim")
+        self.assertEqual((unsupported["kind"], unsupported["k"], unsupported["n"]), ("failure rate", 1, 2))
+
+    def test_the_dashboard_says_what_each_count_means(self):
+        self.client.force_login(self.manager)
+        page = self.client.get(reverse("version-dashboard", args=["bot-1.0"]))
+        self.assertContains(page, "graded coverage <strong>2 of 7</strong> (28.6 %)", html=False)
+        self.assertContains(page, "awaiting lead")
+        self.assertContains(
+            page, "read, but readers disagree or it needs a lead (material error, partial, borderline)"
+        )
+        self.assertContains(page, "not yet read by every reader the sample asks for")
+        self.assertContains(page, "<strong>failure rate</strong> (yes is a failure)", html=False)
+        self.assertContains(page, "passes every rubric question <strong>1 of 2</strong>", html=False)
+
+    def test_a_lone_reader_settles_an_item_in_a_sample_read_once(self):
+        Sample.objects.filter(id=self.sample.id).update(readers_per_item=1)
+        self.sample.refresh_from_db()
+        counts = {figure["grade"]: figure["k"] for figure in review_figures([self.sample])["grades"]}
+        # Item 3's single resolved reading now settles it; item 7 is still unread.
+        self.assertEqual((counts["resolved"], counts["not_read"]), (2, 1))
