@@ -245,6 +245,8 @@ def people_and_reviews(*, released_items: int, queue_items: int, judged_each: in
                     grade=rng.choice(
                         ("resolved", "resolved", "resolved", "partially_resolved", "unresolved")
                     ),
+                    # A reason for every outcome; a resolved one may carry one too.
+                    note="checked against the records",
                 ),
                 submission_key=uuid.uuid4(),
             )

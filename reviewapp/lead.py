@@ -9,13 +9,14 @@ from datetime import datetime
 
 from reviewapp.models import Adjudication, Judgement, JudgeRun, Question, Sample, SampleItem
 from reviewapp.selectors import answer_evidence
-from scoring.agreement import agreement
+from scoring.agreement import TOO_FEW_ITEMS, agreement
 
 REASONS = {
     "material_error": "material error",
     "pending": "pending verification",
     "partial": "partially resolved",
     "borderline": "borderline",
+    "needs_info": "needs more information",
     "grade_disagreement": "readers disagree on the grade",
     "rubric_disagreement": "readers disagree on a rubric question",
     "spot_check": "spot check of a resolved item",
@@ -56,10 +57,16 @@ def item_content(item: SampleItem) -> dict:
 
 
 def outcome_key(judgement) -> str:
-    """One label per outcome, for comparing readers: a grade, pending, or not addressing."""
+    """One label per outcome, for comparing readers: a grade, pending, or not
+    addressing. Spec 004's grading order puts a material error first, so an
+    answer off the question that holds one is a material error."""
+    if judgement.grade == Judgement.Grade.MATERIAL_ERROR:
+        return "material_error"
+    if judgement.pending:
+        return "pending"
     if not judgement.addresses_question:
         return "not_addressed"
-    return "pending" if judgement.pending else judgement.grade
+    return judgement.grade
 
 
 @dataclass
@@ -90,10 +97,13 @@ def latest_judgements(items) -> dict[int, list[Judgement]]:
 def reasons_for(item: SampleItem, judgements: list[Judgement]) -> list[str]:
     """Why an item needs a lead (spec 004: every material error, pending
     item, partial resolution and borderline call, disagreements, and a
-    spot-check share of full resolutions)."""
+    spot-check share of full resolutions). A material error raised as yes or
+    left pending counts as one, and an answer that asks the user for more
+    information needs a lead too."""
     reasons = []
     outcomes = {outcome_key(j) for j in judgements}
-    if "material_error" in outcomes:
+    raised = ("yes", "pending")
+    if "material_error" in outcomes or any(j.material_error in raised for j in judgements):
         reasons.append("material_error")
     if "pending" in outcomes:
         reasons.append("pending")
@@ -101,6 +111,8 @@ def reasons_for(item: SampleItem, judgements: list[Judgement]) -> list[str]:
         reasons.append("partial")
     if any(j.borderline for j in judgements):
         reasons.append("borderline")
+    if any(j.needs_more_info for j in judgements):
+        reasons.append("needs_info")
     if len(judgements) > 1 and len(outcomes) > 1:
         reasons.append("grade_disagreement")
     answered = [j.rubric_answers for j in judgements if j.addresses_question]
@@ -190,9 +202,13 @@ def agreement_table(samples) -> dict:
     """Agreement on the grade and on each rubric question over the judged
     items of ``samples`` (each reader's latest judgement, keyed by reader so
     that Cohen's kappa is given only to a fixed pair): per rating a row with
-    its key, label, figures and the items whose readers differ (in sample
-    and position order). Also the number of double-read items and each
-    reader's agreement with the lead's final decisions."""
+    its key, label, figures, the items whose readers differ (in sample and
+    position order), its ``cells`` (agreement_cells) and its ``matrix``
+    (confusion_matrix). Also the page's ``notes`` (the cautions said once, not
+    on every row; ``cautions`` are those that warn against reading a
+    figure), the labels of the ratings ``below_floor``, the number of
+    double-read items and each reader's agreement with the lead's final
+    decisions."""
     items = list(
         SampleItem.objects.filter(sample__in=samples)
         .select_related("sample")
@@ -206,8 +222,13 @@ def agreement_table(samples) -> dict:
                 keys.append(question.key)
     by_id = {item.id: item for item in items}
     item_judgements = [(item, judged.get(item.id, [])) for item in items]
+    readers = {
+        j.assignment.reviewer_id: j.assignment.reviewer.get_username()
+        for _, js in item_judgements
+        for j in js
+    }
     grades = {item.id: {j.assignment.reviewer_id: outcome_key(j) for j in js} for item, js in item_judgements}
-    rows = [_agreement_row("grade", "Outcome grade", grades, by_id)]
+    rows = [_agreement_row("grade", "Outcome grade", grades, by_id, readers)]
     for key in keys:
         # A reader who found the answer does not address the question gave no rubric answers.
         answers = {
@@ -217,7 +238,8 @@ def agreement_table(samples) -> dict:
             }
             for item, js in item_judgements
         }
-        rows.append(_agreement_row(key, key.replace("_", " "), answers, by_id))
+        rows.append(_agreement_row(key, key.replace("_", " "), answers, by_id, readers))
+    notes = agreement_cells(rows)
 
     finals = {}
     for adjudication in Adjudication.objects.filter(item__in=items).order_by("item_id", "revision"):
@@ -233,16 +255,133 @@ def agreement_table(samples) -> dict:
             tally[0] += int(outcome_key(judgement) == outcome_key(final))
     return {
         "rows": rows,
+        "notes": notes,
+        "cautions": [note for note in notes if note["caution"]],
+        "below_floor": [row["label"] for row in rows if row["figures"].below_floor],
         "double_read": sum(len(judged.get(item.id, [])) > 1 for item in items),
         "readers": sorted((name, agreed, total) for name, (agreed, total) in per_reader.items()),
     }
 
 
-def _agreement_row(key: str, label: str, ratings: dict, items_by_id: dict) -> dict:
-    """One rating's figures, and the items whose readers differ on it."""
+def _agreement_row(key: str, label: str, ratings: dict, items_by_id: dict, readers: dict[int, str]) -> dict:
+    """One rating's figures, the items whose readers differ on it, and its confusion matrix."""
     figures = agreement(ratings)
     differing = [items_by_id[item_id] for item_id in figures.differing]
-    return {"key": key, "label": label, "figures": figures, "differing": differing}
+    return {
+        "key": key,
+        "label": label,
+        "figures": figures,
+        "differing": differing,
+        "matrix": confusion_matrix(ratings, readers=readers),
+    }
+
+
+# The figures of an agreement row, in the order the page shows them.
+AGREEMENT_FIGURES = (
+    ("percent", "agreement"),
+    ("cohen", "Cohen's κ"),
+    ("fleiss", "Fleiss' κ"),
+    ("alpha", "Krippendorff's α"),
+)
+
+
+def agreement_cells(rows: list[dict]) -> list[dict]:
+    """Give each row ``cells`` (name, figure, and its note: ``note_number``
+    when the note is one of the page's, else ``inline_note``) and return the
+    page's notes, numbered in order of first use, each with the ratings it
+    concerns and whether it is a ``caution`` against reading a figure (too
+    few items) rather than why one is missing. A note is the page's when it
+    is a caution or recurs on several ratings: said once, not on every row."""
+    recurring: dict[str, set[str]] = defaultdict(set)
+    for row in rows:
+        for attribute, _ in AGREEMENT_FIGURES:
+            if note := getattr(row["figures"], attribute).note:
+                recurring[note].add(row["key"])
+    numbers: dict[str, int] = {}
+    for row in rows:
+        row["cells"] = []
+        for attribute, name in AGREEMENT_FIGURES:
+            figure = getattr(row["figures"], attribute)
+            page_note = figure.note and (figure.note == TOO_FEW_ITEMS or len(recurring[figure.note]) > 1)
+            if page_note:
+                numbers.setdefault(figure.note, len(numbers) + 1)
+            row["cells"].append(
+                {
+                    "name": name,
+                    "figure": figure,
+                    "percent": attribute == "percent",
+                    "below_floor": attribute == "alpha" and row["figures"].below_floor,
+                    "note_number": numbers[figure.note] if page_note else None,
+                    "inline_note": "" if page_note else figure.note,
+                }
+            )
+    labels = {row["key"]: row["label"] for row in rows}
+    return [
+        {
+            "number": number,
+            "text": note,
+            "caution": note == TOO_FEW_ITEMS,
+            # Named only when the note does not hold for every rating.
+            "ratings": [labels[key] for key in labels if key in recurring[note]]
+            if len(recurring[note]) < len(rows)
+            else [],
+        }
+        for note, number in numbers.items()
+    ]
+
+
+# Ratings in the order a lead reads them; others follow, sorted.
+RATING_ORDER = (
+    *("resolved", "partially_resolved", "unresolved", "material_error", "pending", "not_addressed"),
+    *("yes", "no", "na"),
+)
+RATING_LABELS = {
+    **dict(Judgement.Grade.choices),
+    "pending": "pending",
+    "not_addressed": "does not address the question",
+    "na": "n/a",
+}
+
+
+def confusion_matrix(ratings: dict, *, readers: dict[int, str]) -> dict:
+    """How the readings of the items with two or more ratings pair up:
+    ``categories`` (labels, in RATING_ORDER) and ``cells``, a row per category
+    of counts, the diagonal where readers agree. With one fixed pair of
+    readers the rows are the first reader's (by name) and the columns the
+    other's, both named (``rows_reader``, ``columns_reader``); with readers
+    who rotate, each pair of readings of an item is counted once, under the
+    later category in the rows, so only the lower triangle holds counts.
+    ``pairs`` is the number of pairs counted."""
+    counted = []
+    for given in ratings.values():
+        present = {reader: rating for reader, rating in given.items() if rating is not None}
+        if len(present) >= 2:
+            counted.append(present)
+    found = {rating for present in counted for rating in present.values()}
+    order = [rating for rating in RATING_ORDER if rating in found] + sorted(found - set(RATING_ORDER))
+    place = {rating: index for index, rating in enumerate(order)}
+    cells = [[0] * len(order) for _ in order]
+    who = sorted({reader for present in counted for reader in present}, key=lambda r: (readers.get(r, ""), r))
+    fixed = len(who) == 2
+    pairs = 0
+    for present in counted:
+        if fixed:
+            cells[place[present[who[0]]]][place[present[who[1]]]] += 1
+            pairs += 1
+            continue
+        shown = sorted(place[rating] for rating in present.values())
+        for first in range(len(shown)):
+            for second in range(first + 1, len(shown)):
+                cells[shown[second]][shown[first]] += 1
+                pairs += 1
+    return {
+        "categories": [RATING_LABELS.get(rating, rating) for rating in order],
+        "cells": cells,
+        "fixed_pair": fixed,
+        "rows_reader": readers.get(who[0], "") if fixed else "",
+        "columns_reader": readers.get(who[1], "") if fixed else "",
+        "pairs": pairs,
+    }
 
 
 def calibration_results(samples) -> list[dict]:

@@ -1,10 +1,16 @@
-// Keyboard grading on the review screen. The form works without this file;
-// it only adds keys, the highlighted question and the material-error fields.
+// Keyboard grading on the review and adjudication screens. The forms work
+// without this file; it adds the keys, the highlighted question, the grade
+// shown as it follows from the answers (the server grades again), and the
+// material-error fields once a material error is raised.
 (function () {
   "use strict";
 
-  function screen() { return document.getElementById("review-screen"); }
-  function form() { var s = screen(); return s && s.querySelector("form.rubric-form"); }
+  var NO_CONCLUSION = "no_gradable_conclusion";
+
+  function screen() { return document.querySelector("[data-grading-screen]"); }
+  function form() { var s = screen(); return s && s.querySelector("form[data-grading-form]"); }
+  function field(name) { var f = form(); return f && f.querySelector("[name=" + name + "]"); }
+
   function questions() {
     var f = form();
     if (!f) return [];
@@ -30,25 +36,72 @@
     return null;
   }
 
+  function value(name) {
+    var f = form();
+    var input = f && f.querySelector("input[name=" + name + "]:checked");
+    return input ? input.value : "";
+  }
+
+  function choose(name, chosen) {
+    var f = form();
+    var input = f && f.querySelector("input[name=" + name + "][value=" + chosen + "]");
+    if (input) input.checked = true;
+  }
+
+  // The grade table the server applies, first matching row wins.
+  function rules() {
+    var s = screen();
+    var data = s && s.querySelector("#grade-rules");
+    if (!data) return [];
+    if (!data._rules) data._rules = JSON.parse(data.textContent);
+    return data._rules;
+  }
+
+  function derive() {
+    var addressed = value("addresses_question") !== "no";
+    var material = value("material_error");
+    var correctness = addressed ? value("correctness") : NO_CONCLUSION;
+    var fulfilment = addressed ? value("fulfilment") : "not_met";
+    if (!material) return null;
+    var list = rules();
+    for (var i = 0; i < list.length; i++) {
+      var rule = list[i];
+      var fits = [[rule.material_error, material], [rule.correctness, correctness], [rule.fulfilment, fulfilment]]
+        .every(function (pair) { return !pair[0].length || pair[0].indexOf(pair[1]) >= 0; });
+      if (fits) return rule;
+    }
+    return null;
+  }
+
   function sync() {
     var f = form();
     if (!f) return;
-    var addresses = f.querySelector("input[name=addresses_question]:checked");
-    f.classList.toggle("not-addressed", !!addresses && addresses.value === "no");
-    var grade = f.querySelector("input[name=grade]:checked");
-    f.classList.toggle("material", !!grade && grade.value === "material_error");
+    f.classList.toggle("not-addressed", value("addresses_question") === "no");
+    f.classList.toggle("material", value("material_error") === "yes");
+    var rule = derive();
+    var output = f.querySelector("[data-grade-output]");
+    var text = f.querySelector("[data-rule-output]");
+    if (output) output.textContent = rule ? rule.label : "—";
+    if (text) text.textContent = rule ? rule.text : "follows from the answers above";
+    var box = f.querySelector(".derived");
+    if (box) box.classList.toggle("refused", !!rule && rule.outcome === "refused");
   }
 
-  function answer(value) {
+  function answer(letter) {
     var q = current() || firstOpen();
     if (!q) return;
-    var input = q.querySelector("input[value=" + value + "]");
+    var input = q.querySelector("input[value=" + letter + "]");
     if (!input) return;
     input.checked = true;
     sync();
     var list = questions();
     var next = list[list.indexOf(q) + 1];
     highlight(firstOpen() || next || q);
+    if (q.dataset.key === "material_error") {
+      var rule = derive();
+      if (letter === "yes") focusEmpty("error_claim");
+      else if (rule && rule.outcome !== "resolved" && rule.outcome !== "refused") focusEmpty("note") || focusEmpty("reason");
+    }
   }
 
   function move(step) {
@@ -58,9 +111,38 @@
     if (index >= 0 && index < list.length) highlight(list[index]);
   }
 
-  function grade(value) {
-    var input = form().querySelector("input[name=grade][value=" + value + "]");
-    if (input) { input.checked = true; sync(); }
+  // Where typing goes next: the claim after a material error, the reason
+  // after any other outcome but resolved (both are required there).
+  function focusEmpty(name) {
+    var box = field(name);
+    if (box && !box.value.trim()) { box.focus(); return true; }
+    return false;
+  }
+
+  var PRESETS = {
+    "1": ["no", "correct", "full"],
+    "2": ["no", "correct", "partial"],
+    "3": ["yes", "material_error", null],
+    "4": ["no", NO_CONCLUSION, "not_met"],
+    p: ["pending", "pending", "pending"]
+  };
+
+  function preset(key) {
+    var values = PRESETS[key];
+    choose("material_error", values[0]);
+    if (values[1]) choose("correctness", values[1]);
+    if (values[2]) choose("fulfilment", values[2]);
+    sync();
+    highlight(firstOpen());
+    // A lead's decision always has a reason; a reader's does unless resolved.
+    if (key === "3") focusEmpty("error_claim") || focusEmpty("note") || focusEmpty("reason");
+    else if (key !== "1") focusEmpty("note") || focusEmpty("reason");
+    else focusEmpty("reason");
+  }
+
+  function toggle(name) {
+    var box = field(name);
+    if (box) box.checked = !box.checked;
   }
 
   function go(attribute) {
@@ -73,14 +155,43 @@
     if (dialog && !dialog.open) dialog.showModal();
   }
 
+  function jumpList() {
+    var list = screen().querySelector("details.jump");
+    if (!list) return;
+    list.open = !list.open;
+    var link = list.querySelector("li.current a") || list.querySelector("a");
+    if (list.open && link) link.focus();
+  }
+
+  // Inside the open list: arrows move between items, Escape closes it.
+  function jumpKeys(jump, event) {
+    var links = Array.prototype.slice.call(jump.querySelectorAll("a"));
+    var index = links.indexOf(document.activeElement);
+    if (event.key === "Escape") {
+      event.preventDefault();
+      jump.open = false;
+      document.activeElement.blur();
+    } else if (event.key === "ArrowDown" || event.key === "ArrowUp") {
+      event.preventDefault();
+      var next = links[index + (event.key === "ArrowDown" ? 1 : -1)];
+      if (next) next.focus();
+    }
+  }
+
   function submit() {
     var f = form();
     if (f.requestSubmit) f.requestSubmit(); else f.submit();
   }
 
   document.addEventListener("keydown", function (event) {
-    if (!form() || event.ctrlKey || event.metaKey || event.altKey) return;
+    if (!form()) return;
     var target = event.target;
+    if ((event.ctrlKey || event.metaKey) && event.key === "Enter" && target.closest && target.closest("form[data-grading-form]")) {
+      event.preventDefault();
+      submit();
+      return;
+    }
+    if (event.ctrlKey || event.metaKey || event.altKey) return;
     var typing = target.tagName === "TEXTAREA" || target.tagName === "SELECT" ||
       (target.tagName === "INPUT" && !/^(radio|checkbox|submit|button)$/.test(target.type));
     if (typing) {
@@ -88,13 +199,18 @@
       return;
     }
     if (document.querySelector("dialog[open]")) return;
+    var jump = target.closest && target.closest("details.jump");
+    if (jump && event.key !== "l") { jumpKeys(jump, event); return; }
+    // Arrow keys keep their own meaning inside the metric groups (radio choice).
+    if (/^Arrow/.test(event.key) && target.closest && target.closest("fieldset.metric")) return;
     var keys = {
       y: function () { answer("yes"); }, n: function () { answer("no"); }, a: function () { answer("na"); },
-      "1": function () { grade("resolved"); }, "2": function () { grade("partially_resolved"); },
-      "3": function () { grade("material_error"); }, "4": function () { grade("unresolved"); },
-      p: function () { grade("pending"); },
-      b: function () { var box = form().querySelector("input[name=borderline]"); box.checked = !box.checked; },
+      "1": function () { preset("1"); }, "2": function () { preset("2"); },
+      "3": function () { preset("3"); }, "4": function () { preset("4"); },
+      p: function () { preset("p"); },
+      b: function () { toggle("borderline"); }, i: function () { toggle("needs_more_info"); },
       j: function () { go("nextUrl"); }, k: function () { go("previousUrl"); },
+      l: jumpList,
       g: function () { open("guide"); }, "?": function () { open("keys"); },
       ArrowDown: function () { move(1); }, ArrowUp: function () { move(-1); },
       Enter: submit
@@ -104,22 +220,39 @@
   });
 
   document.addEventListener("change", function (event) {
-    if (event.target.closest && event.target.closest("form.rubric-form")) {
+    if (event.target.closest && event.target.closest("form[data-grading-form]")) {
       sync();
       var q = event.target.closest("fieldset.question");
       if (q) highlight(q);
+      if (event.target.name === "material_error" && event.target.value === "yes") focusEmpty("error_claim");
+    }
+  });
+
+  // A text field grows with what is typed, up to a few lines.
+  document.addEventListener("input", function (event) {
+    var box = event.target;
+    if (box.tagName === "TEXTAREA" && box.closest("form[data-grading-form]")) {
+      box.style.height = "auto";
+      box.style.height = Math.min(box.scrollHeight + 2, 120) + "px";
     }
   });
 
   document.addEventListener("click", function (event) {
     var opener = event.target.closest && event.target.closest("[data-open]");
     if (opener) open(opener.dataset.open);
+    var jump = document.querySelector("details.jump[open]");
+    if (jump && !jump.contains(event.target)) jump.open = false;
   });
 
   function start() {
     document.documentElement.classList.add("js-ready");
+    if (!form()) return;
     sync();
-    highlight(firstOpen() || questions()[0]);
+    // After a refused save: the first field to fix, else the first open question.
+    var invalid = form().querySelector("fieldset.question.invalid, [aria-invalid=true]");
+    if (invalid && invalid.tagName === "FIELDSET") highlight(invalid);
+    else if (invalid) { highlight(firstOpen()); invalid.focus(); }
+    else highlight(firstOpen() || questions()[0]);
   }
 
   document.addEventListener("DOMContentLoaded", start);

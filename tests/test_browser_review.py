@@ -1,15 +1,32 @@
-"""A reviewer grades three items with the keyboard alone, in headless
-Chromium against the live app."""
+"""A reviewer grades items with the keyboard alone, and a lead decides one,
+in headless Chromium against the live app at 1366x768."""
+
+import uuid
 
 import pytest
 
-from reviewapp.models import Judgement
-from reviewapp.services.review import rubric_default
+from reviewapp.models import Adjudication, Judgement
+from reviewapp.services.review import JudgementInput, judgement_submit, rubric_default
 from reviewapp.services.samples import Frame, sample_assign, sample_draw
 from tests.fixtures import load_generated_run
 from tests.helpers import PASSWORD, make_user
 
 pytestmark = pytest.mark.django_db(transaction=True)
+
+VIEWPORT = {"width": 1366, "height": 768}
+
+
+def log_in(page, live_server, username):
+    page.goto(f"{live_server.url}/login/")
+    page.fill("#id_username", username)
+    page.fill("#id_password", PASSWORD)
+    with page.expect_navigation():
+        page.keyboard.press("Enter")
+
+
+def in_view(page, selector) -> bool:
+    box = page.locator(selector).bounding_box()
+    return box is not None and box["y"] >= 0 and box["y"] + box["height"] <= VIEWPORT["height"]
 
 
 def test_a_reviewer_grades_three_items_with_the_keyboard_alone(live_server, browser):
@@ -18,19 +35,17 @@ def test_a_reviewer_grades_three_items_with_the_keyboard_alone(live_server, brow
     sample = sample_draw(frame=Frame(run=run), size=3, seed=5, rubric_version=rubric_default())
     sample_assign(sample=sample, reviewers=[reader])
 
-    page = browser.new_page(viewport={"width": 1366, "height": 768})
-    page.goto(f"{live_server.url}/login/")
-    page.fill("#id_username", "reader")
-    page.fill("#id_password", PASSWORD)
-    with page.expect_navigation():
-        page.keyboard.press("Enter")
+    page = browser.new_page(viewport=VIEWPORT)
+    log_in(page, live_server, "reader")
     page.goto(f"{live_server.url}/review/{sample.id}/")
 
+    # A resolved item stays eight keys: y for the question, y for each rubric question, 1, Enter.
+    # Any other grade then asks for its reason, typed straight away and sent with Ctrl+Enter.
     grades = {"1": "resolved", "2": "partially_resolved", "4": "unresolved"}
     seen_aliases = []
-    for grade_key in grades:
+    for number, grade_key in enumerate(grades, start=1):
         page.wait_for_selector("form.rubric-form fieldset.question.current")
-        alias = page.locator(".review-bar code").inner_text()
+        alias = page.locator(".review-bar code.alias").inner_text()
         seen_aliases.append(alias)
         html = page.content()
         for secret in ("hiddenbot", "9q7", "blind-1", f"/runs/{run.id}/", f"run #{run.id}"):
@@ -39,11 +54,20 @@ def test_a_reviewer_grades_three_items_with_the_keyboard_alone(live_server, brow
         for _ in range(5):  # the five rubric questions; the caveat one may be n/a
             page.keyboard.press("y")
         page.keyboard.press(grade_key)
-        page.keyboard.press("Enter")
-        if len(seen_aliases) < 3:
+        assert page.locator("[data-grade-output]").inner_text() == grades[grade_key].replace("_", " ")
+        if grade_key == "1":
+            page.keyboard.press("Enter")
+        else:
+            assert page.evaluate("document.activeElement.name") == "note"
+            page.keyboard.type("the caveat is missing")
+            page.keyboard.press("Control+Enter")
+        if number < 3:
             page.wait_for_function(
-                "alias => document.querySelector('.review-bar code').textContent !== alias", arg=alias
+                "alias => document.querySelector('.review-bar code.alias').textContent !== alias", arg=alias
             )
+            saved = page.locator(".review-bar .saved")
+            assert saved.inner_text().startswith(f"✓ Saved item {number} ({alias})")
+            assert in_view(page, ".review-bar .saved")
     page.wait_for_url(f"{live_server.url}/review/?done={sample.id}")
 
     judgements = Judgement.objects.filter(assignment__reviewer=reader).select_related("assignment")
@@ -51,3 +75,86 @@ def test_a_reviewer_grades_three_items_with_the_keyboard_alone(live_server, brow
     assert sorted(j.grade for j in judgements) == sorted(grades.values())
     assert all(j.addresses_question and set(j.rubric_answers.values()) == {"yes"} for j in judgements)
     assert len({j.submission_key for j in judgements}) == 3  # one save per Enter
+
+
+def test_a_material_error_takes_the_reader_to_its_claim_and_errors_show_beside_their_fields(
+    live_server, browser
+):
+    run = load_generated_run(answers=20, assistant="hiddenbot-9q7", version="blind-1")
+    reader = make_user("reader", "reviewer")
+    sample = sample_draw(frame=Frame(run=run), size=3, seed=5, rubric_version=rubric_default())
+    sample_assign(sample=sample, reviewers=[reader])
+
+    page = browser.new_page(viewport=VIEWPORT)
+    log_in(page, live_server, "reader")
+    page.goto(f"{live_server.url}/review/{sample.id}/")
+    page.wait_for_selector("form.rubric-form fieldset.question.current")
+    page.keyboard.press("y")
+    for _ in range(4):
+        page.keyboard.press("y")  # the fifth rubric question is left open
+    page.keyboard.press("3")
+    assert page.evaluate("document.activeElement.name") == "error_claim"
+    assert page.locator("[data-grade-output]").inner_text() == "material error"
+    page.keyboard.type("says 35 per 1,000")
+    page.keyboard.press("Control+Enter")
+    page.wait_for_selector(".error-summary")
+    # Every error at once, each beside its field, and the grade and the button still in view.
+    assert page.locator(".field-error").count() == 4
+    assert page.locator("#error-q_unsupported_claim").is_visible()
+    assert page.locator("#error-error_kind").is_visible()
+    assert in_view(page, ".derived")
+    assert in_view(page, "button.submit")
+    assert page.locator("textarea[name=error_claim]").input_value() == "says 35 per 1,000"
+    assert Judgement.objects.count() == 0
+    # The jump list holds the reader's items.
+    page.keyboard.press("Escape")
+    page.keyboard.press("l")
+    assert page.locator(".jump-list li").count() == 3
+
+
+def test_a_lead_decides_with_the_keyboard_and_gets_the_next_item(live_server, browser):
+    run = load_generated_run(answers=20, assistant="hiddenbot-9q7", version="blind-1")
+    make_user("lead")
+    reader = make_user("reader", "reviewer")
+    sample = sample_draw(frame=Frame(run=run), size=3, seed=5, rubric_version=rubric_default())
+    sample_assign(sample=sample, reviewers=[reader])
+    items = list(sample.items.order_by("position"))
+    for assignment in [item.assignments.get() for item in items]:
+        judgement_submit(
+            assignment=assignment,
+            author=reader,
+            data=JudgementInput(
+                addresses_question=True,
+                rubric_answers={
+                    k: "yes" for k in ("series", "period", "unit", "caveat", "unsupported_claim")
+                },
+                material_error="no",
+                correctness="correct",
+                fulfilment="partial",
+                note="no caveat",
+            ),
+            submission_key=uuid.uuid4(),
+        )
+    # The queue is oldest first: the items in the order they were judged.
+    first, second = items[0], items[1]
+
+    page = browser.new_page(viewport=VIEWPORT)
+    log_in(page, live_server, "lead")
+    page.goto(f"{live_server.url}/lead/items/{first.id}/")
+    assert in_view(page, "form.decision button.submit")
+    assert in_view(page, "form.decision .derived")
+    # The readers agree: everything is filled in but the reason.
+    assert page.locator("[data-grade-output]").inner_text() == "partially resolved"
+    page.keyboard.press("1")
+    assert page.locator("[data-grade-output]").inner_text() == "resolved"
+    # A decision always needs its reason: the keys lead there; Escape leaves it.
+    assert page.evaluate("document.activeElement.name") == "reason"
+    page.keyboard.press("Escape")
+    page.keyboard.press("2")
+    assert page.evaluate("document.activeElement.name") == "reason"
+    page.keyboard.type("the caveat is missing")
+    with page.expect_navigation():
+        page.keyboard.press("Control+Enter")
+    assert page.url.endswith(f"/lead/items/{second.id}/")
+    assert "Decision recorded on item" in page.content()
+    assert Adjudication.objects.get(item=first).grade == "partially_resolved"

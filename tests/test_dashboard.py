@@ -306,6 +306,7 @@ class DashboardTests(TestCase):
                         "unsupported_claim": "no",
                     },
                     grade=grade,
+                    note="" if grade == "resolved" else "the figure asked for is not given",
                 ),
                 submission_key=uuid.uuid4(),
             )

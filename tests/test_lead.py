@@ -5,11 +5,14 @@ import uuid
 from django.test import TestCase
 from django.urls import reverse
 
+from reviewapp import lead
+from reviewapp.lead import outcome_key
 from reviewapp.models import Adjudication, Assignment, Judgement, SampleItem, Score
 from reviewapp.services.adjudication import Decision, adjudication_submit, calibration_add
 from reviewapp.services.review import JudgementInput, judgement_submit, rubric_default
 from reviewapp.services.samples import Frame, sample_assign, sample_draw
 from reviewapp.services.uploads import UploadRejected
+from reviewapp.services.validation import Settled, review_states, settled_outcomes
 from tests.fixtures import load_generated_run
 from tests.helpers import PASSWORD, make_user
 
@@ -17,8 +20,17 @@ KEYS = ("series", "period", "unit", "caveat", "unsupported_claim")
 
 
 def judge(
-    assignment, *, grade="resolved", pending=False, borderline=False, answers=None, addresses=True, **extra
+    assignment,
+    *,
+    grade="resolved",
+    pending=False,
+    borderline=False,
+    answers=None,
+    addresses=True,
+    note="checked against the records",
+    **extra,
 ):
+    """A reader's judgement given by its grade (or by its metrics in ``extra``)."""
     return judgement_submit(
         assignment=assignment,
         author=assignment.reviewer,
@@ -28,10 +40,22 @@ def judge(
             grade=grade,
             pending=pending,
             borderline=borderline,
+            note=note,
             **extra,
         ),
         submission_key=uuid.uuid4(),
     )
+
+
+def metrics(material_error="no", correctness="correct", fulfilment="full", **extra) -> dict:
+    """judge()'s arguments for a judgement given by the material-error answer and the metrics."""
+    return {
+        "grade": "",
+        "material_error": material_error,
+        "correctness": correctness,
+        "fulfilment": fulfilment,
+        **extra,
+    }
 
 
 MATERIAL = {
@@ -97,6 +121,28 @@ class QueueTests(LeadTestCase):
         self.assertEqual(queue[6], ["rubric_disagreement"])
         self.assertEqual(set(self.queue(reason="pending")), {2})
         self.assertEqual(set(self.queue(reader=self.a.id)) >= {1, 2, 3, 4, 5, 6}, True)
+
+    def test_it_sends_a_raised_or_pending_material_error_and_a_request_for_information_to_a_lead(self):
+        _, a1, b1 = self.pair(1)
+        judge(a1, **metrics("yes", "material_error", "full", **MATERIAL))
+        judge(b1)
+        _, a2, b2 = self.pair(2)
+        judge(a2, **metrics("pending", "pending", "full"), note="the 2024 release is not out")
+        judge(b2, **metrics("pending", "pending", "full"), note="cannot check the figure yet")
+        item3, a3, b3 = self.pair(3)
+        judge(a3, **metrics(needs_more_info=True))
+        judge(b3)
+        queue = self.queue()
+        self.assertEqual(queue[1], ["material_error", "grade_disagreement"])
+        self.assertEqual(queue[2], ["material_error", "pending"])
+        self.assertEqual(queue[3], ["needs_info"])
+        self.assertEqual(
+            lead.reasons_for(item3, list(Judgement.objects.filter(assignment__item=item3))), ["needs_info"]
+        )
+        self.assertEqual(lead.REASONS["needs_info"], "needs more information")
+        # A judgement made before the question was asked: its old grade still counts.
+        Judgement.objects.filter(assignment=a1).update(material_error="")
+        self.assertEqual(self.queue()[1], ["material_error", "grade_disagreement"])
 
     def test_it_spot_checks_the_seeded_share_of_resolved_items(self):
         for item in self.sample.items.all():
@@ -239,6 +285,194 @@ class AdjudicationTests(LeadTestCase):
         self.assertEqual(Adjudication.objects.filter(item=item).count(), 1)
 
 
+class GradingOrderTests(LeadTestCase):
+    def test_a_confirmed_material_error_in_an_answer_off_the_question_counts_as_a_material_error(self):
+        item, a1, b1 = self.pair(5)
+        raised = judge(
+            a1,
+            addresses=False,
+            note="",
+            **metrics("yes", "", "", **{**MATERIAL, "error_kind": "fabricated_evidence"}),
+        )
+        judge(b1, addresses=False, note="it answers another question", **metrics("no", "", ""))
+        self.assertEqual((raised.grade, outcome_key(raised)), ("material_error", "material_error"))
+        self.assertEqual(self.queue()[5], ["material_error", "grade_disagreement"])
+        # A reader's claim alone settles nothing.
+        self.assertEqual(review_states([item], readers_needed=lambda _: 2)[item.id].state, "awaiting_lead")
+        self.client.login(username="lead", password=PASSWORD)
+        response = self.client.post(
+            reverse("adjudicate", args=[item.id]),
+            {
+                "submission_key": str(uuid.uuid4()),
+                "seen_revision": "0",
+                "addresses_question": "no",
+                "material_error": "yes",
+                **{**MATERIAL, "error_kind": "fabricated_evidence"},
+                "reason": "record 41 exists; the answer invents 35 for another series",
+            },
+        )
+        self.assertRedirects(response, reverse("lead-queue"))
+        decision = Adjudication.objects.get(item=item)
+        self.assertEqual(
+            (decision.addresses_question, decision.grade, decision.material_status, decision.error_kind),
+            (False, "material_error", "confirmed", "fabricated_evidence"),
+        )
+        self.assertEqual(outcome_key(decision), "material_error")
+        self.assertEqual(decision.outcome, "material error (off the question)")
+        self.assertEqual(settled_outcomes([item]), {item.id: Settled("material_error", {}, "lead")})
+        self.assertEqual([a.item_id for a in lead.register()], [item.id])
+
+    def test_it_refuses_a_decision_whose_grade_contradicts_its_answers_quoting_the_rule(self):
+        item, a1, _ = self.pair(1)
+        judge(a1, **metrics("yes", "material_error", "full", **MATERIAL))
+        with self.assertRaisesMessage(
+            UploadRejected,
+            "“resolved” does not follow from the answers given, which make it material error. The rule: "
+            "“A material error decides the grade by itself",
+        ):
+            adjudication_submit(
+                item=item,
+                lead=self.lead_user,
+                decision=Decision(
+                    reason="fine",
+                    grade="resolved",
+                    material_error="yes",
+                    correctness="correct",
+                    fulfilment="full",
+                    **{k: v for k, v in MATERIAL.items()},
+                ),
+                submission_key=uuid.uuid4(),
+            )
+        with self.assertRaisesMessage(
+            UploadRejected, "“resolved” does not follow from the answers given, which make it material error."
+        ):
+            # The same rule for a decision given by its grade, as before the metrics.
+            adjudication_submit(
+                item=item,
+                lead=self.lead_user,
+                decision=Decision(reason="fine", grade="resolved", material_status="confirmed"),
+                submission_key=uuid.uuid4(),
+            )
+        self.assertFalse(Adjudication.objects.exists())
+
+    def test_it_dismisses_a_material_error_a_reader_left_pending(self):
+        item, a1, _ = self.pair(2)
+        judge(a1, **metrics("pending", "pending", "full"), note="cannot check 35 yet")
+        with self.assertRaisesMessage(
+            UploadRejected, "A reader raised a material error: confirm it or dismiss it"
+        ):
+            adjudication_submit(
+                item=item,
+                lead=self.lead_user,
+                decision=Decision(reason="checked", correctness="correct", fulfilment="full"),
+                submission_key=uuid.uuid4(),
+            )
+        decision = adjudication_submit(
+            item=item,
+            lead=self.lead_user,
+            decision=Decision(reason="the release confirms 35", **metrics()),
+            submission_key=uuid.uuid4(),
+        )
+        self.assertEqual(
+            (decision.grade, decision.material_error, decision.material_status),
+            ("resolved", "no", "dismissed"),
+        )
+
+
+class AdjudicateScreenTests(LeadTestCase):
+    def page(self, item, **query):
+        self.client.login(username="lead", password=PASSWORD)
+        return self.client.get(reverse("adjudicate", args=[item.id]), query)
+
+    def test_it_fills_in_what_the_readers_agree_on(self):
+        item, a1, b1 = self.pair(1)
+        judge(a1, answers={**dict.fromkeys(KEYS, "yes"), "period": "no"}, **metrics(fulfilment="partial"))
+        judge(b1, **metrics())
+        response = self.page(item)
+        self.assertContains(response, '<input type="radio" name="q_series" value="yes" checked>', html=True)
+        self.assertNotContains(response, 'name="q_period" value="yes" checked')
+        self.assertNotContains(response, 'name="q_period" value="no" checked')
+        self.assertContains(
+            response, '<input type="radio" name="material_error" value="no" checked>', html=True
+        )
+        self.assertContains(
+            response, '<input type="radio" name="correctness" value="correct" checked>', html=True
+        )
+        self.assertNotContains(response, 'name="fulfilment" value="full" checked')
+        self.assertNotContains(response, 'name="fulfilment" value="partial" checked')
+        self.assertEqual(response.context["agreed"], {k: "yes" for k in KEYS if k != "period"})
+
+    def test_it_words_the_material_error_choice_plainly_and_copies_the_readers_record(self):
+        item, a1, b1 = self.pair(1)
+        judge(a1, **metrics("yes", "material_error", "full", **MATERIAL))
+        judge(b1)
+        response = self.page(item)
+        for wording in ("Material error raised:", "confirm it", "dismiss it", "keep pending"):
+            self.assertContains(response, wording)
+        self.assertNotContains(response, 'name="material_error" value="yes" checked')
+        self.assertContains(response, ">the record holds 41</textarea>")
+
+    def test_it_keeps_the_form_in_reach_of_the_keys(self):
+        item, a1, _ = self.pair(1)
+        judge(a1)
+        response = self.page(item)
+        self.assertContains(response, "data-grading-screen")
+        self.assertContains(response, "data-grading-form")
+        self.assertContains(response, "review.js")
+        self.assertContains(response, 'id="grade-rules"')
+        self.assertContains(response, "record the decision and open the next item in the queue")
+
+    def test_it_opens_the_next_item_in_the_queue_after_a_decision(self):
+        first, a1, b1 = self.pair(1)
+        judge(a1, **metrics(fulfilment="partial"))
+        judge(b1, **metrics(fulfilment="partial"))
+        second, a2, _ = self.pair(2)
+        judge(a2, **metrics(fulfilment="partial"))
+        third, a3, _ = self.pair(3)
+        judge(a3, borderline=True)
+        self.client.login(username="lead", password=PASSWORD)
+        url = reverse("adjudicate", args=[first.id])
+        decision = {
+            "submission_key": str(uuid.uuid4()),
+            "seen_revision": "0",
+            "addresses_question": "yes",
+            **{f"q_{k}": "yes" for k in KEYS},
+            **metrics(fulfilment="partial"),
+            "reason": "the caveat is missing",
+        }
+        response = self.client.post(url, decision, follow=True)
+        self.assertEqual(response.redirect_chain, [(reverse("adjudicate", args=[second.id]), 302)])
+        self.assertContains(response, "Decision recorded on item 1 of")
+        self.assertContains(response, ": partially resolved. Here is the next item in the queue.")
+        # The queue's filter goes along: only the partial items, and then the queue.
+        response = self.client.post(
+            reverse("adjudicate", args=[second.id]) + "?reason=partial",
+            {**decision, "submission_key": str(uuid.uuid4())},
+        )
+        self.assertRedirects(response, reverse("lead-queue") + "?reason=partial")
+        self.assertEqual(self.page(third).context["skip_url"], "")
+
+    def test_it_shows_errors_beside_their_fields(self):
+        item, a1, _ = self.pair(1)
+        judge(a1)
+        self.client.login(username="lead", password=PASSWORD)
+        response = self.client.post(
+            reverse("adjudicate", args=[item.id]),
+            {"submission_key": str(uuid.uuid4()), "seen_revision": "0", "material_error": "no", "reason": ""},
+        )
+        self.assertEqual(response.status_code, 400)
+        self.assertContains(response, "The decision was not recorded: 3 things to fix", status_code=400)
+        for field in ("reason", "correctness", "fulfilment"):
+            self.assertContains(response, f'id="error-{field}"', status_code=400)
+        self.assertFalse(Adjudication.objects.exists())
+
+    def test_it_refuses_other_methods(self):
+        item, a1, _ = self.pair(1)
+        judge(a1)
+        self.client.login(username="lead", password=PASSWORD)
+        self.assertEqual(self.client.put(reverse("adjudicate", args=[item.id])).status_code, 405)
+
+
 class RegisterTests(LeadTestCase):
     def test_it_lists_and_exports_confirmed_material_errors(self):
         item, a1, _ = self.pair(1)
@@ -319,36 +553,37 @@ class AgreementPageTests(LeadTestCase):
             [f.note for f in rows["series"]["figures"].figures],
             ["too few items to read anything into"] * 4,
         )
-        # A row per figure: its name, value, n and note (html=True compares parsed text, so
-        # the apostrophes need no escaping here).
-        for name, value in [
-            ("agreement", "67 %"),
-            ("Cohen's κ", "0.33"),
-            ("Fleiss' κ", "0.33"),
-            ("Krippendorff's α", "0.39"),
-        ]:
-            self.assertContains(
-                page,
-                f'<tr><td>{name}</td><td class="num">{value}</td><td class="num">6</td>'
-                '<td><span class="bad">too few items to read anything into</span></td></tr>',
-                count=1,
-                html=True,
-            )
+        # The caution is said once for the page; each figure it concerns points to it.
+        self.assertContains(
+            page,
+            '<li id="agreement-note-1"><sup>1</sup> Too few items to read anything into.</li>',
+            count=1,
+            html=True,
+        )
+        marker = '<sup><a href="#agreement-note-1" title="too few items to read anything into">1</a></sup>'
         items = {position: self.sample.items.get(position=position) for position in range(1, 7)}
+        # One row per rating: its figures, n, and links to the items where readers differ.
+        self.assertContains(
+            page,
+            '<tr id="agreement-series"><th scope="row"><a href="#matrix-series" title="its confusion matrix">'
+            f'series</a></th><td class="num">67 %{marker}</td><td class="num">0.33{marker}</td>'
+            f'<td class="num">0.33{marker}</td><td class="num bad">0.39{marker}</td><td class="num">6</td>'
+            f'<td class="differing">2 of 6: <a href="/lead/items/{items[2].id}/">item 2</a> · '
+            f'<a href="/lead/items/{items[6].id}/">item 6</a></td></tr>',
+            count=1,
+            html=True,
+        )
         self.assertEqual(rows["series"]["differing"], [items[2], items[6]])
         self.assertEqual(rows["grade"]["differing"], [])
-        self.assertContains(page, "Readers differ on 2 of 6 items:")
-        for position in (2, 6):
-            self.assertContains(
-                page, f'<a href="/lead/items/{items[position].id}/">item {position}</a>', count=1, html=True
-            )
         for position in (1, 3, 4, 5):
             self.assertNotContains(page, f'href="/lead/items/{items[position].id}/"')
-        # A manager may read the page but not adjudicate: the items are named, not linked.
+        # A manager may read the page but not adjudicate: the items lead to their sample's pages.
         make_user("manager")
         page = self.agreement_page(self.sample, username="manager")
-        self.assertContains(page, "Readers differ on 2 of 6 items:")
         self.assertNotContains(page, 'href="/lead/items/')
+        self.assertContains(
+            page, f'<a href="/samples/{self.sample.id}/items/2/">item 2</a>', count=1, html=True
+        )
 
     def test_it_gives_no_cohen_figure_when_three_readers_rotate(self):
         reader_c = make_user("reader_c", "reviewer")
@@ -375,11 +610,9 @@ class AgreementPageTests(LeadTestCase):
         self.assertEqual(rows["series"].cohen.note, note)
         self.assertAlmostEqual(rows["series"].fleiss.value, 1 / 3)
         self.assertAlmostEqual(rows["series"].alpha.value, 7 / 18)
+        # A note on one rating only stays in its cell.
         self.assertContains(
-            page,
-            f'<tr><td>Cohen\'s κ</td><td class="num">–</td><td class="num">6</td><td><span class="muted">{note}</span></td></tr>',
-            count=1,
-            html=True,
+            page, f'<td class="num">–<span class="why">{note}</span></td>', count=1, html=True
         )
         # On the grade every reader said "resolved": no figure but percent agreement, and no pointer elsewhere.
         self.assertEqual(

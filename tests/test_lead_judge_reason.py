@@ -52,6 +52,7 @@ class JudgeDisagreesTests(TestCase):
                     addresses_question=True,
                     rubric_answers=dict.fromkeys(RUBRIC_KEYS, "yes" if passes else "no"),
                     grade="resolved" if passes else "unresolved",
+                    note="" if passes else "the records do not hold the figure given",
                 ),
                 submission_key=uuid.uuid4(),
             )

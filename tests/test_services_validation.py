@@ -144,7 +144,8 @@ def judge(assignment, *, grade="resolved", answers=None, pending=False, addresse
             rubric_answers=ALL_YES if answers is None else answers,
             grade=grade,
             pending=pending,
-            **extra,
+            # Every outcome but resolved needs a reason (spec 004).
+            **{"note": "checked against the records", **extra},
         ),
         submission_key=uuid.uuid4(),
     )

@@ -462,6 +462,7 @@ class JudgeValidationTests(JudgePagesTestCase):
                         "yes" if resolved else "no",
                     ),
                     grade="resolved" if resolved else "unresolved",
+                    note="" if resolved else "the records do not hold the figure given",
                 ),
                 submission_key=uuid.uuid4(),
             )

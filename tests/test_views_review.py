@@ -15,15 +15,29 @@ RUBRIC_KEYS = ("series", "period", "unit", "caveat", "unsupported_claim")
 
 
 def full_judgement(**overrides) -> dict:
+    """A resolved judgement as the screen sends it: no material error, the
+    conclusion correct and the request fully met."""
     data = {
         "submission_key": str(uuid.uuid4()),
         "addresses_question": "yes",
         **{f"q_{key}": "yes" for key in RUBRIC_KEYS},
-        "grade": "resolved",
+        "material_error": "no",
+        "correctness": "correct",
+        "fulfilment": "full",
         "note": "",
     }
     data.update(overrides)
     return data
+
+
+MATERIAL = {
+    "material_error": "yes",
+    "correctness": "material_error",
+    "error_claim": "35 per 1,000",
+    "error_evidence": "the record says 41",
+    "error_effect": "understates mortality",
+    "error_kind": "wrong_conclusion",
+}
 
 
 class ReviewTestCase(TestCase):
@@ -112,62 +126,167 @@ class ReviewItemTests(ReviewTestCase):
     def test_it_keeps_every_revision(self):
         self.login(self.reader_a)
         first = self.mine(self.reader_a)[0]
-        self.client.post(self.url(first), full_judgement(grade="partially_resolved"))
-        self.client.post(self.url(first), full_judgement(grade="resolved", note="on second thought"))
+        self.client.post(self.url(first), full_judgement(fulfilment="partial", note="the caveat is missing"))
+        self.client.post(self.url(first), full_judgement(note="on second thought"))
         revisions = list(
             Judgement.objects.filter(assignment=first).order_by("revision").values_list("revision", "grade")
         )
         self.assertEqual(revisions, [(1, "partially_resolved"), (2, "resolved")])
 
-    def test_it_records_an_answer_that_does_not_address_the_question_and_asks_nothing_more(self):
+    def test_it_records_an_answer_that_does_not_address_the_question_asking_only_for_a_material_error(self):
         self.login(self.reader_a)
         first = self.mine(self.reader_a)[0]
-        self.client.post(self.url(first), {"submission_key": str(uuid.uuid4()), "addresses_question": "no"})
+        self.client.post(
+            self.url(first),
+            {
+                "submission_key": str(uuid.uuid4()),
+                "addresses_question": "no",
+                "material_error": "no",
+                "note": "it answers about exports, not imports",
+                # Sent by a form whose rubric was filled before "no": ignored.
+                "q_series": "yes",
+                "fulfilment": "full",
+            },
+        )
         judgement = Judgement.objects.get(assignment=first)
         self.assertEqual(
-            (judgement.addresses_question, judgement.rubric_answers, judgement.grade), (False, {}, "")
+            (judgement.addresses_question, judgement.rubric_answers, judgement.grade),
+            (False, {}, "unresolved"),
+        )
+        self.assertEqual(
+            (judgement.material_error, judgement.correctness, judgement.fulfilment),
+            ("no", "no_gradable_conclusion", "not_met"),
         )
         self.assertEqual(judgement.outcome, "does not address the question")
+
+    def test_it_records_a_material_error_in_an_answer_that_does_not_address_the_question(self):
+        self.login(self.reader_a)
+        first = self.mine(self.reader_a)[0]
+        response = self.client.post(
+            self.url(first),
+            {
+                "submission_key": str(uuid.uuid4()),
+                "addresses_question": "no",
+                **MATERIAL,
+                "error_kind": "fabricated_evidence",
+            },
+        )
+        self.assertEqual(response.status_code, 302)
+        judgement = Judgement.objects.get(assignment=first)
+        self.assertEqual(
+            (judgement.grade, judgement.material_error, judgement.error_kind, judgement.correctness),
+            ("material_error", "yes", "fabricated_evidence", "no_gradable_conclusion"),
+        )
+        self.assertEqual(judgement.outcome, "material error (off the question)")
 
     def test_it_refuses_an_incomplete_judgement_and_stores_nothing(self):
         self.login(self.reader_a)
         first = self.mine(self.reader_a)[0]
-        response = self.client.post(self.url(first), full_judgement(grade="", q_period=""))
+        response = self.client.post(
+            self.url(first), full_judgement(q_period="", material_error="", correctness="", fulfilment="")
+        )
         self.assertContains(response, "Answer “Is it the right period?” with yes or no.", status_code=400)
-        self.assertContains(response, "Choose a grade, or pending verification.", status_code=400)
+        self.assertContains(
+            response, "Say whether the answer holds a material error: yes, no or pending.", status_code=400
+        )
+        self.assertContains(response, "Say whether the core conclusion holds:", status_code=400)
+        self.assertContains(response, "Say how much of the request is met:", status_code=400)
         response = self.client.post(self.url(first), full_judgement(q_series="na"))
         self.assertContains(response, "with yes or no", status_code=400)
+        self.assertFalse(Judgement.objects.exists())
+
+    def test_it_shows_every_error_beside_its_field_at_once(self):
+        self.login(self.reader_a)
+        first = self.mine(self.reader_a)[0]
+        response = self.client.post(
+            self.url(first),
+            full_judgement(q_unit="", material_error="yes", error_claim="35", error_kind=""),
+            HTTP_HX_REQUEST="true",
+        )
+        # htmx swaps only a 2xx response: the refused form comes back as 200, in place.
+        self.assertEqual(response.status_code, 200)
+        self.assertNotContains(response, "<html")
+        self.assertContains(response, "Not saved: 4 things to fix, marked in red.")
+        for field, message in (
+            ("q_unit", "Answer “Is the unit stated?” with yes or no."),
+            ("error_evidence", "A material error records the evidence against it."),
+            ("error_effect", "A material error records its effect on the user."),
+            ("error_kind", "Say which kind of material error it is."),
+        ):
+            self.assertContains(
+                response, f'<span class="field-error" id="error-{field}">{message}</span>', html=True
+            )
+        self.assertContains(response, '<fieldset class="question invalid" data-key="q_unit">')
+        # What the reader typed is kept.
+        self.assertContains(response, ">35</textarea>")
+        self.assertFalse(Judgement.objects.exists())
+
+    def test_it_refuses_a_grade_other_than_resolved_without_a_reason(self):
+        self.login(self.reader_a)
+        first = self.mine(self.reader_a)[0]
+        for overrides, label in (
+            ({"fulfilment": "partial"}, "partially resolved"),
+            ({"correctness": "no_gradable_conclusion", "fulfilment": "not_met"}, "unresolved"),
+            ({"material_error": "pending"}, "pending verification"),
+        ):
+            response = self.client.post(self.url(first), full_judgement(note="  ", **overrides))
+            self.assertContains(
+                response,
+                f"Say why it is {label}: every outcome but resolved needs a reason another reader can check.",
+                status_code=400,
+            )
+        self.assertFalse(Judgement.objects.exists())
+        self.client.post(self.url(first), full_judgement(fulfilment="partial", note="the caveat is missing"))
+        self.assertEqual(Judgement.objects.get(assignment=first).grade, "partially_resolved")
+
+    def test_it_refuses_metrics_that_contradict_each_other_quoting_the_rule(self):
+        self.login(self.reader_a)
+        first = self.mine(self.reader_a)[0]
+        response = self.client.post(
+            self.url(first), full_judgement(correctness="material_error", note="the figure is wrong")
+        )
+        self.assertContains(
+            response,
+            "These answers contradict each other. The rule: “A core conclusion that does not hold is itself "
+            "a material error: answer the material-error question yes, with its claim, evidence and effect, "
+            "or look at the conclusion again.”",
+            status_code=400,
+        )
         self.assertFalse(Judgement.objects.exists())
 
     def test_it_needs_claim_evidence_effect_and_kind_for_a_material_error(self):
         self.login(self.reader_a)
         first = self.mine(self.reader_a)[0]
         response = self.client.post(
-            self.url(first), full_judgement(grade="material_error", error_claim="35 per 1,000")
+            self.url(first), full_judgement(material_error="yes", error_claim="35 per 1,000")
         )
         self.assertContains(response, "A material error records the evidence against it.", status_code=400)
         self.assertContains(response, "Say which kind of material error it is.", status_code=400)
-        self.client.post(
-            self.url(first),
-            full_judgement(
-                grade="material_error",
-                error_claim="35 per 1,000",
-                error_evidence="the record says 41",
-                error_effect="understates mortality",
-                error_kind="wrong_conclusion",
-            ),
-        )
+        self.client.post(self.url(first), full_judgement(**MATERIAL))
         judgement = Judgement.objects.get(assignment=first)
         self.assertEqual(
-            (judgement.error_kind, judgement.error_evidence), ("wrong_conclusion", "the record says 41")
+            (judgement.grade, judgement.error_kind, judgement.error_evidence, judgement.fulfilment),
+            ("material_error", "wrong_conclusion", "the record says 41", "full"),
         )
 
     def test_it_keeps_pending_apart_from_the_grades(self):
         self.login(self.reader_a)
         first = self.mine(self.reader_a)[0]
-        self.client.post(self.url(first), full_judgement(grade="pending", borderline="on"))
+        self.client.post(
+            self.url(first),
+            full_judgement(
+                correctness="pending",
+                borderline="on",
+                needs_more_info="on",
+                note="the office publishes the 2024 figure in May",
+            ),
+        )
         judgement = Judgement.objects.get(assignment=first)
-        self.assertEqual((judgement.pending, judgement.grade, judgement.borderline), (True, "", True))
+        self.assertEqual(
+            (judgement.pending, judgement.grade, judgement.borderline, judgement.needs_more_info),
+            (True, "", True, True),
+        )
+        self.assertEqual(judgement.outcome, "pending verification")
 
     def test_it_swaps_in_the_next_item_for_htmx(self):
         self.login(self.reader_a)
@@ -176,7 +295,80 @@ class ReviewItemTests(ReviewTestCase):
         self.assertEqual(response.status_code, 200)
         self.assertEqual(response["HX-Push-Url"], self.url(second))
         self.assertNotContains(response, "<html")
-        self.assertContains(response, f"<code>{second.alias}</code>")
+        self.assertContains(response, f'<code class="alias">{second.alias}</code>')
+        self.assertContains(
+            response, f'<span class="saved" role="status">✓ Saved item 1 ({first.alias}): resolved</span>'
+        )
+
+    def test_it_confirms_the_save_on_the_next_page_once(self):
+        self.login(self.reader_a)
+        first, second = self.mine(self.reader_a)[:2]
+        response = self.client.post(
+            self.url(first), full_judgement(fulfilment="partial", note="no caveat"), follow=True
+        )
+        self.assertEqual(response.redirect_chain, [(self.url(second), 302)])
+        self.assertContains(
+            response,
+            f'<span class="saved" role="status">✓ Saved item 1 ({first.alias}): partially resolved</span>',
+        )
+        self.assertNotContains(self.client.get(self.url(second)), 'class="saved"')
+
+    def test_it_lists_the_readers_own_items_to_jump_to(self):
+        self.login(self.reader_a)
+        mine = self.mine(self.reader_a)
+        self.client.post(self.url(mine[0]), full_judgement())
+        response = self.client.get(self.url(mine[1]))
+        jump = response.context["jump"]
+        self.assertEqual([entry["alias"] for entry in jump], [a.alias for a in mine])
+        self.assertEqual([entry["outcome"] for entry in jump], ["resolved", "", "", "", "", ""])
+        self.assertEqual([entry["current"] for entry in jump], [False, True, False, False, False, False])
+        for assignment in mine:
+            self.assertContains(response, f'href="{self.url(assignment)}"')
+        theirs = {a.alias for a in self.mine(self.reader_b)} - {a.alias for a in mine}
+        for alias in theirs:
+            self.assertNotContains(response, f"/{alias}/")
+
+    def test_it_returns_the_full_page_or_the_screen_alone_for_htmx(self):
+        self.login(self.reader_a)
+        first = self.mine(self.reader_a)[0]
+        page = self.client.get(self.url(first))
+        self.assertContains(page, "<html")
+        self.assertContains(page, 'id="review-screen"')
+        self.assertContains(page, "review.js")
+        partial = self.client.get(self.url(first), HTTP_HX_REQUEST="true")
+        self.assertNotContains(partial, "<html")
+        self.assertContains(partial, 'id="review-screen"')
+        self.assertContains(partial, 'id="grade-rules"')
+
+    def test_it_refuses_other_methods(self):
+        self.login(self.reader_a)
+        first = self.mine(self.reader_a)[0]
+        self.assertEqual(self.client.put(self.url(first)).status_code, 405)
+
+    def test_it_asks_for_the_material_error_before_coverage_and_shows_the_rules(self):
+        self.login(self.reader_a)
+        html = self.client.get(self.url(self.mine(self.reader_a)[0])).content.decode()
+        order = [
+            html.index(marker)
+            for marker in (
+                'name="q_series"',
+                'name="material_error"',
+                'name="correctness"',
+                'name="fulfilment"',
+                'name="note"',
+            )
+        ]
+        self.assertEqual(order, sorted(order))
+        for text in (
+            "Form neither gains nor loses",
+            "can be resolved",
+            "is as right as the reference",
+            "is there a case, backed by evidence, that overturns a deciding claim",
+            "Anonymity is limited",
+            "A link, a phrase or a habit of layout inside an answer can still give away",
+            "A material error decides the grade by itself",
+        ):
+            self.assertIn(text, html)
 
     def test_it_never_shows_one_reader_the_others_work(self):
         shared = next(
@@ -224,7 +416,15 @@ class LeadReviewPagesTests(ReviewTestCase):
         self.assertEqual(rubric.versions.count(), 1)  # not yet used: edited in place
         self.client.login(username="reader_a", password=PASSWORD)
         first = self.mine(self.reader_a)[0]
-        self.client.post(self.url(first), {"submission_key": str(uuid.uuid4()), "addresses_question": "no"})
+        self.client.post(
+            self.url(first),
+            {
+                "submission_key": str(uuid.uuid4()),
+                "addresses_question": "no",
+                "material_error": "no",
+                "note": "off the question",
+            },
+        )
         self.login(self.lead)
         self.client.post(reverse("rubric-edit", args=[rubric.id]), {**form, "guidance": "third"})
         self.assertEqual(

@@ -9,8 +9,10 @@ from dataclasses import dataclass
 from django.db import transaction
 from django.db.models import F, Max
 
+from reviewapp.lead import latest_judgements
 from reviewapp.models import Adjudication, Assignment, CalibrationItem, Judgement, Sample, SampleItem
-from reviewapp.services.review import create_once
+from reviewapp.services import grading
+from reviewapp.services.review import OutcomeRefused, create_once, material_error_details_errors
 from reviewapp.services.samples import new_alias
 from reviewapp.services.uploads import UploadRejected
 from scoring import logfile
@@ -20,6 +22,12 @@ CALIBRATION_GROUP_MAX_LENGTH = 100
 
 @dataclass
 class Decision:
+    """A lead's decision as sent: the same answers a reader gives, with the
+    reason. ``material_error`` "yes" confirms a material error, "no"
+    dismisses one a reader raised (or finds none), "pending" keeps it open.
+    ``grade`` and ``pending`` alone stand for the metrics they imply, as for
+    JudgementInput."""
+
     reason: str
     addresses_question: bool = True
     rubric_answers: dict | None = None
@@ -31,44 +39,68 @@ class Decision:
     error_evidence: str = ""
     error_effect: str = ""
     error_kind: str = ""
+    material_error: str = ""
+    correctness: str = ""
+    fulfilment: str = ""
+    needs_more_info: bool = False
+
+
+def decision_assessment(decision: Decision, *, raised: bool) -> grading.Assessment:
+    """The metrics and grade ``decision`` would be stored with (services.grading.assess)."""
+    return grading.assess(
+        addresses_question=decision.addresses_question,
+        material_error=decision.material_error,
+        correctness=decision.correctness,
+        fulfilment=decision.fulfilment,
+        stated_grade=decision.grade,
+        stated_pending=decision.pending,
+        material_status=decision.material_status,
+        raised=raised,
+    )
+
+
+def decision_field_errors(
+    decision: Decision, *, previous: Adjudication | None, raised: bool
+) -> dict[str, str]:
+    """What a decision lacks, by form field. Every decision has a reason; the
+    material-error answer and the metrics are checked and graded as a
+    reader's are (contradictions refused with the rule quoted); a material
+    error a reader raised is confirmed in full, dismissed or kept pending; a
+    pending item is settled only by recording the evidence that settles it;
+    no field holds the NUL character, which cannot be stored."""
+    errors: dict[str, str] = {}
+    if logfile.holds_nul(list(vars(decision).values())):
+        errors["form"] = "The NUL character (\\u0000) cannot be stored: remove it."
+    if not decision.reason.strip():
+        errors["reason"] = "Give the reason for the decision."
+    assessment = decision_assessment(decision, raised=raised)
+    errors.update(assessment.errors)
+    metrics, graded = assessment.metrics, assessment.graded
+    if raised and not metrics.material_error:
+        errors["material_error"] = (
+            "A reader raised a material error: confirm it or dismiss it with the reason."
+        )
+    if metrics.material_error == grading.YES:
+        errors.update(material_error_details_errors(decision, confirmed="confirmed "))
+    settles = previous is not None and previous.pending and not graded.pending
+    if settles and not decision.settling_evidence.strip():
+        errors["settling_evidence"] = "Record the evidence that settles the pending item."
+    return errors
 
 
 def decision_errors(decision: Decision, *, previous: Adjudication | None, raised: bool) -> list[str]:
-    """What a decision lacks. Every decision has a reason; a final one has a
-    grade; a pending item is settled only by recording the evidence that
-    settles it; a raised material error is confirmed in full or dismissed;
-    no field holds the NUL character, which cannot be stored."""
-    errors = []
-    if logfile.holds_nul(list(vars(decision).values())):
-        errors.append("The NUL character (\\u0000) cannot be stored: remove it.")
-    if not decision.reason.strip():
-        errors.append("Give the reason for the decision.")
-    if decision.addresses_question and not decision.pending and decision.grade not in Judgement.Grade.values:
-        errors.append("Set the final grade, or keep the item pending.")
-    if decision.pending and decision.grade:
-        errors.append("A pending item has no grade yet.")
-    settles = previous is not None and previous.pending and not decision.pending
-    if settles and not decision.settling_evidence.strip():
-        errors.append("Record the evidence that settles the pending item.")
-    if decision.grade == Judgement.Grade.MATERIAL_ERROR or decision.material_status == "confirmed":
-        if decision.grade != Judgement.Grade.MATERIAL_ERROR:
-            errors.append("A confirmed material error is graded material error.")
-        missing = [
-            label
-            for label, value in (
-                ("the claim", decision.error_claim),
-                ("the evidence against it", decision.error_evidence),
-                ("its effect", decision.error_effect),
-            )
-            if not value.strip()
-        ]
-        if missing:
-            errors.append("A confirmed material error records " + ", ".join(missing) + ".")
-        if decision.error_kind not in Judgement.ErrorKind.values:
-            errors.append("Say which kind of material error it is.")
-    elif raised and decision.material_status != "dismissed" and not decision.pending:
-        errors.append("A reader raised a material error: confirm it or dismiss it with the reason.")
-    return errors
+    """decision_field_errors' messages, in order."""
+    return list(decision_field_errors(decision, previous=previous, raised=raised).values())
+
+
+def material_error_raised(item: SampleItem) -> bool:
+    """Whether a reader's latest judgement of ``item`` holds a material error
+    or leaves one pending: a lead then confirms, dismisses or keeps it open."""
+    return any(
+        judgement.grade == Judgement.Grade.MATERIAL_ERROR
+        or judgement.material_error in (grading.YES, Judgement.MaterialError.PENDING)
+        for judgement in latest_judgements([item]).get(item.id, [])
+    )
 
 
 class DecisionConflict(UploadRejected):
@@ -99,17 +131,20 @@ def adjudication_submit(
     (0 for none): when another decision came in since, DecisionConflict is
     raised and nothing is written. The check and the write happen under a
     lock on the item, so of two leads deciding at once one is told.
-    Refuses (UploadRejected) a decision that lacks what decision_errors asks.
+    Refuses (OutcomeRefused, by field) what decision_field_errors finds.
     """
     if existing := Adjudication.objects.filter(submission_key=submission_key).first():
         return existing
     previous = item.adjudications.order_by("-revision").first()
-    raised = Judgement.objects.filter(assignment__item=item, grade=Judgement.Grade.MATERIAL_ERROR).exists()
-    errors = decision_errors(decision, previous=previous, raised=raised)
+    raised = material_error_raised(item)
+    errors = decision_field_errors(decision, previous=previous, raised=raised)
     if errors:
-        raise UploadRejected(errors)
-    material = decision.grade == Judgement.Grade.MATERIAL_ERROR
-    status = "confirmed" if material else ("dismissed" if decision.material_status == "dismissed" else "")
+        raise OutcomeRefused(errors)
+    assessment = decision_assessment(decision, raised=raised)
+    metrics, graded = assessment.metrics, assessment.graded
+    material = metrics.material_error == grading.YES
+    dismissed = metrics.material_error == grading.NO and (raised or decision.material_status == "dismissed")
+    status = "confirmed" if material else ("dismissed" if dismissed else "")
 
     def create() -> Adjudication:
         SampleItem.objects.select_for_update().get(id=item.id)
@@ -129,9 +164,13 @@ def adjudication_submit(
             revision=latest + 1,
             lead=lead,
             addresses_question=decision.addresses_question,
-            rubric_answers=decision.rubric_answers or {},
-            grade="" if decision.pending else decision.grade,
-            pending=decision.pending,
+            rubric_answers=(decision.rubric_answers or {}) if decision.addresses_question else {},
+            grade=graded.grade,
+            pending=graded.pending,
+            material_error=metrics.material_error,
+            correctness=metrics.correctness,
+            fulfilment=metrics.fulfilment,
+            needs_more_info=decision.needs_more_info,
             reason=decision.reason.strip(),
             settling_evidence=decision.settling_evidence.strip(),
             material_status=status,

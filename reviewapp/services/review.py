@@ -18,14 +18,30 @@ from reviewapp.models import (
     SampleItem,
     SetVersion,
 )
+from reviewapp.services import grading
 from reviewapp.services.question_sets import set_version_create
 from reviewapp.services.uploads import UploadRejected
 
 ANSWERS = {"yes", "no", "na"}
 
 
+class OutcomeRefused(UploadRejected):
+    """A judgement or decision that cannot be saved; ``fields`` holds each
+    message under the form field it concerns (``errors`` lists them)."""
+
+    def __init__(self, fields: dict[str, str]):
+        self.fields = dict(fields)
+        super().__init__(list(self.fields.values()))
+
+
 @dataclass
 class JudgementInput:
+    """A reader's judgement as sent. The grade follows from
+    ``material_error``, ``correctness`` and ``fulfilment``
+    (services.grading); ``grade`` and ``pending`` may state it as well, and
+    alone they stand for the metrics they imply (the way grades were given
+    before the metrics were asked)."""
+
     addresses_question: bool | None
     rubric_answers: dict[str, str]
     grade: str = ""
@@ -36,48 +52,84 @@ class JudgementInput:
     error_evidence: str = ""
     error_effect: str = ""
     error_kind: str = ""
+    material_error: str = ""
+    correctness: str = ""
+    fulfilment: str = ""
+    needs_more_info: bool = False
+
+
+def material_error_details_errors(data, *, confirmed: str = "") -> dict[str, str]:
+    """What a material error's record lacks, by field: its claim, the evidence
+    against it, its effect on the user, and its kind. ``confirmed`` words the
+    messages for a lead's decision."""
+    errors = {}
+    for name, label in (
+        ("error_claim", "the claim"),
+        ("error_evidence", "the evidence against it"),
+        ("error_effect", "its effect on the user"),
+    ):
+        if not getattr(data, name).strip():
+            errors[name] = f"A {confirmed}material error records {label}."
+    if data.error_kind not in Judgement.ErrorKind.values:
+        errors["error_kind"] = "Say which kind of material error it is."
+    return errors
+
+
+def judgement_assessment(data: JudgementInput) -> grading.Assessment:
+    """The metrics and grade ``data`` would be stored with (services.grading.assess)."""
+    return grading.assess(
+        addresses_question=data.addresses_question is not False,
+        material_error=data.material_error,
+        correctness=data.correctness,
+        fulfilment=data.fulfilment,
+        stated_grade=data.grade,
+        stated_pending=data.pending,
+    )
 
 
 def judgement_errors(data: JudgementInput, rubric_version: RubricVersion) -> dict[str, str]:
-    """What is missing or wrong, by field; empty when the judgement can be saved.
+    """What is missing or contradictory, by form field, all at once; empty
+    when the judgement can be saved.
 
-    In spec 004's order: does the answer address the question; then every
-    rubric question; then a grade, or pending verification. A material error
-    needs its claim, the evidence against it, its effect and its kind.
+    In spec 004's order: whether the answer addresses the question; the
+    rubric's evidence checks, for an answer that does; whether it holds a
+    material error (asked of every answer, so an off-topic answer or a wrong
+    refusal can hold one), with its claim, evidence, effect and kind for a
+    yes; then core-conclusion correctness and request fulfilment. Refuses
+    metrics that contradict each other or a stated grade, quoting the rule,
+    and an outcome other than resolved without a reason in the note (a
+    material error's claim, evidence and effect are its reason).
     """
     errors: dict[str, str] = {}
     if data.addresses_question is None:
-        return {"addresses_question": "Say first whether the answer addresses the question."}
-    if not data.addresses_question:
-        return errors
-    for question in rubric_version.questions.all():
-        answer = data.rubric_answers.get(question.key, "")
-        if answer not in ANSWERS or (answer == "na" and not question.allows_na):
-            allowed = "yes, no or not applicable" if question.allows_na else "yes or no"
-            errors[f"q_{question.key}"] = f"Answer “{question.text}” with {allowed}."
-    if data.pending and data.grade:
-        errors["grade"] = "Pending verification is not a grade: choose one or the other."
-    elif not data.pending and data.grade not in Judgement.Grade.values:
-        errors["grade"] = "Choose a grade, or pending verification."
-    if data.grade == Judgement.Grade.MATERIAL_ERROR:
-        for name, label in (
-            ("error_claim", "the claim"),
-            ("error_evidence", "the evidence against it"),
-            ("error_effect", "its effect on the user"),
-        ):
-            if not getattr(data, name).strip():
-                errors[name] = f"A material error records {label}."
-        if data.error_kind not in Judgement.ErrorKind.values:
-            errors["error_kind"] = "Say which kind of material error it is."
+        errors["addresses_question"] = "Say first whether the answer addresses the question."
+    if data.addresses_question is not False:
+        for question in rubric_version.questions.all():
+            answer = data.rubric_answers.get(question.key, "")
+            if answer not in ANSWERS or (answer == "na" and not question.allows_na):
+                allowed = "yes, no or not applicable" if question.allows_na else "yes or no"
+                errors[f"q_{question.key}"] = f"Answer “{question.text}” with {allowed}."
+    assessment = judgement_assessment(data)
+    errors.update(assessment.errors)
+    graded = assessment.graded
+    if assessment.metrics.material_error == grading.YES:
+        errors.update(material_error_details_errors(data))
+    elif grading.needs_reason(graded) and not data.note.strip():
+        errors["note"] = (
+            f"Say why it is {grading.OUTCOME_LABELS[graded.outcome]}: every outcome but resolved "
+            "needs a reason another reader can check."
+        )
     return errors
 
 
 def judgement_submit(
     *, assignment: Assignment, author, data: JudgementInput, submission_key: uuid.UUID
 ) -> Judgement:
-    """Save a judgement as the assignment's next revision; the same
-    submission key saves once (a double click makes one judgement). Refuses
-    an incomplete judgement (UploadRejected with the fields' messages)."""
+    """Save a judgement as the assignment's next revision, with the grade
+    that follows from its metrics, and return it; the same submission key
+    saves once (a double click makes one judgement). Refuses another
+    reader's assignment (UploadRejected) and what judgement_errors finds
+    (OutcomeRefused, by field)."""
     if assignment.reviewer_id != author.id:
         raise UploadRejected("only the assigned reader judges an item")
     if existing := Judgement.objects.filter(submission_key=submission_key).first():
@@ -85,9 +137,11 @@ def judgement_submit(
     rubric_version = assignment.item.sample.rubric_version
     errors = judgement_errors(data, rubric_version)
     if errors:
-        raise UploadRejected(list(errors.values()))
+        raise OutcomeRefused(errors)
     addresses = bool(data.addresses_question)
-    material = addresses and data.grade == Judgement.Grade.MATERIAL_ERROR
+    assessment = judgement_assessment(data)
+    metrics, graded = assessment.metrics, assessment.graded
+    material = metrics.material_error == grading.YES
 
     def create() -> Judgement:
         # Lock the assignment so that two revisions never take one number.
@@ -100,8 +154,12 @@ def judgement_submit(
             rubric_version=rubric_version,
             addresses_question=addresses,
             rubric_answers=data.rubric_answers if addresses else {},
-            grade=data.grade if addresses and not data.pending else "",
-            pending=addresses and data.pending,
+            grade=graded.grade,
+            pending=graded.pending,
+            material_error=metrics.material_error,
+            correctness=metrics.correctness,
+            fulfilment=metrics.fulfilment,
+            needs_more_info=data.needs_more_info,
             borderline=data.borderline,
             note=data.note.strip(),
             error_claim=data.error_claim.strip() if material else "",

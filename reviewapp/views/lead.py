@@ -4,11 +4,13 @@ register, agreement between readers, and calibration items."""
 import json
 import uuid
 from datetime import datetime, time
+from urllib.parse import urlencode
 
 from django.contrib import messages
 from django.contrib.auth import get_user_model
 from django.http import HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse
 from django.utils import timezone
 from django.views.decorators.http import require_GET, require_http_methods
 
@@ -22,8 +24,12 @@ from reviewapp.services.adjudication import (
     DecisionConflict,
     adjudication_submit,
     calibration_add,
+    decision_assessment,
+    material_error_raised,
 )
+from reviewapp.services.review import OutcomeRefused
 from reviewapp.services.uploads import UploadRejected
+from reviewapp.views.review import grading_screen_context
 from scoring.agreement import ALPHA_FLOOR
 
 
@@ -70,8 +76,10 @@ def adjudicate(request, item_id: int):
         id=item_id,
     )
     rubric_questions = list(item.sample.rubric_version.questions.all())
-    errors: list[str] = []
+    filters = _adjudicate_filters(request.GET)
+    errors: dict[str, str] = {}
     conflict = None
+    decision = None
     if request.method == "POST":
         decision = _decision(request.POST, rubric_questions)
         try:
@@ -79,7 +87,7 @@ def adjudicate(request, item_id: int):
         except ValueError:
             key = uuid.uuid4()
         try:
-            adjudication_submit(
+            adjudication = adjudication_submit(
                 item=item,
                 lead=request.user,
                 decision=decision,
@@ -88,11 +96,66 @@ def adjudicate(request, item_id: int):
             )
         except DecisionConflict as changed:
             conflict = changed.latest
+        except OutcomeRefused as refused:
+            errors = refused.fields
         except UploadRejected as rejected:
-            errors = rejected.errors
+            errors = {"form": " ".join(rejected.errors)}
         else:
-            messages.success(request, "Decision recorded.")
-            return redirect("lead-queue")
+            following = _next_in_queue(item, filters)
+            messages.success(
+                request,
+                f"Decision recorded on item {item.position} of {item.sample.name}: {adjudication.outcome}."
+                + (" Here is the next item in the queue." if following else " The queue is empty."),
+            )
+            if following is None:
+                return redirect(reverse("lead-queue") + _query(filters))
+            return redirect(reverse("adjudicate", args=[following.id]) + _query(filters))
+    return render(
+        request,
+        "lead/adjudicate.html",
+        _adjudicate_context(
+            item, rubric_questions, filters=filters, posted=decision, errors=errors, conflict=conflict
+        ),
+        status=409 if conflict else (400 if errors else 200),
+    )
+
+
+# The lead queue's filters, carried from item to item while adjudicating.
+QUEUE_FILTERS = {"reason": "reason", "sample": "sample_id", "language": "language", "reader": "reader_id"}
+
+
+def _adjudicate_filters(query) -> dict:
+    return {
+        name: query.get(name, "")
+        for name in QUEUE_FILTERS
+        if query.get(name, "") and (name in ("reason", "language") or _int(query.get(name)) is not None)
+    }
+
+
+def _query(filters: dict) -> str:
+    return f"?{urlencode(filters)}" if filters else ""
+
+
+def _next_in_queue(item: SampleItem, filters: dict) -> SampleItem | None:
+    """The queue's entry after ``item`` (oldest first, with the same filters),
+    else the first other entry; None when nothing else waits."""
+    entries = lead.lead_queue(
+        **{
+            QUEUE_FILTERS[name]: _int(value) if name in ("sample", "reader") else value
+            for name, value in filters.items()
+        }
+    )
+    others = [entry.item for entry in entries if entry.item.id != item.id]
+    ids = [entry.item.id for entry in entries]
+    if item.id in ids:
+        after = [entry.item for entry in entries[ids.index(item.id) + 1 :]]
+        return (after or others or [None])[0]
+    return others[0] if others else None
+
+
+def _adjudicate_context(
+    item: SampleItem, rubric_questions, *, filters: dict, posted: Decision | None, errors: dict, conflict
+) -> dict:
     judgements = lead.latest_judgements([item]).get(item.id, [])
     checks = []
     if item.answer_id:
@@ -105,31 +168,96 @@ def adjudicate(request, item_id: int):
                 }
             )
     history = list(item.adjudications.select_related("lead").order_by("-revision"))
-    posted = request.POST if errors or conflict else None
-    return render(
-        request,
-        "lead/adjudicate.html",
-        {
-            "item": item,
-            **lead.item_content(item),
-            "judgements": judgements,
-            "rubric_questions": rubric_questions,
-            "rows": _rubric_rows(rubric_questions, judgements),
-            "reasons": [lead.REASONS[r] for r in lead.item_reasons(item, judgements)],
-            "checks": checks,
-            "history": history,
-            "errors": errors,
-            "grades": Judgement.Grade.choices,
-            "error_kinds": Judgement.ErrorKind.choices,
-            "submission_key": uuid.uuid4(),
-            # The form carries the decision the lead saw, so that one made
-            # meanwhile by someone else is shown instead of overwritten.
-            "seen_revision": history[0].revision if history else 0,
-            "conflict": conflict,
-            "posted": posted,
-        },
-        status=409 if conflict else (400 if errors else 200),
+    raised = material_error_raised(item)
+    # Shown again as sent after a refusal or a conflict; else what the
+    # readers agree on (or the latest decision) is filled in.
+    current = posted or _prefilled(judgements, rubric_questions, latest=history[0] if history else None)
+    following = _next_in_queue(item, filters)
+    return {
+        "item": item,
+        **lead.item_content(item),
+        "judgements": judgements,
+        "rubric_questions": rubric_questions,
+        "rows": _rubric_rows(rubric_questions, judgements),
+        "agreed": _agreed_rubric(rubric_questions, judgements),
+        "reasons": [lead.REASONS[r] for r in lead.item_reasons(item, judgements)],
+        "checks": checks,
+        "history": history,
+        "errors": errors,
+        "form_errors": [message for field, message in errors.items() if field == "form"],
+        "error_count": len(errors),
+        "error_kinds": Judgement.ErrorKind.choices,
+        "submission_key": uuid.uuid4(),
+        # The form carries the decision the lead saw, so that one made
+        # meanwhile by someone else is shown instead of overwritten.
+        "seen_revision": history[0].revision if history else 0,
+        "settles_pending": bool(history) and history[0].pending,
+        "conflict": conflict,
+        "current": current,
+        "graded": decision_assessment(current, raised=raised).graded,
+        "raised": raised,
+        "filters": filters,
+        "query": _query(filters),
+        "skip_url": (reverse("adjudicate", args=[following.id]) + _query(filters)) if following else "",
+        **grading_screen_context(),
+        # Plain words for what the lead does with a reader's material error.
+        "material_choices": [("yes", "confirm it"), ("no", "dismiss it"), ("pending", "keep pending")]
+        if raised
+        else Judgement.MaterialError.choices,
+        "material_question": "Material error raised:" if raised else None,
+    }
+
+
+def _prefilled(judgements, rubric_questions, *, latest) -> Decision:
+    """A decision form filled with the latest decision, else with what every
+    reader agrees on: whether the answer addresses the question, each rubric
+    answer and each metric; a material error is never confirmed for the lead,
+    but the record of the first reader who raised one is copied to check."""
+    if latest is not None:
+        return Decision(
+            reason="",
+            addresses_question=latest.addresses_question,
+            rubric_answers=dict(latest.rubric_answers or {}),
+            material_error=latest.material_error,
+            correctness=latest.correctness,
+            fulfilment=latest.fulfilment,
+            needs_more_info=latest.needs_more_info,
+            error_claim=latest.error_claim,
+            error_evidence=latest.error_evidence,
+            error_effect=latest.error_effect,
+            error_kind=latest.error_kind,
+        )
+
+    def agreed(values):
+        values = set(values)
+        return values.pop() if len(values) == 1 else None
+
+    addresses = agreed(j.addresses_question for j in judgements)
+    raiser = next((j for j in judgements if j.material_error in ("yes", "pending")), None)
+    return Decision(
+        reason="",
+        addresses_question=True if addresses is None else addresses,
+        rubric_answers=_agreed_rubric(rubric_questions, judgements),
+        material_error="no" if judgements and agreed(j.material_error for j in judgements) == "no" else "",
+        correctness=agreed(j.correctness for j in judgements) or "",
+        fulfilment=agreed(j.fulfilment for j in judgements) or "",
+        needs_more_info=any(j.needs_more_info for j in judgements),
+        error_claim=raiser.error_claim if raiser else "",
+        error_evidence=raiser.error_evidence if raiser else "",
+        error_effect=raiser.error_effect if raiser else "",
+        error_kind=raiser.error_kind if raiser else "",
     )
+
+
+def _agreed_rubric(rubric_questions, judgements) -> dict[str, str]:
+    """The rubric answers every reader who answered the rubric gave alike."""
+    answered = [j.rubric_answers or {} for j in judgements if j.addresses_question]
+    agreed = {}
+    for question in rubric_questions:
+        values = {answers.get(question.key) for answers in answered}
+        if answered and len(values) == 1 and None not in values:
+            agreed[question.key] = values.pop()
+    return agreed
 
 
 def _rubric_rows(rubric_questions, judgements) -> list[tuple[str, list[str], bool]]:
@@ -144,6 +272,7 @@ def _rubric_rows(rubric_questions, judgements) -> list[tuple[str, list[str], boo
 
 
 def _decision(data, rubric_questions) -> Decision:
+    # The screen sends the metrics; a grade alone is still read, as before.
     grade = data.get("grade", "")
     return Decision(
         reason=data.get("reason", ""),
@@ -153,6 +282,10 @@ def _decision(data, rubric_questions) -> Decision:
         },
         grade="" if grade == "pending" else grade,
         pending=grade == "pending",
+        material_error=data.get("material_error", ""),
+        correctness=data.get("correctness", ""),
+        fulfilment=data.get("fulfilment", ""),
+        needs_more_info=bool(data.get("needs_more_info")),
         settling_evidence=data.get("settling_evidence", ""),
         material_status=data.get("material_status", ""),
         error_claim=data.get("error_claim", ""),
@@ -162,30 +295,45 @@ def _decision(data, rubric_questions) -> Decision:
     )
 
 
+# What a reader recorded of a material error, in the register's column order.
+_RAISED_FIELDS = ("error_kind", "error_claim", "error_evidence", "error_effect")
+
+
 @require_GET
 @role_required(*READERS_OF_RUNS)
 def material_register(request):
+    """The latest confirmed or dismissed material error of each item, as a page
+    or as CSV (``format=csv``). Each row carries ``raised``: the readers'
+    claims, so that a dismissed error still shows what was claimed beside the
+    lead's reason."""
     filters = {
         "status": request.GET.get("status", "confirmed"),
         "kind": request.GET.get("kind", ""),
         "version": request.GET.get("version", ""),
     }
     rows = lead.register(**filters)
+    raised = _raised_by_readers(rows)
+    for a in rows:
+        a.raised = raised.get(a.item_id, [])
     if request.GET.get("format") == "csv":
         response = HttpResponse(content_type="text/csv; charset=utf-8")
         response["Content-Disposition"] = 'attachment; filename="material-errors.csv"'
         writer = csv_cells.writer(response)
         writer.writerow(
             ["status", "kind", "claim", "evidence", "effect", "assistant_version", "question_id",
-             "sample", "item", "decided_by", "decided_at", "reason"]
+             "sample", "item", "decided_by", "decided_at", "reason",
+             "raised_kind", "raised_claim", "raised_evidence", "raised_effect"]
         )  # fmt: skip
         for a in rows:
             answer = a.item.answer
+            # Several readers' claims share a cell, one after the other.
+            said = [" | ".join(getattr(j, field) for j in a.raised) for field in _RAISED_FIELDS]
             writer.writerow(
                 [a.material_status, a.error_kind, a.error_claim, a.error_evidence, a.error_effect,
                  answer.run.assistant_version.label if answer else "calibration",
                  answer.question_id if answer else a.item.calibration.group,
-                 a.item.sample_id, a.item.position, a.lead.get_username(), a.created_at.isoformat(), a.reason]
+                 a.item.sample_id, a.item.position, a.lead.get_username(), a.created_at.isoformat(), a.reason,
+                 *said]
             )  # fmt: skip
         return response
     return render(
@@ -193,6 +341,16 @@ def material_register(request):
         "lead/register.html",
         {"rows": rows, "filters": filters, "kinds": Judgement.ErrorKind.choices},
     )
+
+
+def _raised_by_readers(rows) -> dict[int, list[Judgement]]:
+    """Per item of the register's rows, the readers' latest judgements that
+    raised a material error (with a claim, evidence, effect or kind)."""
+    latest = lead.latest_judgements([a.item for a in rows])
+    return {
+        item_id: [j for j in judgements if any(getattr(j, field) for field in _RAISED_FIELDS)]
+        for item_id, judgements in latest.items()
+    }
 
 
 @require_GET
