@@ -4,7 +4,16 @@ from django import forms
 from django.contrib.auth import get_user_model
 from django.db.models import OuterRef, Subquery
 
-from reviewapp.models import AssistantVersion, JudgeVersion, Role, RubricVersion, Run, Sample, SetVersion
+from reviewapp.models import (
+    AssistantVersion,
+    JudgeVersion,
+    QuestionSet,
+    Role,
+    RubricVersion,
+    Run,
+    Sample,
+    SetVersion,
+)
 from reviewapp.services.judging import JUDGE_METRICS, judge_label
 from scoring import logfile
 
@@ -20,28 +29,49 @@ def _set_name_validator(value: str) -> None:
 
 
 class RunUploadForm(forms.Form):
+    """A run log and what names its versions. The versions already known are
+    offered as suggestions (``known_*``, for datalists), never as the only
+    choice: a new assistant version is made on upload, and a new set version
+    when the question set is taken from the file."""
+
+    # Suggestions, newest first; a longer history is typed, not scrolled.
+    SUGGESTIONS = 200
+
     file = forms.FileField(
         label="Run log (JSON Lines)",
-        help_text="One answer per line; a first line may name the versions.",
+        help_text="One answer per line; a first line may name the versions. Gzip-compressed files "
+        "are read too.",
     )
     assistant_version = forms.CharField(
         required=False,
         max_length=logfile.LABEL_MAX_LENGTH,
         validators=[_label_validator],
-        help_text="Leave empty when the file's header line or name gives it. "
-        "ASCII letters, digits, '.', '_', '-' and '+'.",
+        widget=forms.TextInput(attrs={"list": "assistant-versions", "autocomplete": "off"}),
+        help_text="Empty when the file's header line or name gives it; a new label makes a new version "
+        "(ASCII letters, digits, '.', '_', '-', '+').",
     )
     set_version = forms.CharField(
         required=False,
         max_length=logfile.LABEL_MAX_LENGTH,
         validators=[_label_validator],
-        help_text="Leave empty when the file's header line or name gives it.",
+        widget=forms.TextInput(attrs={"list": "set-versions", "autocomplete": "off"}),
+        help_text="Pick one from the list, or leave empty when the file's header line or name gives it. "
+        "Taking the set from the file needs a new one.",
     )
     set_from_file = forms.BooleanField(
         required=False,
         label="Create or revise the question set from this file",
-        help_text="Only for logs in the combined form, whose answers carry "
-        "expected_behaviour and expected_values. The set version above becomes a new version.",
+        help_text="For a log in the combined form: each answer carries expected_behaviour and "
+        "expected_values. The set version above becomes a new version of the set named below.",
+    )
+    set_name = forms.CharField(
+        required=False,
+        max_length=logfile.SET_NAME_MAX_LENGTH,
+        validators=[_set_name_validator],
+        widget=forms.TextInput(attrs={"list": "set-names", "autocomplete": "off"}),
+        label="Question set name",
+        help_text="With the option above: the set to revise (its latest version is the base); "
+        "empty for the default set.",
     )
     repeats = forms.IntegerField(
         required=False,
@@ -50,13 +80,18 @@ class RunUploadForm(forms.Form):
         help_text="The earlier run of the same version on the same set that this one repeats "
         "(or the header's \"repeats\"). Both stay in the version's record.",
     )
-    set_name = forms.CharField(
-        required=False,
-        max_length=logfile.SET_NAME_MAX_LENGTH,
-        validators=[_set_name_validator],
-        label="Question set name",
-        help_text="With the option above: the set to revise (its latest version is the base).",
-    )
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.known_set_versions = list(
+            SetVersion.objects.select_related("question_set").order_by("-id")[: self.SUGGESTIONS]
+        )
+        self.known_assistant_versions = list(
+            AssistantVersion.objects.order_by("-created_at", "-id").values_list("label", flat=True)[
+                : self.SUGGESTIONS
+            ]
+        )
+        self.known_set_names = list(QuestionSet.objects.values_list("name", flat=True)[: self.SUGGESTIONS])
 
 
 class SetUploadForm(forms.Form):

@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import math
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass
+from decimal import Decimal
 
 from django.db.models import Avg, Count, F, Q
+from django.utils import formats
 
 from reviewapp import progress
 from reviewapp.models import Answer, AnswerCheck, Finding, JudgeRun, ModelVerdict, Run, Scoring
@@ -122,15 +126,57 @@ def visible_findings(scoring: Scoring):
     return findings if scoring.sealed_open else findings.filter(sealed=False)
 
 
-def findings_page(scoring: Scoring, *, kind: str = "", language: str = ""):
+def findings_page(scoring: Scoring, *, kind: str = "", language: str = "", question: str = ""):
+    """The scoring's visible findings in log order, narrowed to one kind, one
+    language and question ids holding ``question`` (any case) when given."""
     findings = visible_findings(scoring)
     if kind:
         findings = findings.filter(kind=kind)
     if language:
         findings = findings.filter(language=language)
+    if question.strip():
+        findings = findings.filter(question_id__icontains=question.strip())
     return findings.only(
         "id", "answer_id", "kind", "detail", "sealed", "line_number", "question_id", "language"
     ).order_by(F("line_number").asc(nulls_last=True), "id")
+
+
+def grouped_findings(findings) -> list[dict]:
+    """``findings`` with those of the same kind and detail made one, in the
+    order first found, each as {"finding", "count"}: an answer that states
+    the same unsupported figure three times is told once, three times."""
+    groups: dict[tuple[str, str], dict] = {}
+    for finding in findings:
+        key = (finding.kind, finding.detail)
+        if key in groups:
+            groups[key]["count"] += 1
+        else:
+            groups[key] = {"finding": finding, "count": 1}
+    return list(groups.values())
+
+
+# The columns of a findings export, in order.
+FINDINGS_EXPORT_FIELDS = ["line", "question_id", "language", "kind", "detail", "sealed_part"]
+
+
+def findings_export(
+    scoring: Scoring, *, kind: str = "", language: str = "", question: str = "", labels: bool = False
+) -> Iterator[tuple]:
+    """The rows (FINDINGS_EXPORT_FIELDS) of the scoring's visible findings,
+    filtered as findings_page filters them, read in batches. With ``labels``
+    each value is written as the run page shows it (the kind "wrong number",
+    not "numeric"; the sealed part "yes" or "no"), for people reading a
+    spreadsheet; without, as stored, for programs."""
+    kind_labels = dict(Finding.Kind.choices)
+    rows = (
+        findings_page(scoring, kind=kind, language=language, question=question)
+        .values_list("line_number", "question_id", "language", "kind", "detail", "sealed")
+        .iterator(chunk_size=2000)
+    )
+    for line, question_id, row_language, row_kind, detail, sealed in rows:
+        if labels:
+            row_kind, sealed = kind_labels.get(row_kind, row_kind), "yes" if sealed else "no"
+        yield (line, question_id, row_language, row_kind, detail, sealed)
 
 
 def finding_kinds(scoring: Scoring) -> list[tuple[str, str, int]]:
@@ -163,9 +209,14 @@ STANDARD_FIELDS = {
 }
 
 
-def answer_evidence(record: dict) -> dict:
+def answer_evidence(record: dict, *, language: str | None = None) -> dict:
     """The evidence an answer was shown: its records with values, period, unit
-    and caveats when the log has them, else the retrieved ids and values."""
+    and caveats when the log has them, else the retrieved ids and values.
+
+    ``values`` stay as logged (numbers for the API and the judges); each
+    ``shown_values`` is the same list as a reader should see it (shown_values),
+    by ``language``, by default the record's own."""
+    language = record.get("language", "") if language is None else language
     records = record.get("retrieved_records") or []
     described = {r.get("id") for r in records}
     cited = set(record.get("cited_ids") or [])
@@ -177,6 +228,7 @@ def answer_evidence(record: dict) -> dict:
                 "id": r.get("id"),
                 "label": r.get("label"),
                 "values": r.get("values") or [],
+                "shown_values": shown_values(r.get("values") or [], language=language),
                 "period": r.get("period"),
                 "unit": r.get("unit"),
                 "caveats": r.get("caveats") or [],
@@ -186,11 +238,80 @@ def answer_evidence(record: dict) -> dict:
         ],
         "bare_ids": bare_ids,
         "values": record.get("retrieved_values") or [],
+        "shown_values": shown_values(record.get("retrieved_values") or [], language=language),
         "cited_ids": [
             {"id": i, "retrieved": i in set(record.get("retrieved_ids") or [])}
             for i in dict.fromkeys(record.get("cited_ids") or [])
         ],
     }
+
+
+# (decimal mark, thousands separator) where the usual writing differs from
+# Django's locale files, which give French and Spanish a full no-break space:
+# French typesets a narrow one, and Spanish statistics group with a dot.
+NUMBER_MARKS = {
+    "en": (".", ","),
+    "fr": (",", "\u202f"),
+    "de": (",", "."),
+    "es": (",", "."),
+}
+# A number a record wrote as text, which is shown with its digits as written.
+_NUMBER_TEXT = re.compile(r"(?P<sign>[-+\u2212]?)(?P<whole>\d+)(?:\.(?P<fraction>\d+))?", re.ASCII)
+
+
+def number_marks(language: str) -> tuple[str, str]:
+    """(decimal mark, thousands separator) for a language code such as
+    "fr" or "fr-CA"; Django's locale formats for languages NUMBER_MARKS does
+    not name, and English marks for a language Django does not know."""
+    base = (language or "en").replace("_", "-").split("-")[0].lower()
+    if base in NUMBER_MARKS:
+        return NUMBER_MARKS[base]
+    decimal = formats.get_format("DECIMAL_SEPARATOR", lang=base, use_l10n=True)
+    thousands = formats.get_format("THOUSAND_SEPARATOR", lang=base, use_l10n=True)
+    return decimal, thousands
+
+
+def shown_value(value, *, language: str = "en") -> str:
+    """A logged value as a reader of ``language`` writes it, with no digit
+    added or lost: 13157.0 as "13,157" (English) or "13\u202f157" (French),
+    7.6 as "7.6" or "7,6", the text "7.60" as "7.60" or "7,60". A float is
+    given in its shortest form, never in exponent notation; text that is not
+    a plain number (and true, false or null) is shown as logged."""
+    if isinstance(value, bool) or value is None:
+        return {True: "true", False: "false", None: "null"}[value]
+    if isinstance(value, int):
+        text = str(value)
+    elif isinstance(value, float):
+        if not math.isfinite(value):
+            return repr(value)
+        # repr is the shortest text that reads back as the same float.
+        text = str(int(value)) if value.is_integer() else format(Decimal(repr(value)), "f")
+    elif isinstance(value, str):
+        text = value.strip()
+    else:
+        return str(value)
+    number = _NUMBER_TEXT.fullmatch(text)
+    if number is None:
+        return str(value)
+    decimal_mark, thousands = number_marks(language)
+    whole = number["whole"]
+    if len(whole) > 3:
+        head = len(whole) % 3 or 3
+        whole = thousands.join([whole[:head], *(whole[i : i + 3] for i in range(head, len(whole), 3))])
+    fraction = f"{decimal_mark}{number['fraction']}" if number["fraction"] is not None else ""
+    return f"{number['sign']}{whole}{fraction}"
+
+
+def shown_values(values, *, language: str = "en") -> list[dict]:
+    """Each distinct value of ``values`` as shown_value writes it, in the order
+    first logged, with how many times it was logged: [41, 41.0, 44] gives
+    [{"text": "41", "count": 2}, {"text": "44", "count": 1}]. Values that
+    read the same are one, since a reader could not tell them apart."""
+    counts: dict[str, int] = {}
+    for value in values:
+        text = shown_value(value, language=language)
+        counts[text] = counts.get(text, 0) + 1
+    return [{"text": text, "count": count} for text, count in counts.items()]
 
 
 def answer_question(answer: Answer):

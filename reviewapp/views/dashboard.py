@@ -1,19 +1,23 @@
 """Managers' pages: a version's dashboard, versions side by side, the paired
-comparison, the sample-size planner, and exports. Read-only."""
+comparison, the release gate, the sample-size planner, and exports. Read-only."""
 
 import json
+import re
 
+from django import forms
 from django.contrib import messages
-from django.db.models import F
 from django.http import FileResponse, Http404, HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404, render
 from django.views.decorators.http import require_GET
 
-from reviewapp import csv_cells, dashboard
+from reviewapp import csv_cells, dashboard, manager_reads
 from reviewapp.models import AssistantVersion, Judgement, Run, Sample, Scoring, SetVersion
 from reviewapp.roles import READERS_OF_RUNS, role_required
-from reviewapp.selectors import scores_as_dict, visible_findings
+from reviewapp.selectors import FINDINGS_EXPORT_FIELDS, findings_export, scores_as_dict
+from reviewapp.services.gate import DEFAULT_MEASURES, GateRefused, gate_run, parse_floors
 from scoring.compare import NEWCOMBE_METHOD, size_independent, size_paired
+from scoring.gate import DEFAULT_MARGIN_POINTS
+from scoring.measures import FAILURE_MEASURES, MEASURE_LABELS, MEASURES
 from scoring.rates import rate
 
 
@@ -29,15 +33,17 @@ def _set_version(request, assistant_version=None) -> SetVersion | None:
 @require_GET
 @role_required(*READERS_OF_RUNS)
 def version_list(request):
+    """The versions with stored runs on one set (the one in ?set=, else the
+    latest), each linked with that set to its dashboard, its comparison with
+    the version before it and the gate."""
     set_version = _set_version(request)
-    versions = AssistantVersion.objects.select_related("assistant").order_by("-created_at")
     return render(
         request,
         "dashboard/versions.html",
         {
-            "versions": versions,
+            "versions": manager_reads.versions_on_set(set_version) if set_version else [],
             "set_version": set_version,
-            "set_versions": SetVersion.objects.filter(runs__isnull=False).distinct(),
+            "set_versions": manager_reads.set_versions_with_runs(),
             "chart": dashboard.versions_chart(set_version) if set_version else [],
         },
     )
@@ -93,6 +99,7 @@ def compare(request):
     if not baseline or not candidate:
         raise Http404("Both versions need a scored run on this set version.")
     judged, unvalidated = dashboard.compare_judges(baseline, candidate)
+    comparisons = dashboard.compare_versions(baseline, candidate)
     return render(
         request,
         "dashboard/compare.html",
@@ -100,7 +107,10 @@ def compare(request):
             "set_version": set_version,
             "baseline": baseline_version,
             "candidate": candidate_version,
-            "comparisons": dashboard.compare_versions(baseline, candidate),
+            "comparisons": comparisons,
+            "outcome": manager_reads.compare_outcome(comparisons),
+            "chart": manager_reads.compare_chart(comparisons),
+            "failure_measures": FAILURE_MEASURES,
             "judged": judged,
             "unvalidated_judges": unvalidated,
             "baseline_record": baseline,
@@ -108,6 +118,98 @@ def compare(request):
             "interval_method": NEWCOMBE_METHOD,
         },
     )
+
+
+class RepeatedField(forms.Field):
+    """Every value of a repeated parameter (?measure=a&measure=b), each also
+    split at commas and spaces, so that one text box can hold several."""
+
+    widget = forms.MultipleHiddenInput
+
+    def to_python(self, value) -> list[str]:
+        return [part for item in value or () for part in re.split(r"[\s,]+", item) if part]
+
+
+class GateForm(forms.Form):
+    """The gate's options by the API's names (but ``set`` as on the other
+    pages). Only types are checked here: gate_run judges the values, so the
+    page refuses exactly what the API refuses."""
+
+    baseline = forms.CharField()
+    candidate = forms.CharField()
+    set = forms.CharField(required=False)
+    measure = RepeatedField(required=False)
+    margin = forms.FloatField(required=False)
+    max_drop = forms.FloatField(required=False)
+    floor = RepeatedField(required=False)
+    max_p90 = forms.FloatField(required=False)
+    max_timeout_rate = forms.FloatField(required=False)
+    judge = forms.CharField(required=False)
+
+    def gate_options(self) -> dict:
+        """gate_run's arguments; raises GateRefused for a malformed floor."""
+        data = self.cleaned_data
+        return {
+            "baseline": data["baseline"],
+            "candidate": data["candidate"],
+            "set_version": data["set"],
+            "measures": data["measure"],
+            "margin_points": DEFAULT_MARGIN_POINTS if data["margin"] is None else data["margin"],
+            "max_drop_points": data["max_drop"],
+            "floors": parse_floors(data["floor"]),
+            "max_p90_s": data["max_p90"],
+            "max_timeout_rate": data["max_timeout_rate"],
+            "judge": data["judge"],
+        }
+
+
+@require_GET
+@role_required(*READERS_OF_RUNS)
+def gate(request):
+    """The release gate in the browser: the API's decision (gate_run) on the
+    options in the query, asked with the session's login instead of a token.
+    A refusal is shown beside the field it concerns."""
+    asked = "candidate" in request.GET or "baseline" in request.GET
+    form = GateForm(request.GET) if asked else GateForm(initial=_gate_initial(request))
+    answer = None
+    if form.is_valid():
+        try:
+            answer = gate_run(**form.gate_options())
+        except GateRefused as refused:
+            field = manager_reads.refusal_field(
+                refused, baseline=form.cleaned_data["baseline"], candidate=form.cleaned_data["candidate"]
+            )
+            form.add_error(field, str(refused))
+    values = {name: form[name].value() for name in form.fields}
+    return render(
+        request,
+        "dashboard/gate.html",
+        {
+            "form": form,
+            "values": {**values, "floor": " ".join(values["floor"] or ())},
+            "chosen_measures": values["measure"] or DEFAULT_MEASURES,
+            "measure_choices": [(m, MEASURE_LABELS[m]) for m in MEASURES],
+            "versions": [v.label for v in manager_reads.gate_versions()],
+            "set_versions": [s.version for s in manager_reads.set_versions_with_runs()],
+            "answer": answer,
+            **(manager_reads.gate_figures(answer, form.cleaned_data) if answer else {}),
+        },
+    )
+
+
+def _gate_initial(request) -> dict:
+    """The form before anything is asked: the set in ?set= (else the latest),
+    its newest version as the candidate and the one before as the baseline."""
+    set_label = request.GET.get("set", "")
+    set_version = SetVersion.objects.filter(version=set_label).first() if set_label else _set_version(request)
+    newest = manager_reads.versions_on_set(set_version)[:1] if set_version else []
+    return {
+        "set": set_version.version if set_version else set_label,
+        "candidate": newest[0].version.label if newest else "",
+        "baseline": newest[0].previous.label if newest and newest[0].previous else "",
+        "measure": list(DEFAULT_MEASURES),
+        "margin": f"{DEFAULT_MARGIN_POINTS:g}",
+    }
 
 
 @require_GET
@@ -193,19 +295,18 @@ def export_scores(request, run_id: int, scoring_id: int, fmt: str):
 @require_GET
 @role_required(*READERS_OF_RUNS)
 def export_findings(request, run_id: int, scoring_id: int, fmt: str):
+    """A scoring's findings, narrowed by the run page's filters (kind, language,
+    question); JSON with the stored codes, CSV with the page's labels."""
     scoring = get_object_or_404(Scoring, id=scoring_id, run_id=run_id)
-    rows = (
-        visible_findings(scoring)
-        .order_by(F("line_number").asc(nulls_last=True), "id")
-        .values_list("line_number", "question_id", "language", "kind", "detail", "sealed")
-    )
-    names = ["line", "question_id", "language", "kind", "detail", "sealed_part"]
+    filters = {name: request.GET.get(name, "") for name in ("kind", "language", "question")}
+    names = FINDINGS_EXPORT_FIELDS
     if fmt == "json":
+        rows = findings_export(scoring, **filters)
         return JsonResponse({"findings": [dict(zip(names, row, strict=True)) for row in rows]})
     response = _csv_response(f"findings-run-{run_id}-scoring-{scoring_id}.csv")
     writer = csv_cells.writer(response)
     writer.writerow(names)
-    writer.writerows(rows)
+    writer.writerows(findings_export(scoring, labels=True, **filters))
     return response
 
 

@@ -32,6 +32,8 @@ def home(request):
 @require_http_methods(["GET", "POST"])
 @role_required(*WRITERS)
 def run_upload(request):
+    """The upload form; a taken file leads to its run. A refused one comes back
+    with its errors and every other field as sent (400, or 413 past the limit)."""
     form = RunUploadForm(request.POST or None, request.FILES or None)
     errors: list[str] = []
     status = 200
@@ -57,7 +59,14 @@ def run_upload(request):
     return render(
         request,
         "runs/upload.html",
-        {"form": form, "errors": errors, "limit": limit_text()},
+        {
+            "form": form,
+            "errors": errors,
+            "limit": limit_text(),
+            # In-process tasks answer the upload only once the run is stored and
+            # scored, so the page says it will wait.
+            "in_process": settings.CELERY_TASK_ALWAYS_EAGER,
+        },
         status=status,
     )
 
@@ -65,6 +74,8 @@ def run_upload(request):
 @require_GET
 @role_required(*READERS_OF_RUNS)
 def run_detail(request, run_id: int):
+    """A run's status, scores and findings. htmx asks for the polled status
+    (target "run-status") or the filtered findings (target "findings") alone."""
     run = get_object_or_404(
         Run.objects.select_related("assistant_version", "set_version", "uploaded_by"), id=run_id
     )
@@ -112,13 +123,15 @@ def run_detail(request, run_id: int):
     if chosen is not None and chosen.status == Scoring.Status.DONE:
         kind = request.GET.get("kind", "")
         language = request.GET.get("language", "")
-        findings = selectors.findings_page(chosen, kind=kind, language=language)
+        question = request.GET.get("question", "").strip()
+        findings = selectors.findings_page(chosen, kind=kind, language=language, question=question)
         context.update(
             findings=Paginator(findings, 50).get_page(request.GET.get("page")),
             kinds=selectors.finding_kinds(chosen),
             languages=selectors.scoring_languages(chosen),
             kind=kind,
             language=language,
+            question=question,
         )
     if request.htmx and request.htmx.target == "run-status":
         if not context["busy"]:
@@ -228,6 +241,8 @@ def scoring_open_sealed_view(request, run_id: int, scoring_id: int):
 @require_GET
 @role_required(*READERS_OF_RUNS)
 def answer_detail(request, run_id: int, answer_id: int):
+    """One answer beside its question, evidence and checks; values are written
+    as the answer's language writes numbers."""
     answer = get_object_or_404(
         Answer.objects.select_related("run__assistant_version", "run__set_version"),
         id=answer_id,
@@ -236,6 +251,7 @@ def answer_detail(request, run_id: int, answer_id: int):
     checks = list(answer.checks.select_related("scoring__set_version").order_by("scoring_id"))
     findings = list(Finding.objects.filter(answer=answer).order_by("scoring_id", "id"))
     record = answer.record
+    question = selectors.answer_question(answer)
     return render(
         request,
         "runs/answer.html",
@@ -243,13 +259,19 @@ def answer_detail(request, run_id: int, answer_id: int):
             "answer": answer,
             "run": answer.run,
             "record": record,
-            "evidence": selectors.answer_evidence(record),
-            "question": selectors.answer_question(answer),
+            "evidence": selectors.answer_evidence(record, language=answer.language),
+            "question": question,
+            "expected_values": [
+                {"text": selectors.shown_value(value, language=answer.language), "count": 1}
+                for value in (question.expected_values if question else [])
+            ],
             "checks": [
                 {
                     "check": c,
                     "segments": selectors.marked_text(record.get("answer", ""), c.numbers),
-                    "findings": [f for f in findings if f.scoring_id == c.scoring_id],
+                    "findings": selectors.grouped_findings(
+                        f for f in findings if f.scoring_id == c.scoring_id
+                    ),
                 }
                 for c in checks
             ],

@@ -27,6 +27,25 @@ DEMO_DIR = Path(__file__).resolve().parents[2] / "demo"
 DEMO_PASSWORD = "review-demo"
 DEMO_USERS = ("lead", "reviewer", "reviewer2", "manager")
 TIMEOUT_S = 600
+DEFAULT_ADDRESS = "127.0.0.1:8000"
+# runserver's names for "every interface", and the host to open in their place.
+WILDCARD_HOSTS = {"0": "127.0.0.1", "0.0.0.0": "127.0.0.1", "[::]": "[::1]"}
+
+
+def address_url(address: str) -> str:
+    """The address to open for what runserver is given ("8001",
+    "0.0.0.0:8001", "[::1]:8001", "localhost:8001"): a port alone is on
+    127.0.0.1, and a wildcard host is opened on this machine, with the
+    address served named beside it."""
+    address = address.strip() or DEFAULT_ADDRESS
+    if address.isdigit():
+        return f"http://127.0.0.1:{address}/"
+    host, _, port = address.rpartition(":")
+    if not host or not port.isdigit():
+        return f"http://{address}/"  # not what runserver takes, and it will say so
+    if host in WILDCARD_HOSTS:
+        return f"http://{WILDCARD_HOSTS[host]}:{port}/ (served on {address}, every interface)"
+    return f"http://{host}:{port}/"
 
 
 @dataclass(frozen=True)
@@ -49,10 +68,22 @@ GENERATED_RUNS = (
 )
 
 
+# The readers' reasons for the outcomes that need one.
+DEMO_REASONS = {
+    "partially_resolved": "the figure is right but the caveat on the record is missing",
+    "unresolved": "the answer does not give the figure that was asked for",
+}
+
 class Command(BaseCommand):
     help = "Load demo data (idempotent) and print how to log in."
 
     def add_arguments(self, parser):
+        parser.add_argument(
+            "--address",
+            default=DEFAULT_ADDRESS,
+            help="where the server will listen, as runserver takes it (bin/demo passes $ADDRESS), "
+            "so that the address printed is the one to open",
+        )
         parser.add_argument(
             "--answers",
             type=int,
@@ -61,7 +92,7 @@ class Command(BaseCommand):
             f"(the repeated run {REPEATED_RUN.repetitions} times)",
         )
 
-    def handle(self, *args, answers: int, **options):
+    def handle(self, *args, answers: int, address: str = DEFAULT_ADDRESS, **options):
         User = get_user_model()
         for name in DEMO_USERS:
             user, created = User.objects.get_or_create(username=name)
@@ -147,7 +178,7 @@ class Command(BaseCommand):
 
         self.stdout.write(
             self.style.SUCCESS("Demo data ready.")
-            + f"\n  {Run.objects.count()} runs; open http://127.0.0.1:8000/ and log in as "
+            + f"\n  {Run.objects.count()} runs; open {address_url(address)} and log in as "
             + ", ".join(DEMO_USERS)
             + f" or admin, password {DEMO_PASSWORD}\n"
             + "  (lead: runs, samples, rubrics; reviewer, reviewer2: their queue; manager: read only)\n"
@@ -173,6 +204,8 @@ class Command(BaseCommand):
                         rubric_answers={k: rng.choice(["yes"] * 5 + ["no"]) for k in keys},
                         grade=grade,
                         borderline=rng.random() < 0.1,
+                        # Every outcome but resolved carries its reason (spec 004).
+                        note=DEMO_REASONS.get(grade, ""),
                         error_claim="the figure stated" if material else "",
                         error_evidence="the record holds another value" if material else "",
                         error_effect="the user quotes a wrong figure" if material else "",

@@ -1,0 +1,268 @@
+"""Reads for the managers' pages: which versions a set's page lists, the
+compare page's verdict line and chart of paired differences, and what the
+gate page shows beside a gate answer. Nothing here writes."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from urllib.parse import urlencode
+
+from django.db.models import Count, Q
+
+from reviewapp.models import AssistantVersion, Run, SetVersion
+from scoring.compare import Paired
+
+# The difference chart's geometry, in SVG units of a 1000-wide viewBox: labels
+# on the left, the plot in the middle (zero at its centre), figures on the right.
+PLOT_LEFT = 250
+PLOT_RIGHT = 790
+ROW_HEIGHT = 24
+FIRST_ROW = 66
+# Half-widths of the chart's scale, in points: the smallest that holds every interval.
+SCALES = (2, 5, 10, 20, 50, 100)
+
+
+def set_versions_with_runs():
+    """Set versions with at least one stored run, newest first (a set whose only
+    runs were rejected or failed has nothing to show)."""
+    return SetVersion.objects.filter(runs__status=Run.Status.STORED).distinct().order_by("-created_at", "-id")
+
+
+@dataclass(frozen=True)
+class VersionOnSet:
+    """A version with stored runs on a set, and the version before it there
+    (the baseline its compare and gate links name), if any."""
+
+    version: AssistantVersion
+    stored_runs: int
+    left_out_runs: int
+    previous: AssistantVersion | None
+
+
+def versions_on_set(set_version: SetVersion) -> list[VersionOnSet]:
+    """The versions with a stored run on ``set_version``, newest first. A
+    version whose runs there were all rejected or failed is left out: it has
+    no figures to open. Each names the version stored on the set just before
+    it, the baseline a manager compares a new version with."""
+    stored = Q(runs__set_version=set_version, runs__status=Run.Status.STORED)
+    versions = list(
+        AssistantVersion.objects.filter(stored)
+        .annotate(
+            stored_runs=Count("runs", filter=stored, distinct=True),
+            left_out_runs=Count("runs", filter=stored & ~Q(runs__excluded_reason=""), distinct=True),
+        )
+        .select_related("assistant")
+        .order_by("created_at", "id")
+    )
+    rows = [
+        VersionOnSet(
+            version, version.stored_runs, version.left_out_runs, versions[index - 1] if index else None
+        )
+        for index, version in enumerate(versions)
+    ]
+    return rows[::-1]
+
+
+def gate_versions():
+    """Assistant versions the gate can be asked about: those with a stored run."""
+    return (
+        AssistantVersion.objects.filter(runs__status=Run.Status.STORED)
+        .distinct()
+        .order_by("-created_at", "-id")
+    )
+
+
+# -- the compare page ----------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class CompareOutcome:
+    """The measures' labels by what their paired 95 % interval shows."""
+
+    better: list[str]
+    worse: list[str]
+    no_difference: list[str]
+    not_compared: list[str]
+    by_measure: dict[str, str]
+
+    @property
+    def sentence(self) -> str:
+        """The verdict line: "better on 2 measures, worse on 1, no detectable
+        difference on 3", and the measures with no paired question, if any."""
+        text = (
+            f"better on {_measures(len(self.better))}, worse on {len(self.worse)}, "
+            f"no detectable difference on {len(self.no_difference)}"
+        )
+        if self.not_compared:
+            text += f"; {len(self.not_compared)} not compared (no question both versions have it on)"
+        return text
+
+
+def _measures(count: int) -> str:
+    return f"{count} measure{'' if count == 1 else 's'}"
+
+
+def paired_outcome(result: Paired) -> str:
+    """What one paired interval shows: "better" when candidate − baseline lies
+    above zero, "worse" when below, "no_difference" when the interval holds
+    zero, "not_compared" without pairs."""
+    if not result.n:
+        return "not_compared"
+    if result.low > 0:
+        return "better"
+    if result.high < 0:
+        return "worse"
+    return "no_difference"
+
+
+def compare_outcome(comparisons) -> CompareOutcome:
+    """The verdict line of the compare page, from each measure's paired
+    interval (candidate − baseline, positive is better for every measure)."""
+    groups: dict[str, list[str]] = {"better": [], "worse": [], "no_difference": [], "not_compared": []}
+    by_measure = {}
+    for comparison in comparisons:
+        outcome = paired_outcome(comparison.paired)
+        groups[outcome].append(comparison.label)
+        by_measure[comparison.measure] = outcome
+    return CompareOutcome(**groups, by_measure=by_measure)
+
+
+def compare_chart(comparisons) -> dict:
+    """The compare page's chart: each measure's paired difference with its interval."""
+    return difference_chart(
+        [
+            {"label": c.label, "n": c.paired.n, "difference": c.paired.difference, "low": c.paired.low,
+             "high": c.paired.high, "outcome": paired_outcome(c.paired)}
+            for c in comparisons
+        ]
+    )  # fmt: skip
+
+
+def difference_chart(rows: list[dict], *, margin: float | None = None) -> dict:
+    """SVG positions for rows of ``label``, ``n``, ``difference``, ``low`` and
+    ``high`` (candidate − baseline as shares; None without pairs) on a scale
+    symmetric about zero, in points. ``margin`` (a share) adds the gate's
+    line at −margin. Returns {} when no row has a figure."""
+    figures = [row for row in rows if row["difference"] is not None]
+    if not figures:
+        return {}
+    reach = max([abs(row[key]) for row in figures for key in ("low", "high")] + [margin or 0]) * 100
+    half = next((scale for scale in SCALES if reach <= scale), SCALES[-1])
+    middle = (PLOT_LEFT + PLOT_RIGHT) // 2
+
+    def x(share: float) -> float:
+        return middle + (share * 100 / half) * (PLOT_RIGHT - PLOT_LEFT) / 2
+
+    placed = []
+    for index, row in enumerate(rows):
+        y = FIRST_ROW + ROW_HEIGHT * index
+        entry = {**row, "y": y}
+        if row["difference"] is not None:
+            entry.update(x_low=x(row["low"]), x_high=x(row["high"]), x_point=x(row["difference"]))
+        placed.append(entry)
+    ticks = [-half, -half / 2, 0, half / 2, half]
+    return {
+        "rows": placed,
+        "ticks": [{"label": f"{tick:+g}" if tick else "0", "x": x(tick / 100)} for tick in ticks],
+        "zero": middle,
+        "left": PLOT_LEFT,
+        "right": PLOT_RIGHT,
+        "margin": {"x": x(-margin), "label": f"−{margin * 100:g} margin"} if margin is not None else None,
+        # The last row's half-height below it, and room for the margin's label.
+        "bottom": FIRST_ROW + ROW_HEIGHT * (len(rows) - 1) + ROW_HEIGHT // 2,
+        "height": FIRST_ROW + ROW_HEIGHT * (len(rows) - 1) + ROW_HEIGHT // 2 + 18,
+    }
+
+
+# -- the gate page -------------------------------------------------------------
+
+
+def gate_measures(answer: dict) -> list[dict]:
+    """The gate answer's paired measures (automatic ones and a judge's), each
+    with its key and its difference and interval as shares (None without
+    pairs), in the answer's order."""
+    rows = []
+    for key, entry in answer["measures"].items():
+        if "paired" not in entry:
+            continue
+        paired = entry["paired"]
+        shares = {
+            name: None if paired[f"{name}_points"] is None else paired[f"{name}_points"] / 100
+            for name in ("difference", "low", "high")
+        }
+        rows.append({"key": key, **entry, **shares})
+    return rows
+
+
+def gate_limits(answer: dict) -> list[dict]:
+    """The gate answer's limits on the candidate alone (P90, timeout rate)."""
+    return [{"key": key, **entry} for key, entry in answer["measures"].items() if "paired" not in entry]
+
+
+def gate_chart(answer: dict) -> dict:
+    """The gate page's chart: each paired measure's difference and interval,
+    with the margin the lower bound must clear."""
+    rows = []
+    for entry in gate_measures(answer):
+        key = entry["key"]
+        # A judge's label is a sentence; its name is enough beside a chart row.
+        label = f"judge {key.removeprefix('judge:')}" if key.startswith("judge:") else entry["label"]
+        rows.append(
+            {
+                "label": label,
+                "n": entry["paired"]["n"],
+                "difference": entry["difference"],
+                "low": entry["low"],
+                "high": entry["high"],
+                "outcome": entry["verdict"].replace(" ", "-"),
+            }
+        )
+    return difference_chart(rows, margin=answer["margin_points"] / 100)
+
+
+# The HTTP status the API gives each exit code of `manage.py gate`.
+GATE_STATUS = {0: 200, 1: 409, 2: 422}
+
+
+def gate_figures(answer: dict, options: dict) -> dict:
+    """What the gate page shows beside a gate answer: the API's HTTP status for
+    it, the paired measures, the limits, the chart and the API query asking
+    the same (``options`` as the page's form cleaned them)."""
+    return {
+        "status": GATE_STATUS[answer["exit_code"]],
+        "measures": gate_measures(answer),
+        "limits": gate_limits(answer),
+        "chart": gate_chart(answer),
+        "api_query": gate_api_query(options),
+    }
+
+
+def refusal_field(refused, *, baseline: str, candidate: str) -> str:
+    """The gate form's field a refusal belongs beside: the one it names, else
+    the option its sentence is about (gate_run names a missing version or a
+    version without scores in its message, not as a field)."""
+    if refused.field:
+        return refused.field
+    message = str(refused)
+    for role in ("baseline", "candidate"):
+        if message.endswith(f"({role})"):
+            return role
+    for role, label in (("candidate", candidate), ("baseline", baseline)):
+        if label and message.startswith(f"{label} has no scored run"):
+            return role
+    return "set"
+
+
+def gate_api_query(options: dict) -> str:
+    """The API's /gate query for the same question, for a pipeline to ask it."""
+    pairs = [("baseline", options["baseline"]), ("candidate", options["candidate"])]
+    if options["set"]:
+        pairs.append(("set_version", options["set"]))
+    pairs += [("measure", measure) for measure in options["measure"]]
+    for name in ("margin", "max_drop", "max_p90", "max_timeout_rate"):
+        if options[name] is not None:
+            pairs.append((name, f"{options[name]:g}"))
+    pairs += [("floor", floor) for floor in options["floor"]]
+    if options["judge"]:
+        pairs.append(("judge", options["judge"]))
+    return urlencode(pairs)
