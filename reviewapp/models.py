@@ -721,8 +721,10 @@ class Assignment(models.Model):
 
 class Outcome(models.Model):
     """What a reader judges and a lead decides alike: whether the answer
-    addresses the question, the rubric answers, and the grade or pending
-    verification, with a material error's claim, evidence, effect and kind."""
+    addresses the question, the rubric answers, spec 004's material-error
+    question (with the error's claim, evidence, effect and kind) and two
+    primary metrics, and the grade that follows from them
+    (services.grading.grade_from_metrics) or pending verification."""
 
     class Grade(models.TextChoices):
         RESOLVED = "resolved", "resolved"
@@ -737,6 +739,23 @@ class Outcome(models.Model):
         UNVERIFIED = "unverified_live_fact", "an unverified live situation asserted as fact"
         MISSING_CONDITION = "missing_condition", "a necessary condition left out"
 
+    class MaterialError(models.TextChoices):
+        YES = "yes", "yes"
+        NO = "no", "no"
+        PENDING = "pending", "pending verification"
+
+    class Correctness(models.TextChoices):
+        CORRECT = "correct", "correct"
+        MATERIAL_ERROR = "material_error", "material error"
+        NO_CONCLUSION = "no_gradable_conclusion", "no gradable conclusion"
+        PENDING = "pending", "pending verification"
+
+    class Fulfilment(models.TextChoices):
+        FULL = "full", "fully met"
+        PARTIAL = "partial", "partly met"
+        NOT_MET = "not_met", "not met"
+        PENDING = "pending", "pending verification"
+
     created_at = models.DateTimeField(auto_now_add=True)
     addresses_question = models.BooleanField(default=True)
     # {question key: "yes" | "no" | "na"}; empty when the answer does not address the question
@@ -749,6 +768,15 @@ class Outcome(models.Model):
     error_evidence = models.TextField(blank=True)
     error_effect = models.TextField(blank=True)
     error_kind = models.CharField(max_length=30, choices=ErrorKind.choices, blank=True)
+    # Spec 004's separate material-error question and its two primary
+    # metrics; the grade above follows from them. Blank on a judgement made
+    # before they were asked where its old grade could not tell (migration 0018).
+    material_error = models.CharField(max_length=10, choices=MaterialError.choices, blank=True)
+    correctness = models.CharField(max_length=25, choices=Correctness.choices, blank=True)
+    fulfilment = models.CharField(max_length=10, choices=Fulfilment.choices, blank=True)
+    # An interaction state beside the grade, not a grade: the answer asks
+    # the user for more information.
+    needs_more_info = models.BooleanField(default=False)
     # The form's one-time key: a double submit makes one revision.
     submission_key = models.UUIDField(unique=True)
 
@@ -757,10 +785,14 @@ class Outcome(models.Model):
 
     @property
     def outcome(self) -> str:
-        if not self.addresses_question:
-            return "does not address the question"
+        # Spec 004's grading order: a material error counts first, also on an
+        # answer that does not address the question.
+        if self.grade == self.Grade.MATERIAL_ERROR:
+            return "material error" if self.addresses_question else "material error (off the question)"
         if self.pending:
             return "pending verification"
+        if not self.addresses_question:
+            return "does not address the question"
         return self.get_grade_display()
 
 
@@ -1043,3 +1075,6 @@ class ValidationItem(models.Model):
 
     def __str__(self) -> str:
         return f"{self.split} item {self.item_id}"
+
+
+from reviewapp.paired_models import *  # noqa: E402,F403

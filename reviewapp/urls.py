@@ -1,12 +1,22 @@
 from django.contrib import admin
 from django.contrib.auth import views as auth_views
+from django.templatetags.static import static
 from django.urls import path
+from django.utils.functional import lazy
+from django.views.generic import RedirectView
 
 from reviewapp.api import api
-from reviewapp.views import dashboard, judges, lead, question_sets, review, runs, samples, tokens
+from reviewapp.views import dashboard, judges, lead, paired, question_sets, review, runs, samples, tokens
 
 urlpatterns = [
     path("", runs.home, name="home"),
+    # Pages link the SVG icon; this answers what asks /favicon.ico anyway (the
+    # admin's pages, the API docs, feed readers), resolved when first asked.
+    path(
+        "favicon.ico",
+        RedirectView.as_view(url=lazy(static, str)("favicon.svg"), permanent=True),
+        name="favicon",
+    ),
     path("login/", auth_views.LoginView.as_view(), name="login"),
     path("logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("runs/upload/", runs.run_upload, name="run-upload"),
@@ -43,6 +53,7 @@ urlpatterns = [
     path("agreement/", lead.agreement_view, name="agreement"),
     path("versions/", dashboard.version_list, name="version-list"),
     path("versions/compare/", dashboard.compare, name="version-compare"),
+    path("versions/gate/", dashboard.gate, name="version-gate"),
     path("versions/planner/", dashboard.planner, name="planner"),
     path("versions/<str:label>/", dashboard.version_dashboard, name="version-dashboard"),
     path("runs/<int:run_id>/log.jsonl", dashboard.export_log, name="run-log"),
@@ -62,6 +73,15 @@ urlpatterns = [
     path("review/", review.review_queue, name="review-queue"),
     path("review/<int:sample_id>/", review.review_start, name="review-start"),
     path("review/<int:sample_id>/<str:alias>/", review.review_item, name="review-item"),
+    # Blinded comparison of two runs: leads' pages name the runs, readers' pages never do.
+    path("paired/", paired.paired_list, name="paired-list"),
+    path("paired/new/", paired.paired_new, name="paired-new"),
+    path("paired/<int:paired_id>/", paired.paired_detail, name="paired-detail"),
+    path("paired/<int:paired_id>/assign/", paired.paired_assign_view, name="paired-assign"),
+    path("paired/<int:paired_id>/pairs/<int:position>/decide/", paired.paired_decide, name="paired-decide"),
+    path("pairs/", paired.paired_queue, name="paired-queue"),
+    path("pairs/<int:paired_id>/", paired.paired_start, name="paired-start"),
+    path("pairs/<int:paired_id>/<str:pair_alias>/", paired.paired_item, name="paired-item"),
     path("judges/", judges.judge_list, name="judge-list"),
     path("judges/new/", judges.judge_edit, name="judge-new"),
     path("judges/<int:judge_id>/edit/", judges.judge_edit, name="judge-edit"),

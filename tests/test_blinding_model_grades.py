@@ -127,6 +127,9 @@ class ModelGradeBlindingTests(TestCase):
             "token_id": [self.lead_token.id],
             "judge_id": [self.version.judge_id],
             "judge_run_id": [self.judge_run.id],
+            # No paired comparison here: its pages answer 404, its queue is empty.
+            "paired_id": [self.sample.id],
+            "pair_alias": [self.assignments[0].alias],
         }
 
     def request(self, method: str, url: str, data=None, **headers):
@@ -207,17 +210,21 @@ class ModelGradeBlindingTests(TestCase):
             url = reverse("review-item", args=[self.sample.id, assignment.alias])
             self.assertIn(("review-item", "GET", url, False), reached)
             self.assertIn(("review-item", "GET", url, True), reached)
-        # Nothing else of the app opens to a reviewer: sign-in (also after signing out) and the
-        # public API documentation apart, only their queue, reached also from the home page.
+        # Nothing else of the app opens to a reviewer: sign-in (also after signing out), the
+        # favicon and the public API documentation apart, only their queues, reached also from
+        # the home page.
         self.assertEqual(
             reached_names,
             {
                 "review-queue",
                 "review-start (followed)",
+                "paired-queue",
                 "review-item",
                 "home (followed)",
                 "login",
                 "logout (followed)",
+                # The favicon redirects to its static file, which is public.
+                "favicon (followed)",
                 *PUBLIC_DOCUMENTATION,
             },
         )

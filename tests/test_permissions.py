@@ -24,9 +24,10 @@ from reviewapp.api import api
 from reviewapp.models import ApiToken, Role
 from reviewapp.roles import API_USERS, READERS_OF_RUNS, SCOPES, WRITERS
 from reviewapp.services.judging import judge_run_estimate, judge_version_save
+from reviewapp.services.paired import paired_assign, paired_draw
 from reviewapp.services.review import JudgementInput, judgement_submit, rubric_default
 from reviewapp.services.samples import Frame, sample_assign, sample_draw
-from tests.fixtures import load_generated_run
+from tests.fixtures import load_generated_run, twin
 from tests.helpers import make_user
 
 ANONYMOUS, REVIEWER, LEAD, MANAGER, ADMIN, NO_ROLE = (
@@ -60,6 +61,8 @@ NOT_ALLOWED = everyone(405)
 # Anonymous visitors of a page are sent to log in unless the rule names them.
 PAGES: dict[str, dict[str, dict[str, int]]] = {
     "home": {"GET": only(READERS_OF_RUNS, reviewer=302, no_role=302), "POST": NOT_ALLOWED},
+    # /favicon.ico points at the static icon, for everyone and whatever the method.
+    "favicon": {"GET": everyone(301), "POST": everyone(301)},
     "login": {"GET": everyone(200), "POST": everyone(200)},
     "logout": {"GET": NOT_ALLOWED, "POST": everyone(302)},
     "run-upload": {"GET": only(WRITERS), "POST": only(WRITERS, 400)},
@@ -88,6 +91,8 @@ PAGES: dict[str, dict[str, dict[str, int]]] = {
     "agreement": {"GET": only(READERS_OF_RUNS), "POST": NOT_ALLOWED},
     "version-list": {"GET": only(READERS_OF_RUNS), "POST": NOT_ALLOWED},
     "version-compare": {"GET": only(READERS_OF_RUNS), "POST": NOT_ALLOWED},
+    # The gate asked in the browser: the same readers as the API's gate:read.
+    "version-gate": {"GET": only(READERS_OF_RUNS), "POST": NOT_ALLOWED},
     "planner": {"GET": only(READERS_OF_RUNS), "POST": NOT_ALLOWED},
     "version-dashboard": {"GET": only(READERS_OF_RUNS), "POST": NOT_ALLOWED},
     "run-log": {"GET": only(READERS_OF_RUNS), "POST": NOT_ALLOWED},
@@ -99,6 +104,19 @@ PAGES: dict[str, dict[str, dict[str, int]]] = {
     # lead or admin who reads nothing in this sample.
     "review-start": {"GET": only(REVIEWING, 302, lead=404, admin=404), "POST": NOT_ALLOWED},
     "review-item": {
+        "GET": only(REVIEWING, 200, lead=404, admin=404),
+        "POST": only(REVIEWING, 400, lead=404, admin=404),
+    },
+    # Blinded comparison: leads draw, assign and decide, managers read the
+    # results; readers reach only their own pairs (a 404 for anyone else's).
+    "paired-list": {"GET": only(READERS_OF_RUNS), "POST": NOT_ALLOWED},
+    "paired-new": {"GET": only(WRITERS), "POST": only(WRITERS, 400)},
+    "paired-detail": {"GET": only(READERS_OF_RUNS), "POST": NOT_ALLOWED},
+    "paired-assign": {"GET": NOT_ALLOWED, "POST": only(WRITERS, 302)},
+    "paired-decide": {"GET": only(WRITERS), "POST": only(WRITERS, 400)},
+    "paired-queue": {"GET": only(REVIEWING), "POST": NOT_ALLOWED},
+    "paired-start": {"GET": only(REVIEWING, 302, lead=404, admin=404), "POST": NOT_ALLOWED},
+    "paired-item": {
         "GET": only(REVIEWING, 200, lead=404, admin=404),
         "POST": only(REVIEWING, 400, lead=404, admin=404),
     },
@@ -194,6 +212,12 @@ class PermissionMatrixTests(TestCase):
             ),
             submission_key=uuid.uuid4(),
         )
+        cls.paired = paired_draw(
+            run_a=cls.logged_run, run_b=twin(cls.logged_run, "bot-perm-2"), size=3, seed=3
+        )
+        cls.pair = paired_assign(
+            paired_sample=cls.paired, reviewers=[cls.users[REVIEWER]], readers_per_item=1
+        )[0]
         cls.lead_token, _ = ApiToken.issue(user=cls.users[LEAD], name="page token")
         cls.judge_version = judge_version_save(
             name="matrix judge", provider="stand-in", model="", metrics=["faithfulness"]
@@ -223,6 +247,8 @@ class PermissionMatrixTests(TestCase):
             "token_id": self.lead_token.id,
             "judge_run_id": self.judge_run.id,
             "judge_id": self.judge_version.judge_id,
+            "paired_id": self.paired.id,
+            "pair_alias": self.pair.alias,
             # The admin site's own arguments: its guard answers before it looks them up.
             "app_label": "auth",
             "object_id": str(self.users[LEAD].pk),
