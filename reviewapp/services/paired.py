@@ -31,7 +31,7 @@ from reviewapp.paired_models import (
     PairedSample,
 )
 from reviewapp.selectors import answer_evidence
-from reviewapp.services.samples import allocate, new_alias
+from reviewapp.services.samples import allocate, checked_readers, new_alias, round_robin
 from reviewapp.services.uploads import UploadRejected
 from scoring.compare import Paired, paired
 from scoring.rates import Rate, rate
@@ -246,25 +246,13 @@ def paired_assign(
     Refuses no readers, fewer readers than readers per pair, and a sample
     that is assigned already."""
     readers_per_item = readers_per_item or paired_sample.readers_per_item
-    reviewers = sorted(set(reviewers), key=lambda user: user.pk)
-    if not reviewers:
-        raise UploadRejected("choose at least one reader")
-    if readers_per_item > len(reviewers):
-        raise UploadRejected(
-            f"{readers_per_item} readers per pair needs at least {readers_per_item} readers; "
-            f"{len(reviewers)} chosen"
-        )
+    reviewers = checked_readers(reviewers, readers_per_item, unit="pair")
     with transaction.atomic():
         locked = PairedSample.objects.select_for_update().get(id=paired_sample.id)
         if PairedAssignment.objects.filter(item__paired_sample=locked).exists():
             raise UploadRejected("this paired sample is assigned already; draw a new one to read it again")
         items = list(locked.items.order_by("position"))
-        per_reader: dict[int, list[PairedItem]] = defaultdict(list)
-        # Round-robin, as for samples: an even load, never one pair twice to a reader.
-        for index, item in enumerate(items):
-            for offset in range(readers_per_item):
-                reader = reviewers[(index * readers_per_item + offset) % len(reviewers)]
-                per_reader[reader.pk].append(item)
+        per_reader = round_robin(items, reviewers, readers_per_item)
         taken = set(
             PairedAssignment.objects.filter(reviewer__in=reviewers).values_list("reviewer_id", "alias")
         )

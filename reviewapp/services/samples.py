@@ -257,14 +257,7 @@ def sample_assign(
     each under a random alias and in a shuffled order per reader, all from a
     recorded seed. A sample is assigned once."""
     readers_per_item = readers_per_item or sample.readers_per_item
-    reviewers = sorted(set(reviewers), key=lambda user: user.pk)
-    if not reviewers:
-        raise UploadRejected("choose at least one reader")
-    if readers_per_item > len(reviewers):
-        raise UploadRejected(
-            f"{readers_per_item} readers per item needs at least {readers_per_item} readers; "
-            f"{len(reviewers)} chosen"
-        )
+    reviewers = checked_readers(reviewers, readers_per_item, unit="item")
     with transaction.atomic():
         locked = Sample.objects.select_for_update().get(id=sample.id)
         if Assignment.objects.filter(item__sample=locked).exists():
@@ -272,13 +265,7 @@ def sample_assign(
         alias_seed = locked.seed ^ 0x5EED
         rng = random.Random(alias_seed)
         items = list(locked.items.order_by("position"))
-        per_reader: dict[int, list[SampleItem]] = defaultdict(list)
-        # Round-robin from a rotating start keeps the load even and never
-        # gives one item twice to the same reader.
-        for index, item in enumerate(items):
-            for offset in range(readers_per_item):
-                reader = reviewers[(index * readers_per_item + offset) % len(reviewers)]
-                per_reader[reader.pk].append(item)
+        per_reader = round_robin(items, reviewers, readers_per_item)
         taken = set(Assignment.objects.filter(reviewer__in=reviewers).values_list("reviewer_id", "alias"))
         assignments = []
         for reader in reviewers:
@@ -292,6 +279,31 @@ def sample_assign(
         locked.readers_per_item = readers_per_item
         locked.save(update_fields=("alias_seed", "readers_per_item"))
     return assignments
+
+
+def checked_readers(reviewers, readers_per_item: int, *, unit: str) -> list:
+    """The readers, each once, in a stable order; refuses (UploadRejected) none,
+    and fewer than ``readers_per_item`` (each ``unit`` needs that many)."""
+    reviewers = sorted(set(reviewers), key=lambda user: user.pk)
+    if not reviewers:
+        raise UploadRejected("choose at least one reader")
+    if readers_per_item > len(reviewers):
+        raise UploadRejected(
+            f"{readers_per_item} readers per {unit} needs at least {readers_per_item} readers; "
+            f"{len(reviewers)} chosen"
+        )
+    return reviewers
+
+
+def round_robin(items: list, reviewers: list, readers_per_item: int) -> dict[int, list]:
+    """Each reader's items, by reader id: round-robin from a rotating start
+    keeps the load even and never gives one item twice to the same reader."""
+    per_reader: dict[int, list] = defaultdict(list)
+    for index, item in enumerate(items):
+        for offset in range(readers_per_item):
+            reader = reviewers[(index * readers_per_item + offset) % len(reviewers)]
+            per_reader[reader.pk].append(item)
+    return per_reader
 
 
 def new_alias(rng: random.Random, reader_id: int, taken: set) -> str:
