@@ -16,6 +16,7 @@ from reviewapp.models import (
     JudgeRun,
     JudgeVersion,
     ModelVerdict,
+    Question,
     Run,
     Sample,
     SampleItem,
@@ -34,7 +35,7 @@ from scoring import gate as gating
 from scoring import timing
 from scoring.compare import Paired, detectable_difference, paired
 from scoring.measures import FAILURE_MEASURES, MEASURE_LABELS, MEASURES, merge_slice_counts
-from scoring.rates import rate, stratified_rate
+from scoring.rates import rate, severity_weighted_rate, stratified_rate
 from scoring.repeats import merge_tallies, repeat_figures
 
 DEFAULT_KEY = config_key(options={}, slice_fields=DEFAULT_SLICE_FIELDS)
@@ -287,6 +288,7 @@ def review_figures(samples) -> dict:
     with_rubric = [o for o in outcomes if o.outcome in GRADES and o.rubric]
     passing = sum(_passes_rubric(o.rubric) for o in with_rubric)
     return {
+        "severity": severity_figures([o for o in outcomes if o.outcome in GRADES]),
         "planned": planned,
         "graded": graded,
         "coverage": rate(graded, planned) if planned else None,
@@ -294,6 +296,40 @@ def review_figures(samples) -> dict:
         "rubric": rubric,
         "passes_rubric": {"k": passing, "n": len(with_rubric)},
         "stratified": stratified,
+    }
+
+
+def severity_figures(settled: list[ItemOutcome]) -> dict | None:
+    """The material-error rate on settled items, unweighted and weighted by
+    the severity weights in force (None when there are none, or nothing is
+    settled), each with its own denominator: items, and their total weight."""
+    from reviewapp.services.severity import severity_in_force
+
+    scheme = severity_in_force()
+    if scheme is None or not settled:
+        return None
+    if scheme.field == "language":
+        values = [o.item.answer.language for o in settled]
+    else:
+        answers = Answer.objects.filter(id__in=[o.item.answer_id for o in settled]).select_related("run")
+        questions = {
+            (row["set_version_id"], row["question_id"]): row["stratum"]
+            for row in Question.objects.filter(
+                set_version_id__in={answer.run.set_version_id for answer in answers},
+                question_id__in={answer.question_id for answer in answers},
+            ).values("set_version_id", "question_id", "stratum")
+        }
+        by_answer = {
+            answer.id: questions.get((answer.run.set_version_id, answer.question_id)) for answer in answers
+        }
+        values = [by_answer.get(o.item.answer_id) for o in settled]
+    weights = [scheme.weight_of(value) for value in values]
+    failures = [o.outcome == "material_error" for o in settled]
+    return {
+        "scheme": scheme,
+        "unweighted": rate(sum(failures), len(failures)),
+        "weighted": severity_weighted_rate(failures, weights),
+        "weight_total": sum(weights),
     }
 
 

@@ -1077,4 +1077,32 @@ class ValidationItem(models.Model):
         return f"{self.split} item {self.item_id}"
 
 
+class SeverityWeights(models.Model):
+    """How much an error weighs by where the answer goes (spec 002): a weight
+    per value of one field (the question's stratum, or the language). The
+    latest row is in force; earlier ones stay as the record of what was used."""
+
+    class Field(models.TextChoices):
+        STRATUM = "stratum", "the question's stratum"
+        LANGUAGE = "language", "the answer's language"
+
+    field = models.CharField(max_length=20, choices=Field.choices)
+    # {value: weight above 0}; values not listed weigh default_weight.
+    weights = models.JSONField(default=dict)
+    default_weight = models.FloatField(default=1.0)
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ("-created_at", "-id")
+
+    def __str__(self) -> str:
+        return f"severity weights by {self.field}"
+
+    def weight_of(self, value: str | None) -> float:
+        return float(self.weights.get(value or "", self.default_weight))
+
+
 from reviewapp.paired_models import *  # noqa: E402,F403

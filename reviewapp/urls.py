@@ -6,7 +6,18 @@ from django.utils.functional import lazy
 from django.views.generic import RedirectView
 
 from reviewapp.api import api
-from reviewapp.views import dashboard, judges, lead, paired, question_sets, review, runs, samples, tokens
+from reviewapp.views import (
+    dashboard,
+    judges,
+    lead,
+    paired,
+    question_sets,
+    review,
+    runs,
+    samples,
+    severity,
+    tokens,
+)
 
 urlpatterns = [
     path("", runs.home, name="home"),
@@ -54,6 +65,7 @@ urlpatterns = [
     path("versions/", dashboard.version_list, name="version-list"),
     path("versions/compare/", dashboard.compare, name="version-compare"),
     path("versions/gate/", dashboard.gate, name="version-gate"),
+    path("severity/", severity.severity_edit, name="severity"),
     path("versions/planner/", dashboard.planner, name="planner"),
     path("versions/<str:label>/", dashboard.version_dashboard, name="version-dashboard"),
     path("runs/<int:run_id>/log.jsonl", dashboard.export_log, name="run-log"),

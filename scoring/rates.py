@@ -118,3 +118,42 @@ def stratified_rate(strata: Sequence[tuple[int, int, int]], *, alpha: float = 0.
     low, high = proportion_confint(value * effective_n, effective_n, alpha=alpha, method="wilson")
     low, high = _pin_edges(float(low), float(high), none=none, all_=all_)
     return WeightedRate(value=value, low=low, high=high, n=n, effective_n=effective_n, variance=variance)
+
+
+SEVERITY_METHOD = "severity-weighted, Wilson on Kish's effective n"
+
+
+def severity_weighted_rate(
+    failures: Sequence[bool], weights: Sequence[float], *, alpha: float = 0.05
+) -> WeightedRate:
+    """The share of failures when each item counts by its weight (spec 002:
+    weight by where the answer goes), with a 1 - alpha interval.
+
+    The rate is sum w·x / sum w. Unequal weights make the items worth fewer
+    simple draws: Kish's effective size (sum w)² / sum w², and the interval is
+    Wilson's on that many draws. Equal weights give the unweighted rate and
+    its Wilson interval. Refuses (ValueError) no items, lists of different
+    lengths, and a weight that is not positive.
+    """
+    if not failures:
+        raise ValueError("a severity-weighted rate needs at least one item")
+    if len(failures) != len(weights):
+        raise ValueError(f"{len(failures)} items but {len(weights)} weights")
+    if any(not weight > 0 for weight in weights):
+        raise ValueError("every weight must be above 0")
+    total = sum(weights)
+    value = sum(weight for failed, weight in zip(failures, weights, strict=True) if failed) / total
+    effective_n = total**2 / sum(weight**2 for weight in weights)
+    none, all_ = not any(failures), all(failures)
+    value = 0.0 if none else 1.0 if all_ else value
+    low, high = proportion_confint(value * effective_n, effective_n, alpha=alpha, method="wilson")
+    low, high = _pin_edges(float(low), float(high), none=none, all_=all_)
+    return WeightedRate(
+        value=value,
+        low=low,
+        high=high,
+        n=len(failures),
+        effective_n=effective_n,
+        variance=value * (1 - value) / effective_n,
+        method=SEVERITY_METHOD,
+    )

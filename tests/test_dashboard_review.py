@@ -17,7 +17,9 @@ PASSING = {"series": "yes", "period": "yes", "unit": "yes", "caveat": "na", "uns
 UNSUPPORTED = {**PASSING, "unsupported_claim": "yes"}
 
 
-class SettledCountingTests(TestCase):
+class ReviewedSampleTestCase(TestCase):
+    """Seven double-read items, one in each state a review item can be in."""
+
     @classmethod
     def setUpTestData(cls):
         run = load_generated_run(answers=20, assistant="bot-1.0")
@@ -85,6 +87,8 @@ class SettledCountingTests(TestCase):
             submission_key=uuid.uuid4(),
         )
 
+
+class SettledCountingTests(ReviewedSampleTestCase):
     def test_only_settled_grades_count_and_the_rest_is_named_against_n(self):
         review = review_figures([self.sample])
         counts = {figure["grade"]: (figure["k"], figure["n"]) for figure in review["grades"]}
@@ -126,3 +130,51 @@ class SettledCountingTests(TestCase):
         counts = {figure["grade"]: figure["k"] for figure in review_figures([self.sample])["grades"]}
         # Item 3's single resolved reading now settles it; item 7 is still unread.
         self.assertEqual((counts["resolved"], counts["not_read"]), (2, 1))
+
+
+class SeverityWeightsTests(ReviewedSampleTestCase):
+    def test_the_dashboard_weighs_material_errors_by_where_the_answer_goes(self):
+        from reviewapp.services.severity import severity_weights_save
+        from scoring.rates import rate, severity_weighted_rate
+
+        # Settled: item 1 resolved, item 5 a confirmed material error.
+        languages = {item.position: item.answer.language for item in self.items}
+        severity_weights_save(
+            field="language", weights_text=f"{languages[5]} = 4", default_weight=1, created_by=self.lead
+        )
+        severity = review_figures([self.sample])["severity"]
+        expected_weights = [4.0 if languages[p] == languages[5] else 1.0 for p in (1, 5)]
+        self.assertEqual(expected_weights, [1.0, 4.0])  # the fixture's two settled items differ in language
+        self.assertEqual(severity["unweighted"], rate(1, 2))
+        self.assertEqual(severity["weighted"], severity_weighted_rate([False, True], expected_weights))
+        self.assertEqual(severity["weight_total"], sum(expected_weights))
+        self.client.force_login(self.manager)
+        page = self.client.get(reverse("version-dashboard", args=["bot-1.0"]))
+        self.assertContains(page, "Material errors by severity")
+        self.assertContains(page, f"total weight {sum(expected_weights):g}")
+
+    def test_a_lead_sets_weights_and_bad_lines_are_named(self):
+        self.client.force_login(self.lead)
+        bad = self.client.post(
+            reverse("severity"),
+            {"field": "stratum", "weights": "finance = 3\npublic = -1", "default_weight": "1"},
+        )
+        self.assertContains(
+            bad,
+            "weights, line 2: the weight of &#x27;public&#x27; is a number above 0 and at most 1000, not &#x27;-1&#x27;",
+            status_code=400,
+        )
+        good = self.client.post(
+            reverse("severity"),
+            {"field": "stratum", "weights": "finance = 3\npublic = 1", "default_weight": "2"},
+        )
+        self.assertRedirects(good, reverse("severity"))
+        from reviewapp.models import SeverityWeights
+
+        scheme = SeverityWeights.objects.get()
+        self.assertEqual(
+            (scheme.field, scheme.weights, scheme.default_weight),
+            ("stratum", {"finance": 3.0, "public": 1.0}, 2.0),
+        )
+        self.client.force_login(self.manager)
+        self.assertEqual(self.client.post(reverse("severity"), {"field": "stratum"}).status_code, 403)

@@ -93,6 +93,8 @@ PAGES: dict[str, dict[str, dict[str, int]]] = {
     "version-compare": {"GET": only(READERS_OF_RUNS), "POST": NOT_ALLOWED},
     # The gate asked in the browser: the same readers as the API's gate:read.
     "version-gate": {"GET": only(READERS_OF_RUNS), "POST": NOT_ALLOWED},
+    # An empty form is refused with its error (400); managers read the weights only.
+    "severity": {"GET": only(READERS_OF_RUNS), "POST": only(WRITERS, 400)},
     "planner": {"GET": only(READERS_OF_RUNS), "POST": NOT_ALLOWED},
     "version-dashboard": {"GET": only(READERS_OF_RUNS), "POST": NOT_ALLOWED},
     "run-log": {"GET": only(READERS_OF_RUNS), "POST": NOT_ALLOWED},

@@ -3,7 +3,7 @@
 import pytest
 from statsmodels.stats.proportion import proportion_confint
 
-from scoring.rates import INTERVAL_METHODS, WeightedRate, rate, stratified_rate
+from scoring.rates import INTERVAL_METHODS, WeightedRate, rate, severity_weighted_rate, stratified_rate
 
 SIZES = [1, 2, 5, 17, 200, 1000, 30_000, 1_000_000]
 
@@ -124,3 +124,19 @@ def test_it_returns_a_frozen_weighted_rate():
     assert isinstance(result, WeightedRate)
     with pytest.raises(AttributeError):
         result.value = 0.5
+
+
+def test_a_severity_weighted_rate_counts_each_item_by_its_weight_on_kishs_effective_n():
+    # Two failures, one of them where answers carry three times the weight.
+    weighted = severity_weighted_rate([True, False, False, True], [3.0, 1.0, 1.0, 1.0])
+    assert weighted.value == pytest.approx(4 / 6)
+    # Kish: (3 + 1 + 1 + 1)² / (9 + 1 + 1 + 1) = 36 / 12 = 3 draws' worth.
+    assert weighted.effective_n == pytest.approx(3.0)
+    low, high = proportion_confint(2.0, 3.0, method="wilson")
+    assert (weighted.low, weighted.high) == (pytest.approx(low), pytest.approx(high))
+    # Equal weights are the plain rate and its Wilson interval.
+    plain = severity_weighted_rate([True, False, False, True], [2.0] * 4)
+    assert (plain.value, plain.effective_n) == (0.5, 4.0)
+    assert (plain.low, plain.high) == (pytest.approx(rate(2, 4).low), pytest.approx(rate(2, 4).high))
+    with pytest.raises(ValueError, match="every weight must be above 0"):
+        severity_weighted_rate([True], [0.0])

@@ -299,7 +299,8 @@ class MenuTests(TestCase):
     # Every page the menu could offer; a role's menu holds exactly those it opens.
     PAGES = (
         "/review/", "/pairs/", "/paired/", "/lead/", "/", "/runs/upload/", "/versions/", "/versions/gate/",
-        "/samples/", "/register/", "/agreement/", "/sets/", "/rubrics/", "/judges/", "/tokens/", "/admin/",
+        "/samples/", "/register/", "/agreement/", "/sets/", "/rubrics/", "/judges/", "/severity/", "/tokens/",
+        "/admin/",
     )  # fmt: skip
 
     @classmethod
@@ -329,7 +330,7 @@ class MenuTests(TestCase):
         self.assertEqual(
             menu,
             ["/paired/", "/", "/versions/", "/versions/gate/", "/samples/", "/register/", "/agreement/",
-             "/sets/", "/rubrics/", "/judges/", "/tokens/"],
+             "/sets/", "/rubrics/", "/judges/", "/severity/", "/tokens/"],
         )  # fmt: skip
         self.assertEqual(menu, self.opens("manager"))
         self.assertNotIn("/runs/upload/", menu)

@@ -74,6 +74,7 @@ DEMO_REASONS = {
     "unresolved": "the answer does not give the figure that was asked for",
 }
 
+
 class Command(BaseCommand):
     help = "Load demo data (idempotent) and print how to log in."
 
