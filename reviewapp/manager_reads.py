@@ -237,20 +237,10 @@ def gate_figures(answer: dict, options: dict) -> dict:
     }
 
 
-def refusal_field(refused, *, baseline: str, candidate: str) -> str:
-    """The gate form's field a refusal belongs beside: the one it names, else
-    the option its sentence is about (gate_run names a missing version or a
-    version without scores in its message, not as a field)."""
-    if refused.field:
-        return refused.field
-    message = str(refused)
-    for role in ("baseline", "candidate"):
-        if message.endswith(f"({role})"):
-            return role
-    for role, label in (("candidate", candidate), ("baseline", baseline)):
-        if label and message.startswith(f"{label} has no scored run"):
-            return role
-    return "set"
+def refusal_field(refused) -> str:
+    """The gate form's field a refusal belongs beside: the option gate_run
+    names (the API's ``set_version`` is the page's ``set``)."""
+    return {"set_version": "set"}.get(refused.field, refused.field) or "set"
 
 
 def gate_api_query(options: dict) -> str:

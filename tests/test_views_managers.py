@@ -276,8 +276,8 @@ class GatePageTests(ManagerPagesBase):
         self.assertEqual(
             page.context["form"].errors, {"candidate": ["bot-rejected has no scored run on set mgr-1"]}
         )
-        refused = GateRefused("the two versions have no set version in common")
-        self.assertEqual(refusal_field(refused, baseline="a", candidate="b"), "set")
+        refused = GateRefused("the two versions have no set version in common", field="set_version")
+        self.assertEqual(refusal_field(refused), "set")
 
     def test_before_asking_it_offers_the_newest_version_against_the_one_before_it(self):
         page = self.client.get(reverse("version-gate"), {"set": SET})

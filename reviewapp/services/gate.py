@@ -90,24 +90,24 @@ def gate_run(
     for role, label in (("baseline", baseline), ("candidate", candidate)):
         found = AssistantVersion.objects.filter(label=label).first()
         if found is None:
-            raise GateRefused(f"no assistant version {label!r} ({role})")
+            raise GateRefused(f"no assistant version {label!r} ({role})", field=role)
         versions[role] = found
     if set_version:
         chosen = SetVersion.objects.filter(version=set_version).first()
         if chosen is None:
-            raise GateRefused(f"no set version {set_version!r}")
+            raise GateRefused(f"no set version {set_version!r}", field="set_version")
     else:
         shared = [
             s for s in dashboard.set_versions_of(versions["candidate"])
             if s in dashboard.set_versions_of(versions["baseline"])
         ]  # fmt: skip
         if not shared:
-            raise GateRefused("the two versions have no set version in common")
+            raise GateRefused("the two versions have no set version in common", field="set_version")
         chosen = shared[0]
     records = {role: dashboard.version_record(v, chosen) for role, v in versions.items()}
     for role, record in records.items():
         if not record:
-            raise GateRefused(f"{versions[role].label} has no scored run on set {chosen.version}")
+            raise GateRefused(f"{versions[role].label} has no scored run on set {chosen.version}", field=role)
     return dashboard.gate(
         records["baseline"],
         records["candidate"],

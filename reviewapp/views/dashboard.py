@@ -176,10 +176,7 @@ def gate(request):
         try:
             answer = gate_run(**form.gate_options())
         except GateRefused as refused:
-            field = manager_reads.refusal_field(
-                refused, baseline=form.cleaned_data["baseline"], candidate=form.cleaned_data["candidate"]
-            )
-            form.add_error(field, str(refused))
+            form.add_error(manager_reads.refusal_field(refused), str(refused))
     values = {name: form[name].value() for name in form.fields}
     return render(
         request,
@@ -327,6 +324,10 @@ def export_judgements(request, sample_id: int, fmt: str):
         "revision",
         "created_at",
         "addresses_question",
+        "material_error",
+        "correctness",
+        "fulfilment",
+        "needs_more_info",
         "rubric_answers",
         "grade",
         "pending",

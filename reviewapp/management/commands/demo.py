@@ -15,6 +15,7 @@ from django.core.management.base import BaseCommand
 from reviewapp.models import Adjudication, AnswerCheck, ApiToken, Judge, Run, Sample, SetVersion
 from reviewapp.roles import grant
 from reviewapp.services import judging
+from reviewapp.services.grading import metrics_from_grade
 from reviewapp.services.question_sets import set_version_create, set_version_upload
 from reviewapp.services.review import JudgementInput, judgement_submit, rubric_default
 from reviewapp.services.runs import run_receive
@@ -264,6 +265,8 @@ class Command(BaseCommand):
                 reason="checked against the records",
                 grade=grade,
                 rubric_answers=answers,
+                # The primary metrics the grade stands for (spec 004's table read backwards).
+                **metrics_from_grade(grade=grade, pending=False, addresses_question=True),
                 material_status="confirmed" if material else "",
                 error_claim="the figure stated" if material else "",
                 error_evidence="no retrieved record holds it" if material else "",
