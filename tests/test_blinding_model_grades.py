@@ -12,26 +12,22 @@ the judge-run API, which takes tokens only, 401).
 
 from __future__ import annotations
 
-import copy
 import functools
-import itertools
 import json
 import re
 import uuid
 
-from django.db import transaction
 from django.test import Client, TestCase
 from django.urls import reverse
 from django.utils.html import escape
 
-from reviewapp.api import api
 from reviewapp.models import ApiToken, Assignment, ModelVerdict
 from reviewapp.services import judging
 from reviewapp.services.review import JudgementInput, judgement_submit
 from reviewapp.services.samples import sample_assign
+from tests.crawl import PageCrawl
 from tests.fixtures import load_generated_run, stand_in_version
 from tests.helpers import make_user
-from tests.test_permissions import is_api_operation, url_patterns
 
 RUBRIC_KEYS = ("series", "period", "unit", "caveat", "unsupported_claim")
 JUDGE_NAME = "Cassandra Oracle"
@@ -53,7 +49,7 @@ def judgement(**changes) -> dict:
     return data
 
 
-class ModelGradeBlindingTests(TestCase):
+class ModelGradeBlindingTests(PageCrawl, TestCase):
     @classmethod
     def setUpTestData(cls):
         cls.logged_run = load_generated_run(answers=80, assistant="blindbot-2.0", version="blind-1")
@@ -131,39 +127,6 @@ class ModelGradeBlindingTests(TestCase):
             "paired_id": [self.sample.id],
             "pair_alias": [self.assignments[0].alias],
         }
-
-    def request(self, method: str, url: str, data=None, **headers):
-        """The response and its text (headers included), rolled back so a POST changes nothing after it."""
-        cookies = copy.deepcopy(self.client.cookies)
-        with transaction.atomic():
-            response = getattr(self.client, method.lower())(url, data or {}, **headers)
-            body = b"".join(response.streaming_content) if response.streaming else response.content
-            transaction.set_rollback(True)
-        self.client.cookies = cookies
-        headers_text = "\n".join(f"{name}: {value}" for name, value in response.items())
-        return response, headers_text + "\n" + body.decode(errors="replace")
-
-    def urls(self) -> list[tuple[str, str]]:
-        """(URL name, URL) for every page of reviewapp.urls, with every combination of its arguments."""
-        arguments = self.arguments()
-        urls, missing = [], []
-        for name, route, pattern in url_patterns():
-            if name.startswith("admin:") or is_api_operation(pattern):
-                continue  # the admin site is for staff only; the API is walked from its schema below
-            keys = list(pattern.pattern.regex.groupindex)
-            if any(key not in arguments for key in keys):
-                missing.append(f"{name} at /{route}: give its arguments values in arguments()")
-                continue
-            for values in itertools.product(*(arguments[key] for key in keys)):
-                urls.append((name, reverse(name, kwargs=dict(zip(keys, values, strict=True)))))
-        self.assertEqual(missing, [])
-        schema = api.get_openapi_schema()
-        for path, methods in schema["paths"].items():
-            for method, operation in methods.items():
-                if method == "get":
-                    url = path.format(**{key: values[0] for key, values in arguments.items()})
-                    urls.append((operation["operationId"], url))
-        return urls
 
     def test_no_page_a_reviewer_reaches_shows_a_model_grade(self):
         secrets = self.secrets()

@@ -15,25 +15,21 @@ one of their pairs both ways, and none of the leads' paired pages.
 
 from __future__ import annotations
 
-import copy
-import itertools
 import json
 import re
 import uuid
 
-from django.db import transaction
 from django.test import Client, TestCase
 from django.urls import reverse
 from django.utils.html import escape
 
-from reviewapp.api import api
 from reviewapp.paired_models import PairedAssignment
 from reviewapp.services.paired import PairedInput, paired_assign, paired_draw, paired_judgement_submit
 from reviewapp.services.review import rubric_default
 from reviewapp.services.samples import Frame, sample_assign, sample_draw
+from tests.crawl import PageCrawl
 from tests.fixtures import load_generated_run, twin
 from tests.helpers import make_user
-from tests.test_permissions import is_api_operation, url_patterns
 
 # Words that would name a run or a side; the public API documentation, the
 # same for everyone, is searched for the data only (it documents the gate's
@@ -69,7 +65,7 @@ def judgement(**changes) -> dict:
     return data
 
 
-class PairedBlindingTests(TestCase):
+class PairedBlindingTests(PageCrawl, TestCase):
     @classmethod
     def setUpTestData(cls):
         cls.run_a = load_generated_run(answers=40, assistant="hushbot-4.1", version="hush-1")
@@ -138,38 +134,6 @@ class PairedBlindingTests(TestCase):
             "paired_id": [self.paired.id],
             "pair_alias": [assignment.alias for assignment in self.assignments],
         }
-
-    def request(self, method: str, url: str, data=None, **headers):
-        """The response and its text (headers included), rolled back so a POST changes nothing after it."""
-        cookies = copy.deepcopy(self.client.cookies)
-        with transaction.atomic():
-            response = getattr(self.client, method.lower())(url, data or {}, **headers)
-            body = b"".join(response.streaming_content) if response.streaming else response.content
-            transaction.set_rollback(True)
-        self.client.cookies = cookies
-        headers_text = "\n".join(f"{name}: {value}" for name, value in response.items())
-        return response, headers_text + "\n" + body.decode(errors="replace")
-
-    def urls(self) -> list[tuple[str, str]]:
-        """(URL name, URL) for every page of reviewapp.urls, with every combination of its arguments."""
-        arguments = self.arguments()
-        urls, missing = [], []
-        for name, route, pattern in url_patterns():
-            if name.startswith("admin:") or is_api_operation(pattern):
-                continue  # the admin site is for staff only; the API is walked from its schema below
-            keys = list(pattern.pattern.regex.groupindex)
-            if any(key not in arguments for key in keys):
-                missing.append(f"{name} at /{route}: give its arguments values in arguments()")
-                continue
-            for values in itertools.product(*(arguments[key] for key in keys)):
-                urls.append((name, reverse(name, kwargs=dict(zip(keys, values, strict=True)))))
-        self.assertEqual(missing, [])
-        for path, methods in api.get_openapi_schema()["paths"].items():
-            for method, operation in methods.items():
-                if method == "get":
-                    url = path.format(**{key: values[0] for key, values in arguments.items()})
-                    urls.append((operation["operationId"], url))
-        return urls
 
     def test_no_page_a_reader_reaches_tells_the_runs_apart(self):
         secrets = self.secrets()
