@@ -254,6 +254,19 @@ class GradingOrderTests(GradingTestCase):
             ("material_error", "confirmed", "no_gradable_conclusion", "not_met"),
         )
 
+    def test_a_refusal_is_graded_as_the_guide_says(self):
+        # The records lack the level asked for and the answer says so: its conclusion is right, the request met.
+        justified = self.submit(material_error="no", correctness="correct", fulfilment="full")
+        # The data could answer, and the answer declined: no conclusion, nothing delivered.
+        wrong = self.submit(
+            position=2,
+            material_error="no",
+            correctness="no_gradable_conclusion",
+            fulfilment="not_met",
+            note="the record holds the figure asked for",
+        )
+        self.assertEqual((justified.grade, wrong.grade), ("resolved", "unresolved"))
+
     def test_it_makes_one_judgement_of_a_double_submit(self):
         key = uuid.uuid4()
         data = JudgementInput(
