@@ -275,13 +275,19 @@ class LineError:
     line: int
     field: str | None
     message: str
+    # What ``line`` counts: a line of a text file, or, for a file that has no
+    # lines to speak of (an Inspect log), its "sample" or "row".
+    unit: str = "line"
 
     def __str__(self) -> str:
-        where = f"line {self.line}" + (f", field {self.field}" if self.field else "")
+        where = f"{self.unit} {self.line}" + (f", field {self.field}" if self.field else "")
         return f"{where}: {self.message}"
 
     def as_dict(self) -> dict:
-        return {"line": self.line, "field": self.field, "message": self.message}
+        found = {"line": self.line, "field": self.field, "message": self.message}
+        if self.unit != "line":
+            found["unit"] = self.unit
+        return found
 
 
 class LogFileError(Exception):

@@ -1,0 +1,192 @@
+"""What format a file is in, from its name and its first bytes.
+
+Only the start of a file is read: its first few KB, and its first line (up
+to a megabyte) when that line is a JSON object to look into. A file is never
+parsed whole here.
+"""
+
+from __future__ import annotations
+
+import csv
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+import orjson
+
+from scoring.logfile import encoding_problem, is_header
+
+HEAD_BYTES = 8 * 1024
+FIRST_LINE_MAX_BYTES = 1024 * 1024
+
+ZIP_MAGIC = b"PK\x03\x04"
+
+# An Inspect log written as JSON starts with its "version", then "status"
+# and "eval" (EvalLog's field order); "eval" is an object near the start.
+_INSPECT_START = re.compile(r'\{\s*"(?:version|status|eval)"\s*:')
+_INSPECT_VERSION = re.compile(r'"version"\s*:\s*\d')
+_INSPECT_EVAL = re.compile(r'"eval"\s*:\s*\{')
+
+# Ragas' SingleTurnSample fields that mark a Ragas row.
+RAGAS_MARKS = ("user_input", "response")
+
+CLAIMED = {
+    "inspect": "an Inspect eval log",
+    "ragas": "Ragas-style JSON Lines",
+    "csv": "CSV",
+}
+
+
+@dataclass(frozen=True)
+class Look:
+    """What the start of a file shows. ``kind`` is one of: empty, zip,
+    encoded (compressed or UTF-16/32; ``detail`` says which and what to do),
+    binary, inspect, ragas, app (this app's own run log or question
+    set), json (a JSON object of no known kind, or one spanning lines),
+    json_array, csv (``detail``: the header's first cells), text."""
+
+    kind: str
+    detail: str = ""
+
+
+def look(path: Path, name: str = "") -> Look:
+    """What ``path`` (uploaded as ``name``) looks like from its start."""
+    name = (name or path.name).lower()
+    with open(path, "rb") as stream:
+        head = stream.read(HEAD_BYTES)
+    if not head.strip():
+        return Look("empty")
+    if head.startswith(ZIP_MAGIC):
+        return Look("zip")
+    if name.endswith(".eval"):
+        return Look("inspect")
+    if problem := encoding_problem(head):
+        return Look("encoded", problem)
+    if b"\x00" in head:
+        return Look("binary")
+    # A byte that is not UTF-8 is the reader's to name on its line; the
+    # shape of the start is what tells the format.
+    text = head.decode("utf-8", errors="replace").removeprefix("\ufeff").lstrip()
+    if text.startswith("{"):
+        return _look_json(path, name, text)
+    if text.startswith("["):
+        return Look("json_array")
+    first_line = text.split("\n", 1)[0].rstrip("\r")
+    if "," in first_line or name.endswith(".csv"):
+        return Look("csv", _header_shown(first_line))
+    return Look("text")
+
+
+def _look_json(path: Path, name: str, text: str) -> Look:
+    if _INSPECT_START.match(text) and _INSPECT_VERSION.search(text) and _INSPECT_EVAL.search(text):
+        return Look("inspect")
+    record = _first_object(path)
+    if record is None:
+        if name.endswith(".json") and _INSPECT_VERSION.search(text) and _INSPECT_EVAL.search(text):
+            return Look("inspect")
+        return Look("json")
+    if any(mark in record for mark in RAGAS_MARKS):
+        return Look("ragas")
+    if is_header(record):
+        return Look("app", "a run log")
+    if "question_id" in record and "answer" in record:
+        return Look("app", "a run log")
+    if "question_id" in record and "expected_behaviour" in record:
+        return Look("app", "a question set")
+    return Look("json", ", ".join(list(record)[:8]))
+
+
+def _first_object(path: Path) -> dict | None:
+    """The first non-blank line as a JSON object (None when it is not one or
+    is longer than FIRST_LINE_MAX_BYTES)."""
+    with open(path, "rb") as stream:
+        while raw := stream.readline(FIRST_LINE_MAX_BYTES + 1):
+            if len(raw) > FIRST_LINE_MAX_BYTES:
+                return None
+            raw = raw.removeprefix(b"\xef\xbb\xbf")
+            if not raw.strip():
+                continue
+            try:
+                record = orjson.loads(raw)
+            except orjson.JSONDecodeError:
+                return None
+            return record if isinstance(record, dict) else None
+    return None
+
+
+def _header_shown(first_line: str) -> str:
+    try:
+        cells = next(csv.reader([first_line]), [])
+    except csv.Error:
+        return ""
+    shown = ", ".join(repr(cell.strip()) for cell in cells[:6])
+    return shown + (", ..." if len(cells) > 6 else "")
+
+
+def detect_format(path: Path, name: str = "") -> str | None:
+    """The format of ``path``, "inspect", "ragas" or "csv", from its name and
+    first bytes; None when it is none of them (this app's own run log, say)."""
+    kind = look(path, name).kind
+    if kind in ("zip", "inspect"):
+        return "inspect"
+    if kind in ("ragas", "csv"):
+        return kind
+    return None
+
+
+# What a file is, as a phrase after "this file is".
+_WHAT = {
+    "zip": "a zip archive (an Inspect .eval log?)",
+    "binary": "binary data",
+    "inspect": "an Inspect eval log",
+    "ragas": "Ragas-style JSON Lines (user_input, response, ...)",
+    "json_array": "one JSON array",
+    "csv": "CSV",
+    "text": "plain text",
+}
+
+# The kinds each claimed format accepts; any other is a problem. A JSON
+# object of no known kind may still be JSON Lines with other keys, mapped.
+_ACCEPTED = {
+    "inspect": {"zip", "inspect", "json", "empty"},
+    "ragas": {"ragas", "json", "empty"},
+    "csv": {"csv", "text", "empty"},
+}
+
+
+def format_problem(path: Path, name: str, claimed: str) -> str | None:
+    """Why ``path`` (uploaded as ``name``) is not in the ``claimed`` format
+    ("inspect", "ragas" or "csv"), as a sentence; None when nothing says so.
+    Refuses (ValueError) an unknown format."""
+    if claimed not in CLAIMED:
+        raise ValueError(f"unknown import format {claimed!r}: the formats are {', '.join(CLAIMED)}")
+    seen = look(path, name)
+    if seen.kind in _ACCEPTED[claimed]:
+        return None
+    wanted = CLAIMED[claimed]
+    if seen.kind == "encoded":
+        return seen.detail
+    if seen.kind == "app":
+        return (
+            f"this file is already {seen.detail} in this app's own format, not {wanted}: "
+            "it needs no import, upload it as it is"
+        )
+    if seen.kind == "json":
+        if seen.detail:
+            return f"this file is JSON Lines (its first object has {seen.detail}), not {wanted}"
+        return f"this file is JSON, not {wanted}"
+    if seen.kind == "csv":
+        header = f" (its first line is a header: {seen.detail})" if seen.detail else ""
+        hint = "; import it as csv" if claimed != "csv" else ""
+        return f"this file looks like CSV{header}, not {wanted}{hint}"
+    if seen.kind == "json_array" and claimed == "ragas":
+        return (
+            "this file is one JSON array, not JSON Lines: Ragas-style JSON Lines hold one object "
+            "a line (Ragas' to_jsonl writes them so)"
+        )
+    hint = ""
+    if seen.kind in ("zip", "inspect") and claimed != "inspect":
+        hint = "; import it as inspect"
+    elif seen.kind == "ragas":
+        hint = "; import it as ragas"
+    return f"this file is {_WHAT[seen.kind]}, not {wanted}{hint}"
