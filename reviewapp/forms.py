@@ -15,7 +15,7 @@ from reviewapp.models import (
     SetVersion,
 )
 from reviewapp.services.judging import JUDGE_METRICS, judge_label
-from scoring import logfile
+from scoring import imports, logfile
 
 
 def _label_validator(value: str) -> None:
@@ -95,7 +95,29 @@ class RunUploadForm(forms.Form):
 
 
 class SetUploadForm(forms.Form):
-    file = forms.FileField(label="Question set (JSON Lines)")
+    FORMATS = (
+        ("", "this app's question set (JSON Lines)"),
+        ("open", "an open-ended QA dataset (spec 001): question and reference answer"),
+        ("mc", "a multiple-choice QA dataset (spec 001): question, options and the correct one"),
+    )
+
+    file = forms.FileField(label="Question set (JSON Lines, or a QA dataset in JSON Lines or CSV)")
+    qa_task = forms.ChoiceField(required=False, choices=FORMATS, label="The file is")
+    qa_columns = forms.CharField(
+        required=False,
+        max_length=500,
+        label="QA dataset columns",
+        help_text="For a QA dataset whose columns are not named question, reference, options, correct: "
+        "key=column pairs, e.g. question=Question,reference=Gold,id=qid (options=a+b+c for one column per "
+        "option).",
+    )
+    qa_language = forms.CharField(
+        required=False,
+        initial="en",
+        max_length=logfile.LANGUAGE_MAX_LENGTH,
+        label="QA dataset language",
+        help_text="The language of a QA dataset's questions.",
+    )
     version = forms.CharField(
         required=False,
         max_length=logfile.LABEL_MAX_LENGTH,
@@ -449,3 +471,95 @@ class JudgeRunForm(forms.Form):
             .select_related("judge")
             .order_by("judge__name")
         )
+
+
+class ImportUploadForm(forms.Form):
+    """The first step of an import: the file, and its format when it should
+    not be guessed from the name and the first bytes."""
+
+    file = forms.FileField(
+        label="File to import",
+        help_text="An Inspect AI eval log (.eval or .json), a Ragas-style JSON Lines file, or a CSV file. "
+        "Gzip-compressed files are read too.",
+    )
+    format = forms.ChoiceField(
+        required=False,
+        choices=[("", "recognise it from the file"), *imports.FORMAT_LABELS.items()],
+        label="Format",
+    )
+
+
+class ImportConfirmForm(forms.Form):
+    """The second step: the versions the file suggested, confirmed or changed,
+    and what each of the run log's fields is read from."""
+
+    key = forms.CharField(widget=forms.HiddenInput)
+    assistant_version = forms.CharField(
+        max_length=logfile.LABEL_MAX_LENGTH,
+        validators=[_label_validator],
+        widget=forms.TextInput(attrs={"list": "assistant-versions", "autocomplete": "off"}),
+        help_text="ASCII letters, digits, '.', '_', '-', '+'; a new label makes a new version.",
+    )
+    set_version = forms.CharField(
+        max_length=logfile.LABEL_MAX_LENGTH,
+        validators=[_label_validator],
+        widget=forms.TextInput(attrs={"list": "set-versions", "autocomplete": "off"}),
+    )
+    set_from_file = forms.BooleanField(
+        required=False,
+        label="Create or revise the question set from this file",
+        help_text="The questions, references and expected values become the set version above, a new "
+        "version of the set named below. Untick it to score the answers against an existing set version.",
+    )
+    set_name = forms.CharField(
+        required=False,
+        max_length=logfile.SET_NAME_MAX_LENGTH,
+        validators=[_set_name_validator],
+        widget=forms.TextInput(attrs={"list": "set-names", "autocomplete": "off"}),
+        label="Question set name",
+    )
+    language = forms.CharField(
+        max_length=logfile.LANGUAGE_MAX_LENGTH,
+        initial="en",
+        help_text="For answers whose file gives no language.",
+    )
+
+    def __init__(self, *args, mappable=(), fields=(), labels=None, **kwargs):
+        super().__init__(*args, **kwargs)
+        labels = labels or {}
+        choices = [("", "default"), *((name, name) for name in fields)]
+        self.mapping_names = []
+        for target in mappable:
+            name = f"map_{target}"
+            self.fields[name] = forms.ChoiceField(
+                required=False, choices=choices, label=labels.get(target, target)
+            )
+            self.mapping_names.append(name)
+
+    def clean_language(self) -> str:
+        value = self.cleaned_data["language"].strip()
+        if problem := logfile.language_problem(value):
+            raise forms.ValidationError(problem)
+        return value
+
+    def clean(self):
+        cleaned = super().clean()
+        if self.is_bound and not cleaned.get("set_from_file"):
+            version = cleaned.get("set_version")
+            if version and not SetVersion.objects.filter(version=version).exists():
+                self.add_error(
+                    "set_version",
+                    f"Set version {version} is not known here: tick the box to create it from the file, "
+                    "or name an existing one.",
+                )
+        return cleaned
+
+    def mapping(self) -> dict[str, str]:
+        return {
+            name.removeprefix("map_"): self.cleaned_data[name]
+            for name in self.mapping_names
+            if self.cleaned_data.get(name)
+        }
+
+    def mapping_fields(self):
+        return [self[name] for name in self.mapping_names]

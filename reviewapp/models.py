@@ -140,6 +140,9 @@ class Run(models.Model):
     assistant_version = models.ForeignKey(AssistantVersion, on_delete=models.PROTECT, related_name="runs")
     set_version = models.ForeignKey(SetVersion, on_delete=models.PROTECT, related_name="runs")
     file_name = models.CharField(max_length=255)
+    # The tool and file a run was imported from ("Inspect AI eval log: x.eval");
+    # empty for a run uploaded as this app's own log.
+    imported_from = models.CharField(max_length=255, blank=True)
     file_path = models.CharField(max_length=500)
     size_bytes = models.BigIntegerField()
     sha256 = models.CharField(max_length=64)

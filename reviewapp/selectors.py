@@ -206,6 +206,9 @@ STANDARD_FIELDS = {
     "cited_ids",
     "declined",
     "retrieved_records",
+    # Shown in their own places: passages as evidence, another tool's scores apart.
+    "retrieved_contexts",
+    "inspect_scores",
 }
 
 
@@ -221,8 +224,11 @@ def answer_evidence(record: dict, *, language: str | None = None) -> dict:
     described = {r.get("id") for r in records}
     cited = set(record.get("cited_ids") or [])
     bare_ids = [i for i in record.get("retrieved_ids") or [] if i not in described]
+    # Passages of text (a Ragas or Inspect import's retrieved contexts).
+    passages = [p for p in record.get("retrieved_contexts") or [] if isinstance(p, str)]
     return {
-        "count": len(records) + len(bare_ids),
+        "count": len(records) + len(bare_ids) + len(passages),
+        "passages": passages,
         "records": [
             {
                 "id": r.get("id"),
@@ -330,6 +336,24 @@ def marked_text(text: str, numbers: list[dict]) -> list[dict]:
         position = number["end"]
     segments.append({"text": text[position:]})
     return [segment for segment in segments if segment["text"]]
+
+
+def inspect_scores(record: dict) -> list[dict]:
+    """The scores Inspect's own scorers gave the answer, as imported: each
+    {name, value, answer, explanation}. They are another tool's grades, shown
+    beside this app's checks and never counted in them."""
+    given = record.get("inspect_scores")
+    if not isinstance(given, dict):
+        return []
+    return [
+        {
+            "name": name,
+            "value": score.get("value") if isinstance(score, dict) else score,
+            "answer": score.get("answer") if isinstance(score, dict) else None,
+            "explanation": score.get("explanation") if isinstance(score, dict) else None,
+        }
+        for name, score in given.items()
+    ]
 
 
 def extra_fields(record: dict) -> dict:

@@ -40,5 +40,11 @@ def judge_chunk_task(chunk_id: int) -> None:
 
 @shared_task(ignore_result=True)
 def sweep_work_task() -> dict:
-    """Run by Celery beat every WORK_SWEEP_SECONDS."""
-    return work_sweep()
+    """Run by Celery beat every WORK_SWEEP_SECONDS; also clears imports left
+    waiting for confirmation for more than a day."""
+    from reviewapp.services.imports import pending_sweep
+
+    done = work_sweep()
+    if removed := pending_sweep():
+        done["pending imports removed"] = removed
+    return done

@@ -8,6 +8,7 @@ from django.views.generic import RedirectView
 from reviewapp.api import api
 from reviewapp.views import (
     dashboard,
+    imports,
     judges,
     lead,
     paired,
@@ -31,6 +32,8 @@ urlpatterns = [
     path("login/", auth_views.LoginView.as_view(), name="login"),
     path("logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("runs/upload/", runs.run_upload, name="run-upload"),
+    path("runs/import/", imports.run_import, name="run-import"),
+    path("runs/import/confirm/", imports.run_import_confirm, name="run-import-confirm"),
     path("runs/<int:run_id>/", runs.run_detail, name="run-detail"),
     path("runs/<int:run_id>/rescore/", runs.run_rescore, name="run-rescore"),
     path("runs/<int:run_id>/retry/", runs.run_retry_view, name="run-retry"),
@@ -78,6 +81,11 @@ urlpatterns = [
         "runs/<int:run_id>/scorings/<int:scoring_id>/findings.<str:fmt>",
         dashboard.export_findings,
         name="export-findings",
+    ),
+    path(
+        "runs/<int:run_id>/scorings/<int:scoring_id>/answers.<str:fmt>",
+        dashboard.export_answers,
+        name="export-answers",
     ),
     path(
         "samples/<int:sample_id>/judgements.<str:fmt>", dashboard.export_judgements, name="export-judgements"

@@ -10,7 +10,7 @@ from django.db import IntegrityError, transaction
 
 from reviewapp.models import Question, QuestionSet, SetVersion
 from reviewapp.services.bulk import insert_rows
-from reviewapp.services.uploads import UploadRejected, resolve_version, store_upload
+from reviewapp.services.uploads import StoredFile, UploadRejected, resolve_version, store_upload
 from scoring import logfile
 
 DEFAULT_SET_NAME = "default"
@@ -103,16 +103,32 @@ def _question_fields(question: Question) -> dict:
     return {name: getattr(question, name) for name in (*logfile.QUESTION_FIELDS, *logfile.QUESTION_OPTIONAL)}
 
 
-def set_version_upload(*, upload, version: str = "", set_name: str = "", created_by=None) -> SetVersion:
+def set_version_upload(
+    *,
+    upload,
+    version: str = "",
+    set_name: str = "",
+    created_by=None,
+    qa_task: str = "",
+    qa_columns: str = "",
+    language: str = "en",
+) -> SetVersion:
     """Create a set version from an uploaded question-set file.
 
     The version comes from the form, the file's header line or its name
     (questions_set-<version>.jsonl); when two of them disagree the upload is
     refused, as is any bad line (see scoring.logfile for the rules) and any
     line longer than settings.MAX_ANSWER_BYTES.
+
+    With ``qa_task`` ("open" or "mc") the file is one of spec 001's QA
+    datasets (JSON Lines or CSV, its columns named by ``qa_columns`` in
+    scoring.qa's key=column form), written into this app's question set
+    first, each question in ``language``.
     """
     check_set_name(set_name)
     stored = store_upload(upload, folder="question-sets")
+    if qa_task:
+        stored = _qa_questions(stored, task=qa_task, columns=qa_columns, language=language)
     try:
         version = resolve_version(
             "set version",
@@ -139,6 +155,33 @@ def set_version_upload(*, upload, version: str = "", set_name: str = "", created
         )
     finally:
         stored.path.unlink(missing_ok=True)
+
+
+def _qa_questions(stored: StoredFile, *, task: str, columns: str, language: str) -> StoredFile:
+    """The stored QA dataset rewritten as this app's question set (the
+    dataset file removed); refused, naming each line and column, when the
+    dataset cannot be read with these columns."""
+    from scoring.imports.tabular import qa_question_set
+
+    target = stored.path.with_suffix(".questions.jsonl")
+    file_format = "csv" if stored.name.lower().endswith(".csv") else "jsonl"
+    try:
+        with open(target, "wb") as out:
+            qa_question_set(
+                stored.path, task, columns or None, language=language, out=out, file_format=file_format
+            )
+    except logfile.LogFileError as error:
+        target.unlink(missing_ok=True)
+        raise _rejected(stored.name, error) from error
+    except ValueError as error:
+        target.unlink(missing_ok=True)
+        raise UploadRejected(f"{stored.name}: {error}") from error
+    except BaseException:
+        target.unlink(missing_ok=True)
+        raise
+    finally:
+        stored.path.unlink(missing_ok=True)
+    return StoredFile(path=target, name=stored.name, sha256=stored.sha256, size=target.stat().st_size)
 
 
 def set_version_from_combined_log(

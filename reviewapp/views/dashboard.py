@@ -6,7 +6,7 @@ import re
 
 from django import forms
 from django.contrib import messages
-from django.http import FileResponse, Http404, HttpResponse, JsonResponse
+from django.http import FileResponse, Http404, HttpResponse, JsonResponse, StreamingHttpResponse
 from django.shortcuts import get_object_or_404, render
 from django.views.decorators.http import require_GET
 
@@ -14,6 +14,7 @@ from reviewapp import csv_cells, dashboard, manager_reads
 from reviewapp.models import AssistantVersion, Judgement, Run, Sample, Scoring, SetVersion
 from reviewapp.roles import READERS_OF_RUNS, role_required
 from reviewapp.selectors import FINDINGS_EXPORT_FIELDS, findings_export, scores_as_dict
+from reviewapp.services import exports
 from reviewapp.services.gate import DEFAULT_MEASURES, GateRefused, gate_run, parse_floors
 from scoring.compare import NEWCOMBE_METHOD, size_independent, size_paired
 from scoring.gate import DEFAULT_MARGIN_POINTS
@@ -304,6 +305,30 @@ def export_findings(request, run_id: int, scoring_id: int, fmt: str):
     writer = csv_cells.writer(response)
     writer.writerow(names)
     writer.writerows(findings_export(scoring, labels=True, **filters))
+    return response
+
+
+@require_GET
+@role_required(*READERS_OF_RUNS)
+def export_answers(request, run_id: int, scoring_id: int, fmt: str):
+    """A scoring's answers with their checks, for other tools: an Inspect
+    eval log (``inspect.json``) or Ragas-style JSON Lines (``ragas.jsonl``)."""
+    scoring = get_object_or_404(
+        Scoring.objects.select_related("run__assistant_version", "set_version__question_set"),
+        id=scoring_id,
+        run_id=run_id,
+        status=Scoring.Status.DONE,
+    )
+    formats = {
+        "inspect.json": (exports.inspect_log, "application/json", "inspect"),
+        "ragas.jsonl": (exports.ragas_lines, "application/x-ndjson", "ragas"),
+    }
+    if fmt not in formats:
+        raise Http404("The answers are exported as inspect.json or ragas.jsonl.")
+    write, content_type, kind = formats[fmt]
+    response = StreamingHttpResponse(write(scoring), content_type=content_type)
+    name = f"answers-run-{run_id}-scoring-{scoring_id}-{kind}.{fmt.split('.')[-1]}"
+    response["Content-Disposition"] = f'attachment; filename="{name}"'
     return response
 
 

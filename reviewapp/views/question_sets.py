@@ -27,6 +27,9 @@ def set_list(request):
                 version=form.cleaned_data["version"],
                 set_name=form.cleaned_data["set_name"],
                 created_by=request.user,
+                qa_task=form.cleaned_data["qa_task"],
+                qa_columns=form.cleaned_data["qa_columns"],
+                language=form.cleaned_data["qa_language"] or "en",
             )
         except UploadRejected as rejected:
             errors, status = rejected.errors, rejected.status

@@ -275,6 +275,7 @@ def answer_detail(request, run_id: int, answer_id: int):
                 }
                 for c in checks
             ],
+            "inspect_scores": selectors.inspect_scores(record),
             "extra": selectors.extra_fields(record),
         },
     )

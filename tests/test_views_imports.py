@@ -1,0 +1,270 @@
+"""The import page: a file from another tool, previewed with the versions and
+mapping it suggests, then made a run whose figures come from this app's own
+scorer; and spec 001's QA datasets taken as question sets."""
+
+import json
+from pathlib import Path
+
+from django.core.files.uploadedfile import SimpleUploadedFile
+from django.test import TestCase
+from django.urls import reverse
+
+from reviewapp.models import Answer, Question, Run, Score, SetVersion
+from tests.helpers import PASSWORD, make_user
+
+EXAMPLES = Path(__file__).resolve().parent.parent / "reviewapp" / "demo" / "imports"
+
+
+def example(name: str) -> SimpleUploadedFile:
+    return SimpleUploadedFile(name, (EXAMPLES / name).read_bytes())
+
+
+class ImportPageTests(TestCase):
+    def setUp(self):
+        make_user("lead")
+        self.client.login(username="lead", password=PASSWORD)
+
+    def start(self, upload, **fields):
+        return self.client.post(reverse("run-import"), {"file": upload, **fields})
+
+    def confirm(self, key, **fields):
+        with self.captureOnCommitCallbacks(execute=True):
+            return self.client.post(reverse("run-import-confirm"), {"key": key, **fields})
+
+    def test_a_csv_is_previewed_then_imported_under_its_mapping_and_scored(self):
+        page = self.start(example("answers_example.csv"))
+        self.assertEqual(page.status_code, 200)
+        form = page.context["form"]
+        # The columns of the file are offered for each field; nothing is stored yet.
+        self.assertIn("Bot answer", dict(form.fields["map_answer"].choices))
+        self.assertFalse(Run.objects.exists())
+        self.assertFalse(SetVersion.objects.exists())
+        mapping = {
+            "map_question_id": "ID",
+            "map_language": "Lang",
+            "map_question": "Question",
+            "map_answer": "Bot answer",
+            "map_retrieved_contexts": "Sources",
+            "map_retrieved_ids": "Source IDs",
+            "map_cited_ids": "Cited",
+            "map_declined": "Declined",
+            "map_reference": "Gold answer",
+            "map_expected_behaviour": "Expected",
+        }
+        key = form.initial["key"]
+        preview = self.confirm(
+            key,
+            assistant_version="bot-2.0",
+            set_version="csv-1",
+            set_from_file="on",
+            language="en",
+            action="preview",
+            **mapping,
+        )
+        self.assertEqual(preview.status_code, 200)
+        lines = preview.context["preview"].lines
+        self.assertEqual(lines[0]["question_id"], "q01")
+        self.assertIn("7.6", lines[0]["answer"])
+        self.assertFalse(Run.objects.exists())
+
+        done = self.confirm(
+            key,
+            assistant_version="bot-2.0",
+            set_version="csv-1",
+            set_from_file="on",
+            language="en",
+            action="import",
+            **mapping,
+        )
+        run = Run.objects.get()
+        self.assertRedirects(done, run.get_absolute_url(), fetch_redirect_response=False)
+        self.assertEqual(run.status, Run.Status.STORED)
+        self.assertEqual(run.assistant_version.label, "bot-2.0")
+        self.assertEqual(run.set_version.version, "csv-1")
+        self.assertTrue(run.imported_from.startswith("CSV"))
+        rows = list((EXAMPLES / "answers_example.csv").read_text().splitlines())[1:]
+        self.assertEqual(run.answer_count, len(rows))
+        # The figures are this app's, computed from the converted answers.
+        scoring = run.scorings.get()
+        self.assertEqual(scoring.status, "done")
+        numeric = Score.objects.get(scoring=scoring, slice="all", measure="numeric_accuracy")
+        expected_answers = Question.objects.filter(set_version=run.set_version, expected_behaviour="answer")
+        self.assertEqual(numeric.n, expected_answers.count())
+        q01 = json.loads(Answer.objects.get(run=run, question_id="q01").raw)
+        self.assertEqual(q01["cited_ids"], ["FS_UNDERNOURISH_PCT"])
+        self.assertEqual(
+            Question.objects.get(set_version=run.set_version, question_id="q01").expected_values, [7.6]
+        )
+        # The pending file is gone once imported.
+        self.assertFalse(any((Path(self.settings_data_dir()) / "imports").glob("*")))
+
+    def settings_data_dir(self):
+        from django.conf import settings
+
+        return settings.DATA_DIR
+
+    def test_a_ragas_file_is_recognised_and_its_passages_are_the_evidence(self):
+        page = self.start(example("ragas_example.jsonl"))
+        self.assertEqual(page.context["pending"].format, "ragas")
+        key = page.context["form"].initial["key"]
+        self.confirm(
+            key,
+            assistant_version="rag-1",
+            set_version="ragas-1",
+            set_from_file="on",
+            language="en",
+            action="import",
+        )
+        run = Run.objects.get()
+        answer = Answer.objects.filter(run=run).order_by("line_number").first()
+        record = json.loads(answer.raw)
+        self.assertTrue(record["retrieved_contexts"])
+        page = self.client.get(reverse("answer-detail", args=(run.id, answer.id)))
+        self.assertContains(page, "passage 1")
+        self.assertContains(page, record["retrieved_contexts"][0][:40])
+
+    def test_a_missing_mapped_column_is_named_and_nothing_is_stored(self):
+        page = self.start(example("answers_example.csv"))
+        key = page.context["form"].initial["key"]
+        response = self.confirm(
+            key,
+            assistant_version="bot-2.0",
+            set_version="csv-1",
+            set_from_file="on",
+            language="en",
+            action="import",
+            map_answer="Question",
+            map_question_id="ID",
+            map_reference="Nope",
+        )
+        self.assertEqual(response.status_code, 400)
+        # "Nope" is not a column: the form offers only the file's columns.
+        self.assertIn("map_reference", response.context["form"].errors)
+        self.assertFalse(Run.objects.exists())
+        self.assertFalse(SetVersion.objects.exists())
+
+    def test_a_file_with_a_ragged_row_is_refused_naming_the_line(self):
+        text = (
+            "question_id,question,answer,reference\nq1,How many?,About 7.6,7.6\nq2,How many?,8.1,8.1,extra\n"
+        )
+        page = self.start(SimpleUploadedFile("answers.csv", text.encode()))
+        key = page.context["form"].initial["key"]
+        response = self.confirm(
+            key,
+            assistant_version="bot-2.0",
+            set_version="csv-2",
+            set_from_file="on",
+            language="en",
+            action="import",
+        )
+        self.assertEqual(response.status_code, 400)
+        self.assertTrue(
+            any("line 3" in error for error in response.context["errors"]), response.context["errors"]
+        )
+        self.assertFalse(Run.objects.exists())
+        self.assertFalse(Answer.objects.exists())
+        self.assertFalse(SetVersion.objects.exists())
+
+    def test_a_file_that_is_not_what_it_says_is_refused(self):
+        response = self.start(SimpleUploadedFile("answers.csv", b"PK\x03\x04" + b"\x00" * 60), format="csv")
+        self.assertEqual(response.status_code, 400)
+        self.assertTrue(response.context["errors"])
+        self.assertFalse(any((Path(self.settings_data_dir()) / "imports").glob("*")))
+
+    def test_this_apps_own_log_is_sent_to_the_upload_page(self):
+        line = {
+            "question_id": "a1",
+            "language": "en",
+            "retrieved_ids": [],
+            "retrieved_values": [],
+            "answer": "x",
+            "cited_ids": [],
+            "declined": False,
+        }
+        response = self.start(SimpleUploadedFile("run.jsonl", json.dumps(line).encode()))
+        self.assertEqual(response.status_code, 400)
+        self.assertContains(response, "Upload a run", status_code=400)
+
+    def test_another_persons_pending_import_cannot_be_confirmed(self):
+        page = self.start(example("ragas_example.jsonl"))
+        key = page.context["form"].initial["key"]
+        make_user("other")
+        self.client.login(username="other", password=PASSWORD)
+        response = self.confirm(
+            key,
+            assistant_version="rag-1",
+            set_version="ragas-1",
+            set_from_file="on",
+            language="en",
+            action="import",
+        )
+        self.assertRedirects(response, reverse("run-import"), fetch_redirect_response=False)
+        self.assertFalse(Run.objects.exists())
+
+    def test_a_second_model_on_the_same_set_scores_against_the_existing_version(self):
+        for label, from_file in (("rag-1", "on"), ("rag-2", "")):
+            page = self.start(example("ragas_example.jsonl"))
+            key = page.context["form"].initial["key"]
+            fields = {"set_from_file": from_file} if from_file else {}
+            response = self.confirm(
+                key, assistant_version=label, set_version="ragas-1", language="en", action="import", **fields
+            )
+            self.assertEqual(
+                response.status_code, 302, getattr(response, "context", None) and response.context["errors"]
+            )
+        self.assertEqual(SetVersion.objects.count(), 1)
+        second = Run.objects.get(assistant_version__label="rag-2")
+        self.assertEqual(second.set_version.version, "ragas-1")
+        self.assertNotIn("expected_values", json.loads(second.answers.first().raw))
+
+
+class QaDatasetSetTests(TestCase):
+    def setUp(self):
+        make_user("lead")
+        self.client.login(username="lead", password=PASSWORD)
+
+    def test_an_open_ended_dataset_becomes_a_set_with_references(self):
+        response = self.client.post(
+            reverse("set-list"),
+            {
+                "file": example("qa_open_example.csv"),
+                "version": "qa-open-1",
+                "qa_task": "open",
+                "qa_columns": "question=Question,reference=Reference answer,id=qid,stratum=Topic",
+                "qa_language": "en",
+            },
+        )
+        self.assertEqual(response.status_code, 302, response.context and response.context["errors"])
+        question = Question.objects.get(set_version__version="qa-open-1", question_id="open-1")
+        self.assertEqual(question.reference, "7.6% of the population")
+        self.assertEqual(question.expected_values, [7.6])
+        self.assertEqual(question.stratum, "food security")
+
+    def test_a_multiple_choice_dataset_keeps_the_correct_option_as_reference(self):
+        response = self.client.post(
+            reverse("set-list"),
+            {
+                "file": example("qa_mc_example.jsonl"),
+                "version": "qa-mc-1",
+                "qa_task": "mc",
+                "qa_language": "en",
+            },
+        )
+        self.assertEqual(response.status_code, 302, response.context and response.context["errors"])
+        question = Question.objects.get(set_version__version="qa-mc-1", question_id="mc-1")
+        self.assertEqual(question.reference, "B. 7.6%")
+        self.assertIn("A. 5.2%", question.question)
+
+    def test_a_missing_column_is_named_and_no_set_is_made(self):
+        response = self.client.post(
+            reverse("set-list"),
+            {
+                "file": example("qa_open_example.csv"),
+                "version": "qa-open-2",
+                "qa_task": "open",
+                "qa_columns": "question=Nope",
+            },
+        )
+        self.assertEqual(response.status_code, 400)
+        self.assertTrue(any("Nope" in error for error in response.context["errors"]))
+        self.assertFalse(SetVersion.objects.exists())
