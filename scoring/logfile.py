@@ -280,7 +280,9 @@ class LineError:
     unit: str = "line"
 
     def __str__(self) -> str:
-        where = f"{self.unit} {self.line}" + (f", field {self.field}" if self.field else "")
+        # A problem of the whole file (unit "file") has no number to give.
+        where = "the file" if self.unit == "file" else f"{self.unit} {self.line}"
+        where += f", field {self.field}" if self.field else ""
         return f"{where}: {self.message}"
 
     def as_dict(self) -> dict:

@@ -268,3 +268,57 @@ class QaDatasetSetTests(TestCase):
         self.assertEqual(response.status_code, 400)
         self.assertTrue(any("Nope" in error for error in response.context["errors"]))
         self.assertFalse(SetVersion.objects.exists())
+
+
+class InspectImportTests(TestCase):
+    """An Inspect log through the page: versions suggested from the log, its
+    scores on the answer page and never on a reviewer's screen."""
+
+    def setUp(self):
+        self.lead = make_user("lead")
+        self.client.login(username="lead", password=PASSWORD)
+
+    def test_the_log_names_its_versions_and_its_scores_stay_off_the_blinded_screen(self):
+        from reviewapp.services.review import rubric_default
+        from reviewapp.services.samples import Frame, sample_assign, sample_draw
+
+        page = self.start_inspect()
+        form = page.context["form"]
+        self.assertEqual(form.initial["assistant_version"], "openai-gpt-4o")
+        self.assertEqual(form.initial["set_version"], "regional_statistics-0")
+        self.assertIn("contexts", dict(form.fields["map_retrieved_contexts"].choices))
+        with self.captureOnCommitCallbacks(execute=True):
+            done = self.client.post(
+                reverse("run-import-confirm"),
+                {
+                    "key": form.initial["key"],
+                    "assistant_version": "openai-gpt-4o",
+                    "set_version": "regional_statistics-0",
+                    "set_from_file": "on",
+                    "language": "en",
+                    "map_retrieved_contexts": "contexts",
+                    "action": "import",
+                },
+            )
+        run = Run.objects.get()
+        self.assertRedirects(done, run.get_absolute_url(), fetch_redirect_response=False)
+        self.assertEqual(run.scorings.get().status, "done")
+        answer = run.answers.order_by("line_number").first()
+        detail = self.client.get(reverse("answer-detail", args=(run.id, answer.id)))
+        self.assertContains(detail, "Inspect scorer: match")
+
+        sample = sample_draw(
+            frame=Frame(run=run), size=3, seed=1, rubric_version=rubric_default(), created_by=self.lead
+        )
+        reader = make_user("reader", "reviewer")
+        sample_assign(sample=sample, reviewers=[reader], readers_per_item=1)
+        self.client.login(username="reader", password=PASSWORD)
+        for assignment in reader.assignments.all():
+            screen = self.client.get(reverse("review-item", args=(sample.id, assignment.alias)))
+            self.assertEqual(screen.status_code, 200)
+            self.assertContains(screen, "passage 1")
+            self.assertNotContains(screen, "Inspect")
+            self.assertNotContains(screen, "inspect_scores")
+
+    def start_inspect(self):
+        return self.client.post(reverse("run-import"), {"file": example("inspect_example.eval")})

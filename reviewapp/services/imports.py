@@ -88,7 +88,7 @@ def pending_store(upload, *, user, file_format: str = "") -> Pending:
     encoding), a file in none of the import formats (this app's own run log
     is uploaded on the upload page), and one that is not the format named."""
     name = clean_file_name(upload.name)
-    stored = store_upload(upload, folder=FOLDER)
+    stored = store_upload(upload, folder=FOLDER, text=False)
     try:
         from scoring.imports import sniff
 

@@ -41,14 +41,16 @@ GZIP_MAGIC = b"\x1f\x8b"
 SNIFF_BYTES = 4096
 
 
-def store_upload(upload, *, folder: str) -> StoredFile:
+def store_upload(upload, *, folder: str, text: bool = True) -> StoredFile:
     """Copy an uploaded file into the data folder chunk by chunk, hashing as it
     goes; a gzip-compressed file is decompressed on the way, never held whole.
     The caller renames or removes the returned temporary file.
 
     Refuses (UploadRejected) a file past the size limit (counted
     uncompressed), an empty one, a gzip file that cannot be read, and one
-    that is UTF-16, UTF-32 or compressed another way (logfile.encoding_problem).
+    that is UTF-16, UTF-32 or compressed another way (logfile.encoding_problem),
+    unless ``text`` is False (an import, whose reader judges its own format:
+    an Inspect log is a zip).
     """
     name = clean_file_name(upload.name)
     upload.seek(0)
@@ -74,9 +76,10 @@ def store_upload(upload, *, folder: str) -> StoredFile:
                 out.write(chunk)
         if size == 0:
             raise UploadRejected(f"{name}: the file is empty")
-        with open(path, "rb") as stored:
-            if problem := logfile.encoding_problem(stored.read(SNIFF_BYTES)):
-                raise UploadRejected(f"{name}: {problem}")
+        if text:
+            with open(path, "rb") as stored:
+                if problem := logfile.encoding_problem(stored.read(SNIFF_BYTES)):
+                    raise UploadRejected(f"{name}: {problem}")
     except BaseException:
         path.unlink(missing_ok=True)
         raise
