@@ -10,10 +10,15 @@ browsable at /api/docs.
 from __future__ import annotations
 
 import contextlib
+import gc
 import json
+import time
+from datetime import timedelta
 from typing import Literal
 
-from django.http import Http404, StreamingHttpResponse
+import orjson
+from django.db.models import Q
+from django.http import Http404, HttpResponse, StreamingHttpResponse
 from django.shortcuts import get_object_or_404
 from django.urls import NoReverseMatch, reverse
 from django.utils import timezone
@@ -21,6 +26,7 @@ from ninja import Field, File, Form, NinjaAPI, Query, Schema, Status
 from ninja.errors import AuthorizationError
 from ninja.files import UploadedFile
 from ninja.security import HttpBearer
+from pydantic import ConfigDict, TypeAdapter
 
 from reviewapp import dashboard, selectors
 from reviewapp.models import ApiToken, Judge, JudgeRun, JudgeVersion, Role, Run, Scoring
@@ -36,7 +42,52 @@ from reviewapp.services.judging import (
 from reviewapp.services.question_sets import set_version_upload
 from reviewapp.services.runs import run_receive
 from reviewapp.services.uploads import UploadRejected
+from scoring.check import MAX_ANSWER_BYTES, CheckInputError, check_numbers
 from scoring.gate import DEFAULT_MARGIN_POINTS
+
+# A token's last use is written at most this often: a pipeline calling the
+# check a thousand times a second would otherwise write its token's row a
+# thousand times a second. The tokens page shows it to the minute.
+USE_RECORDED_EVERY = timedelta(minutes=1)
+
+
+class TokenCache:
+    """Tokens found in the last ``seconds``, by the hash of their key.
+
+    For the hot path of POST /api/check: a hit skips the token's and its
+    user's roles' queries. What the cache holds is as the database was when
+    the token was looked up, so revoking a token, making its user inactive or
+    taking a role away reaches a process that used it within ``seconds``;
+    expiry is checked on every request. Per process: each server worker
+    keeps its own."""
+
+    def __init__(self, seconds: float, *, size: int = 1024, clock=time.monotonic):
+        self.seconds = seconds
+        self.size = size
+        self.clock = clock
+        self._tokens: dict[str, tuple[float, ApiToken]] = {}
+
+    def get(self, key_hash: str) -> ApiToken | None:
+        entry = self._tokens.get(key_hash)
+        if entry is None:
+            return None
+        found_at, token = entry
+        if self.clock() - found_at >= self.seconds:
+            self._tokens.pop(key_hash, None)
+            return None
+        return token
+
+    def put(self, key_hash: str, token: ApiToken) -> None:
+        if len(self._tokens) >= self.size:
+            self._tokens.clear()  # a bound, never reached by a deployment's handful of tokens
+        self._tokens[key_hash] = (self.clock(), token)
+
+    def clear(self) -> None:
+        self._tokens.clear()
+
+
+# Tokens used for the number check, kept 10 s (TokenCache says what that delays).
+CHECK_TOKENS = TokenCache(10)
 
 
 class TokenAuth(HttpBearer):
@@ -46,16 +97,19 @@ class TokenAuth(HttpBearer):
     Refuses with 401 a missing, unknown, expired or revoked token and the
     token of an inactive user; with 403 a token whose user has none of the
     scope's roles, or which lacks the scope. Without a scope it refuses every
-    token, so an operation that names none is closed."""
+    token, so an operation that names none is closed. With a ``cache``, a
+    token found in it is not looked up again (TokenCache says for how long).
+    Records the token's use at most once a minute (USE_RECORDED_EVERY)."""
 
-    def __init__(self, scope: str | None = None):
+    def __init__(self, scope: str | None = None, *, cache: TokenCache | None = None):
         if scope is not None and scope not in SCOPES:
             raise ValueError(f"unknown scope {scope!r}")
         self.scope = scope
+        self.cache = cache
         super().__init__()
 
     def authenticate(self, request, token):
-        found = ApiToken.find(token)
+        found = self._find(token)
         if found is None:
             return None
         if self.scope is None:
@@ -67,9 +121,34 @@ class TokenAuth(HttpBearer):
             )
         if self.scope not in found.scopes:
             raise AuthorizationError(message=f"This token does not hold the scope {self.scope}.")
-        ApiToken.objects.filter(id=found.id).update(last_used_at=timezone.now())
+        _record_use(found)
         request.user = found.user
         return found
+
+    def _find(self, key: str) -> ApiToken | None:
+        if self.cache is None:
+            return ApiToken.find(key)
+        key_hash = ApiToken.hash(key)
+        found = self.cache.get(key_hash)
+        if found is None:
+            found = ApiToken.find(key)
+            if found is not None:
+                has_role(found.user)  # reads the user's roles once, into the cached user
+                self.cache.put(key_hash, found)
+        elif found.expires_at <= timezone.now():
+            return None
+        return found
+
+
+def _record_use(token: ApiToken) -> None:
+    """Set the token's last use to now, unless it was set less than a minute ago."""
+    now = timezone.now()
+    if token.last_used_at is not None and now - token.last_used_at < USE_RECORDED_EVERY:
+        return
+    # Conditional, so that workers that see the same stale time write once.
+    stale = Q(last_used_at__isnull=True) | Q(last_used_at__lt=now - USE_RECORDED_EVERY)
+    ApiToken.objects.filter(stale, id=token.id).update(last_used_at=now)
+    token.last_used_at = now
 
 
 def _names(roles: tuple[str, ...]) -> str:
@@ -86,11 +165,15 @@ api = NinjaAPI(
     version="1",
     description=(
         "Upload runs of logged answers and read their automatic measures; grade a run with model "
-        "graders (judge runs: estimate, confirm, follow, export).\n\n"
+        "graders (judge runs: estimate, confirm, follow, export); check an answer's numbers at the "
+        "moment it is shown (`POST /api/check`).\n\n"
         "Send `Authorization: Bearer TOKEN`. A token acts as the user it belongs to, limited to its "
         "scopes, until it expires or is revoked; each operation needs its scope and one of the scope's "
         f"roles ({Role.REVIEWER}s have none). Missing or dead token: 401; "
-        "role or scope short: 403.\n\n" + _scopes_table()
+        "role or scope short: 403. A token's last use is recorded to the minute. For speed, a server "
+        f"process keeps a `check` token it has seen for {CHECK_TOKENS.seconds:g} s: revoking it, or "
+        f"taking its user's role away, reaches `POST /api/check` within {CHECK_TOKENS.seconds:g} s "
+        "(everything else at once).\n\n" + _scopes_table()
     ),
     auth=TokenAuth(),
     urls_namespace="api",
@@ -745,3 +828,270 @@ def judge_run_verdicts(request, judge_run_id: int):
     response = StreamingHttpResponse(lines, content_type="application/x-ndjson")
     response["Content-Disposition"] = f'attachment; filename="judge-run-{judge_run.id}-verdicts.jsonl"'
     return response
+
+
+# -- the number check --------------------------------------------------------
+
+CHECK_MAX_ANSWERS = 1000
+# A batch's body, at most: 1,000 answers of 16 KB, about two seconds of work.
+# Longer answers (up to MAX_ANSWER_BYTES each) go in smaller batches.
+CHECK_MAX_BODY_BYTES = 16 * 1024 * 1024
+_CHECK_FIELDS = ("answer", "language", "retrieved_values", "expected_values", "options")
+_CHECK_REQUIRED = ("answer", "language", "retrieved_values")
+_CHECK_OPTIONS = ("rounding", "scale_words")
+
+
+class CheckOptionsIn(Schema):
+    model_config = ConfigDict(extra="forbid")
+
+    rounding: bool = Field(
+        default=False, description="7.6 is also supported by 7.62: a value rounded to the figure's precision"
+    )
+    scale_words: bool = Field(default=False, description='"1.2 million" also reads as 1,200,000')
+
+
+class CheckAnswerIn(Schema):
+    model_config = ConfigDict(extra="forbid")
+
+    answer: str = Field(description="the answer's text, at most 100 KB (102,400 bytes) in UTF-8")
+    language: str = Field(
+        description='its language ("en", "fr"…; may be empty): where "." groups thousands ("1.250" in '
+        "French, Spanish, German…)"
+    )
+    retrieved_values: list[float] = Field(description="the values of the records retrieved for the answer")
+    expected_values: list[float] = Field(
+        default=[], description="the question's expected values, when a question set gives them"
+    )
+    options: CheckOptionsIn = Field(
+        default_factory=CheckOptionsIn, description="matching rules, off by default"
+    )
+
+
+class CheckBatchIn(Schema):
+    model_config = ConfigDict(extra="forbid")
+
+    answers: list[CheckAnswerIn] = Field(
+        min_length=1, max_length=CHECK_MAX_ANSWERS, description="1 to 1,000 answers, checked in order"
+    )
+
+
+class CheckedNumberOut(Schema):
+    text: str = Field(description="the number as written")
+    start: int = Field(description="where it starts in the answer, in characters (Unicode code points)")
+    end: int = Field(description="where it ends: answer[start:end] is the text")
+    readings: list[float | None] = Field(
+        description='every value it can mean ("1,234": 1234 and 1.234); null for one too large for a float'
+    )
+    year: bool = Field(description="a year (1900 to 2100, four digits): read, never counted")
+    counted: bool
+    supported: bool | None = Field(description="null for a year")
+    matched: float | None = Field(description="the retrieved or expected value that supports it")
+    matched_in: Literal["retrieved", "expected"] | None
+
+
+class CheckOut(Schema):
+    verdict: Literal["supported", "unsupported", "no numbers"] = Field(
+        description="unsupported when any counted number is; no numbers when none is counted"
+    )
+    numbers_counted: int = Field(description="n: the numbers stated, every occurrence, years left out")
+    numbers_unsupported: int = Field(description="k: those no retrieved or expected value supports")
+    numbers: list[CheckedNumberOut] = Field(description="every number read, years included, in order")
+
+
+class CheckBatchOut(Schema):
+    results: list[CheckOut] = Field(description="one per answer, in the order sent")
+    answers_unsupported: int = Field(description="answers whose verdict is unsupported")
+
+
+# Spec 000's running example, a03: 35 is unsupported, 2020 a year.
+_CHECK_EXAMPLE = {
+    "answer": "The under-five mortality rate was 35 per 1,000 live births in 2020 (HLTH_U5_MORT).",
+    "language": "en",
+    "retrieved_values": [41.0, 44.0],
+}
+
+
+def _inline_schema(adapter: TypeAdapter) -> dict:
+    """The JSON schema with its definitions written in place, for a request
+    body the view reads itself (ninja adds only what it parses to the
+    schema's components)."""
+    schema = adapter.json_schema()
+    definitions = schema.pop("$defs", {})
+
+    def inline(node):
+        if isinstance(node, dict):
+            if "$ref" in node:
+                return inline(definitions[node["$ref"].rsplit("/", 1)[1]])
+            return {key: inline(value) for key, value in node.items()}
+        if isinstance(node, list):
+            return [inline(item) for item in node]
+        return node
+
+    return inline(schema)
+
+
+def _check_field(prefix: str, field: str, message: str):
+    return _invalid(prefix + field, f"{prefix}{field} {message}")
+
+
+def _check_one(item, prefix: str):
+    """One answer's result as a dict, or a 422 naming the field (under ``prefix``)."""
+    if not isinstance(item, dict):
+        return _invalid(prefix.rstrip("."), f"{prefix.rstrip('.')} must be an object")
+    for name in item:
+        if name not in _CHECK_FIELDS:
+            return _check_field(prefix, name, f"is not a field: an answer has {', '.join(_CHECK_FIELDS)}")
+    for name in _CHECK_REQUIRED:
+        if name not in item:
+            return _check_field(prefix, name, "is required")
+    options = item.get("options", {})
+    if not isinstance(options, dict):
+        return _check_field(prefix, "options", "must be an object")
+    for name in options:
+        if name not in _CHECK_OPTIONS:
+            return _check_field(
+                prefix, f"options.{name}", f"is not an option: the options are {', '.join(_CHECK_OPTIONS)}"
+            )
+    try:
+        result = check_numbers(
+            item["answer"],
+            retrieved_values=item["retrieved_values"],
+            language=item["language"],
+            expected_values=item.get("expected_values", ()),
+            rounding=options.get("rounding", False),
+            scale_words=options.get("scale_words", False),
+            max_answer_bytes=MAX_ANSWER_BYTES,
+        )
+    except CheckInputError as refused:
+        field = f"options.{refused.field}" if refused.field in _CHECK_OPTIONS else refused.field
+        return _check_field(prefix, field, str(refused).removeprefix(refused.field + " "))
+    return result.as_dict()
+
+
+def _json(body: dict) -> HttpResponse:
+    return HttpResponse(orjson.dumps(body), content_type="application/json; charset=utf-8")
+
+
+@api.post(
+    "/check",
+    response={200: CheckOut | CheckBatchOut, **UPLOAD_REFUSALS},
+    summary="Check the numbers of answers before they are shown",
+    auth=TokenAuth("check", cache=CHECK_TOKENS),
+    openapi_extra={
+        "requestBody": {
+            "required": True,
+            "content": {
+                "application/json": {
+                    "schema": _inline_schema(TypeAdapter(CheckAnswerIn | CheckBatchIn)),
+                    "examples": {
+                        "one answer": {"value": _CHECK_EXAMPLE},
+                        "a batch": {
+                            "value": {
+                                "answers": [
+                                    _CHECK_EXAMPLE,
+                                    {
+                                        "answer": "Le taux de chômage était de 7,3 % (LAB_UNEMP_RATE_Q).",
+                                        "language": "fr",
+                                        "retrieved_values": [7.3, 7.4],
+                                        "options": {"rounding": True},
+                                    },
+                                ]
+                            }
+                        },
+                    },
+                }
+            },
+        }
+    },
+)
+def check_answers(request):
+    """Spec 000's unsupported-numbers test on answers about to be shown: each
+    number of the answer is read (dates, "per 1,000" denominators and record
+    identifiers are not numbers; years are read but not counted) and is
+    supported when one of the retrieved values (or, if given, the expected
+    values) matches it — the scorer's own test, so the counts equal the
+    run's. Withhold or flag what is unsupported; `start` and `end` place each
+    number in the text. Nothing is stored.
+
+    Send one answer, or `{"answers": [...]}` with 1 to 1,000 of them. 422
+    names the field (`answers[3].retrieved_values[2]`): a value that is not
+    a number (true, false, strings and null are not), an answer over 100 KB,
+    a missing or unknown field, an empty batch or one of over 1,000 answers.
+    400 for a body that is not JSON; 413 for a body over 16 MB."""
+    try:
+        size = int(request.META.get("CONTENT_LENGTH") or 0)
+    except ValueError:
+        size = 0
+    if size > CHECK_MAX_BODY_BYTES:
+        return Status(
+            413,
+            {
+                "detail": "the request was refused",
+                "errors": [
+                    f"the body is larger than {CHECK_MAX_BODY_BYTES:,} bytes: send fewer answers per request"
+                ],
+            },
+        )
+    # read(), not .body: Django keeps bodies over DATA_UPLOAD_MAX_MEMORY_SIZE (2.5 MB) out of .body.
+    raw = request.read()
+    with _collection_paused():
+        return _check_body(raw)
+
+
+@contextlib.contextmanager
+def _collection_paused():
+    """Keep Python's cyclic garbage collector out of one check.
+
+    A batch makes and drops thousands of dicts and lists (none in a cycle:
+    reference counting frees them). Collections during the batch move those
+    still in use into the old generation, and every few batches that sets
+    off a full collection of the whole process, Django's objects included:
+    80 ms added to one batch in five (bench/README.md). The pause is the
+    process's: in a threaded worker other requests go without collection for
+    the milliseconds of a check too, which costs them nothing."""
+    if not gc.isenabled():
+        yield
+        return
+    gc.disable()
+    try:
+        yield
+    finally:
+        gc.enable()
+
+
+def _check_body(raw: bytes):
+    """The response to a check's body: the results, or the refusal naming the field."""
+    try:
+        body = orjson.loads(raw)
+    except orjson.JSONDecodeError as error:
+        return Status(400, {"detail": "the body is not JSON", "errors": [str(error)]})
+    if not isinstance(body, dict):
+        message = 'the body must be an object: one answer, or {"answers": [...]}'
+        return Status(422, {"detail": [{"type": "value_error", "loc": ["body", "payload"], "msg": message}]})
+    if "answers" not in body:
+        result = _check_one(body, "")
+        return result if isinstance(result, Status) else _json(result)
+
+    for name in body:
+        if name != "answers":
+            return _invalid(name, f'{name} is not a field: a batch is {{"answers": [...]}} alone')
+    answers = body["answers"]
+    if not isinstance(answers, list):
+        return _invalid("answers", "answers must be a list of answers")
+    if not answers:
+        return _invalid("answers", "answers is empty: send 1 to 1,000 answers")
+    if len(answers) > CHECK_MAX_ANSWERS:
+        return _invalid(
+            "answers",
+            f"answers holds {len(answers):,} answers: send at most {CHECK_MAX_ANSWERS:,} per request",
+        )
+    results = []
+    unsupported = 0
+    for position, item in enumerate(answers):
+        result = _check_one(item, f"answers[{position}].")
+        if isinstance(result, Status):
+            return result
+        unsupported += result["verdict"] == "unsupported"
+        results.append(orjson.dumps(result))  # written out at once, its dicts freed
+    body = b'{"results":[%b],"answers_unsupported":%d}' % (b",".join(results), unsupported)
+    return HttpResponse(body, content_type="application/json; charset=utf-8")

@@ -37,6 +37,11 @@ SCOPES = {
         # Apart from runs:write: a judge run spends money at a model provider,
         # so a token that uploads runs does not also start judge runs.
         Scope("judges:write", "estimate, start and cancel judge runs (model graders)", WRITERS),
+        # For an assistant's runtime, which calls it on every answer it shows:
+        # a token that leaks from there reaches nothing stored. Leads and
+        # admins, who wire pipelines, hold it; managers read and gate
+        # releases, and the check reads nothing they could want.
+        Scope("check", "check answers' numbers (POST /api/check) and nothing else", WRITERS),
     )
 }
 # Whoever may hold at least one scope, and so manage tokens.

@@ -9,8 +9,9 @@ add up exactly.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
+from typing import NamedTuple
 
 import numpy as np
 import pandas as pd
@@ -149,6 +150,65 @@ class NumberCheck:
         }
 
 
+class NumberMatches(NamedTuple):
+    """What ``match_numbers`` found in one answer's numbers."""
+
+    checks: list[NumberCheck]  # every number read, years included (empty unless kept)
+    counted: int  # numbers counted: years left out, and repeats with ``distinct``
+    unsupported: list[Number]  # the counted numbers no value supports, in order
+
+
+def match_numbers(
+    numbers: Sequence[Number],
+    *,
+    retrieved_values: Collection[float],
+    expected_values: Collection[float] = (),
+    options: Options = DEFAULT_OPTIONS,
+    keep_numbers: bool = True,
+) -> NumberMatches:
+    """Check each number read from an answer against the values it may rest on.
+
+    The one test of spec 000's unsupported numbers, shared by the scorer
+    (``check_answer``) and the number check at display time
+    (``scoring.check.check_numbers``): a year is read but not counted; any
+    other number is supported when a retrieved value, else an expected one,
+    matches one of its readings (``match_value``, with ``options.rounding``).
+    Every occurrence counts unless ``options.distinct``, which counts a
+    repeated value once. ``keep_numbers`` keeps a NumberCheck per number.
+    """
+    # Every occurrence counts, as in spec 000's reference script; with
+    # ``distinct`` a repeated figure is one claim.
+    checks: list[NumberCheck] = []
+    unsupported: list[Number] = []
+    counted = 0
+    seen: set[float] = set()
+    distinct = options.distinct
+    rounding = options.rounding
+    for number in numbers:
+        if number.is_year:
+            if keep_numbers:
+                checks.append(NumberCheck(number, False, None, None))
+            continue
+        value = number.value
+        # Most supported figures equal a value exactly: a fast C-level look first.
+        if len(number.readings) == 1 and not number.signed and value in retrieved_values:
+            matched = value
+        else:
+            matched = match_value(number, retrieved_values, rounding=rounding)
+            if matched is None:
+                matched = match_value(number, expected_values, rounding=rounding)
+        repeated = distinct and value in seen
+        seen.add(value)
+        if keep_numbers:
+            checks.append(NumberCheck(number, not repeated, matched is not None, matched))
+        if repeated:
+            continue
+        counted += 1
+        if matched is None:
+            unsupported.append(number)
+    return NumberMatches(checks, counted, unsupported)
+
+
 class AnswerCheck:
     """The checks of one answer: counts per measure and the findings."""
 
@@ -232,41 +292,18 @@ def check_answer(
             else:
                 findings.append(Finding(question_id, "citation", f"cited {cited}, which was not retrieved"))
 
-    # Every occurrence counts, as in spec 000's reference script; with
-    # ``distinct`` a repeated figure is one claim.
-    number_checks: list[NumberCheck] = []
-    seen: set[float] = set()
-    distinct = options.distinct
-    rounding = options.rounding
-    for number in numbers:
-        if number.is_year:
-            if keep_numbers:
-                number_checks.append(NumberCheck(number, False, None, None))
-            continue
-        value = number.value
-        # Most supported figures equal a value exactly: a fast C-level look first.
-        if len(number.readings) == 1 and not number.signed and value in retrieved_values:
-            matched = value
-        else:
-            matched = match_value(number, retrieved_values, rounding=rounding)
-            if matched is None:
-                matched = match_value(number, expected_values, rounding=rounding)
-        repeated = distinct and value in seen
-        seen.add(value)
-        if keep_numbers:
-            number_checks.append(NumberCheck(number, not repeated, matched is not None, matched))
-        if repeated:
-            continue
-        counts[UNSUPPORTED_N] += 1
-        if matched is None:
-            counts[UNSUPPORTED_K] += 1
-            findings.append(
-                Finding(
-                    question_id,
-                    "unsupported",
-                    f"{number.text} is neither a retrieved nor an expected value",
-                )
-            )
+    number_checks, counts[UNSUPPORTED_N], unsupported = match_numbers(
+        numbers,
+        retrieved_values=retrieved_values,
+        expected_values=expected_values,
+        options=options,
+        keep_numbers=keep_numbers,
+    )
+    counts[UNSUPPORTED_K] = len(unsupported)
+    for number in unsupported:
+        findings.append(
+            Finding(question_id, "unsupported", f"{number.text} is neither a retrieved nor an expected value")
+        )
     # The answer level rests on the same answers as the number level: every
     # answer given, and a declined answer that still states a figure.
     if not declined or counts[UNSUPPORTED_N]:

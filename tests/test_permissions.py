@@ -20,7 +20,7 @@ from django.db import transaction
 from django.test import Client, TestCase
 from django.urls import URLPattern, URLResolver, get_resolver, reverse
 
-from reviewapp.api import api
+from reviewapp.api import CHECK_TOKENS, api
 from reviewapp.models import ApiToken, Role
 from reviewapp.roles import API_USERS, READERS_OF_RUNS, SCOPES, WRITERS
 from reviewapp.services.judging import judge_run_estimate, judge_version_save
@@ -66,6 +66,9 @@ PAGES: dict[str, dict[str, dict[str, int]]] = {
     "login": {"GET": everyone(200), "POST": everyone(200)},
     "logout": {"GET": NOT_ALLOWED, "POST": everyone(302)},
     "run-upload": {"GET": only(WRITERS), "POST": only(WRITERS, 400)},
+    "run-import": {"GET": only(WRITERS), "POST": only(WRITERS, 400)},
+    # An empty confirmation names no pending import: back to the first step.
+    "run-import-confirm": {"GET": NOT_ALLOWED, "POST": only(WRITERS, 302)},
     "run-detail": {"GET": only(READERS_OF_RUNS), "POST": NOT_ALLOWED},
     "run-rescore": {"GET": NOT_ALLOWED, "POST": only(WRITERS, 302)},
     "run-retry": {"GET": NOT_ALLOWED, "POST": only(WRITERS, 302)},
@@ -100,6 +103,8 @@ PAGES: dict[str, dict[str, dict[str, int]]] = {
     "run-log": {"GET": only(READERS_OF_RUNS), "POST": NOT_ALLOWED},
     "export-scores": {"GET": only(READERS_OF_RUNS), "POST": NOT_ALLOWED},
     "export-findings": {"GET": only(READERS_OF_RUNS), "POST": NOT_ALLOWED},
+    "export-answers-inspect": {"GET": only(READERS_OF_RUNS), "POST": NOT_ALLOWED},
+    "export-answers-ragas": {"GET": only(READERS_OF_RUNS), "POST": NOT_ALLOWED},
     "export-judgements": {"GET": only(READERS_OF_RUNS), "POST": NOT_ALLOWED},
     "review-queue": {"GET": only(REVIEWING), "POST": NOT_ALLOWED},
     # Readers reach only their own items: anyone else's is a 404, as for a
@@ -165,7 +170,11 @@ OPERATIONS: dict[str, dict[str, int]] = {
     "reviewapp_api_get_judge_run": only(READERS_OF_RUNS),
     "reviewapp_api_judge_run_verdicts": only(READERS_OF_RUNS),
     "reviewapp_api_judge_validation_tables": only(READERS_OF_RUNS),
+    # The number check for an assistant's runtime: an empty form is not the JSON body it reads (400).
+    "reviewapp_api_check_answers": only(WRITERS, 400),
 }
+# The one operation the "check" scope opens; no other scope opens it.
+CHECK_OPERATION = "reviewapp_api_check_answers"
 
 
 def url_patterns(patterns=None, prefix: str = "", namespace: str = ""):
@@ -232,6 +241,11 @@ class PermissionMatrixTests(TestCase):
                 user=user, name="matrix", key_hash=ApiToken.hash(key), scopes=list(SCOPES)
             )
             cls.keys[principal] = key
+
+    def setUp(self):
+        # Kept tokens outlive a test's transaction: each test looks its tokens up afresh.
+        CHECK_TOKENS.clear()
+        self.addCleanup(CHECK_TOKENS.clear)
 
     def url_arguments(self) -> dict[str, object]:
         return {
@@ -355,6 +369,50 @@ class PermissionMatrixTests(TestCase):
 
     def bearer(self, principal: str) -> dict[str, str]:
         return {"HTTP_AUTHORIZATION": f"Bearer {self.keys[principal]}"}
+
+    def test_a_check_token_opens_the_check_and_no_other_operation(self):
+        """An admin's tokens, so that the role never stands in the way: one
+        holding only "check" is refused (403) by every other operation, and
+        one holding every other scope is refused by the check."""
+        admin = self.users[ADMIN]
+        check_only, everything_else = "matrix-check-only-key", "matrix-all-but-check-key"
+        for key, scopes in ((check_only, ["check"]), (everything_else, [s for s in SCOPES if s != "check"])):
+            ApiToken.objects.create(user=admin, name=key, key_hash=ApiToken.hash(key), scopes=scopes)
+        client = Client()
+        arguments = self.url_arguments()
+        reached, wrong = [], []
+        for path, methods in api.get_openapi_schema()["paths"].items():
+            url = path.format(**arguments)
+            for method, operation in methods.items():
+                name = operation["operationId"]
+                data = self.query(name) if method == "get" else None
+                if name == CHECK_OPERATION:
+                    allowed = self.request(
+                        client, method, url, data, HTTP_AUTHORIZATION=f"Bearer {check_only}"
+                    )
+                    reached.append((name, allowed.status_code))
+                    key, expected = everything_else, "This token does not hold the scope check."
+                else:
+                    key = check_only
+                    expected = f"This token does not hold the scope {self.scope_of(name)}."
+                refused = self.request(client, method, url, data, HTTP_AUTHORIZATION=f"Bearer {key}")
+                if (refused.status_code, refused.json()) != (403, {"detail": expected}):
+                    wrong.append(f"{method.upper()} {path}: {refused.status_code} {refused.content[:200]!r}")
+        self.assertEqual(reached, [(CHECK_OPERATION, 400)])  # the empty form reached the view
+        self.assertEqual(wrong, [])
+        self.assertEqual(
+            [name for name, scope in SCOPES.items() if "POST /api/check" in scope.summary], ["check"]
+        )
+
+    @staticmethod
+    def scope_of(operation_id: str) -> str:
+        """The scope the operation's TokenAuth asks for."""
+        for router in api._get_bound_routers():
+            for path_view in router.path_operations.values():
+                for operation in path_view.operations:
+                    if api.get_openapi_operation_id(operation) == operation_id:
+                        return operation.auth_callbacks[0].scope
+        raise LookupError(operation_id)
 
     def test_a_reviewer_reaching_another_readers_item_gets_a_404(self):
         other = make_user("reviewer2", "reviewer")

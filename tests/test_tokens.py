@@ -7,10 +7,13 @@ from io import StringIO
 
 from django.contrib.auth import get_user_model
 from django.core.management import CommandError, call_command
+from django.db import connection
 from django.test import TestCase
+from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 from django.utils import timezone
 
+from reviewapp.api import CHECK_TOKENS
 from reviewapp.models import ApiToken, TokenRefused
 from tests.helpers import PASSWORD, make_user
 
@@ -24,7 +27,7 @@ class TokenIssueTests(TestCase):
         lead_token, _ = ApiToken.issue(user=make_user("lead"), name="ci")
         manager_token, _ = ApiToken.issue(user=make_user("manager"), name="ci")
         self.assertEqual(
-            lead_token.scopes, ["runs:write", "sets:write", "runs:read", "gate:read", "judges:write"]
+            lead_token.scopes, ["runs:write", "sets:write", "runs:read", "gate:read", "judges:write", "check"]
         )
         self.assertEqual(manager_token.scopes, ["runs:read", "gate:read"])
 
@@ -99,6 +102,20 @@ class TokenUseTests(TestCase):
         self.assertEqual(self.client.get("/api/runs/999", **bearer(key)).status_code, 404)
         self.assertTrue(before <= ApiToken.objects.get().last_used_at <= timezone.now())
 
+    def test_it_records_a_use_at_most_once_a_minute(self):
+        key = self.token()
+        self.assertEqual(self.client.get("/api/runs/999", **bearer(key)).status_code, 404)
+        first = ApiToken.objects.get().last_used_at
+        with CaptureQueriesContext(connection) as queries:
+            self.assertEqual(self.client.get("/api/runs/999", **bearer(key)).status_code, 404)
+        self.assertEqual([q["sql"] for q in queries if q["sql"].startswith("UPDATE")], [])
+        self.assertEqual(ApiToken.objects.get().last_used_at, first)
+        a_minute_ago = timezone.now() - timedelta(seconds=61)
+        ApiToken.objects.update(last_used_at=a_minute_ago)
+        before = timezone.now()
+        self.assertEqual(self.client.get("/api/runs/999", **bearer(key)).status_code, 404)
+        self.assertTrue(before <= ApiToken.objects.get().last_used_at <= timezone.now())
+
     def test_an_expired_token_gets_401(self):
         key = self.token(expires_at=timezone.now() - timedelta(seconds=1))
         self.assertEqual(self.client.get("/api/runs/999", **bearer(key)).status_code, 401)
@@ -162,6 +179,13 @@ class TokenPageTests(TestCase):
         self.assertContains(again, token.expires_at.strftime("%Y-%m-%d %H:%M"))
         self.assertContains(again, "<td>never</td>", html=False)  # last used
         self.assertEqual(self.client.get("/api/runs/999", **bearer(key)).status_code, 404)
+
+    def test_it_says_how_long_a_revoked_check_token_may_still_pass_the_check(self):
+        self.client.login(username="lead", password=PASSWORD)
+        page = self.client.get(reverse("token-list"))
+        self.assertEqual(CHECK_TOKENS.seconds, 10)
+        self.assertContains(page, "servers keep a token that used\n  <code>check</code> for up to 10 seconds")
+        self.assertContains(page, 'value="check"')
 
     def test_it_offers_a_manager_only_the_scopes_a_manager_can_use(self):
         self.client.login(username="manager", password=PASSWORD)
