@@ -83,9 +83,16 @@ urlpatterns = [
         name="export-findings",
     ),
     path(
-        "runs/<int:run_id>/scorings/<int:scoring_id>/answers.<str:fmt>",
+        "runs/<int:run_id>/scorings/<int:scoring_id>/answers.inspect.json",
         dashboard.export_answers,
-        name="export-answers",
+        {"fmt": "inspect.json"},
+        name="export-answers-inspect",
+    ),
+    path(
+        "runs/<int:run_id>/scorings/<int:scoring_id>/answers.ragas.jsonl",
+        dashboard.export_answers,
+        {"fmt": "ragas.jsonl"},
+        name="export-answers-ragas",
     ),
     path(
         "samples/<int:sample_id>/judgements.<str:fmt>", dashboard.export_judgements, name="export-judgements"

@@ -31,9 +31,8 @@ class AnswerExportTests(TestCase):
         self.scoring = Scoring.objects.get(status=Scoring.Status.DONE)
 
     def export(self, fmt: str) -> bytes:
-        response = self.client.get(
-            reverse("export-answers", args=(self.scoring.run_id, self.scoring.id, fmt))
-        )
+        name = {"ragas.jsonl": "export-answers-ragas", "inspect.json": "export-answers-inspect"}[fmt]
+        response = self.client.get(reverse(name, args=(self.scoring.run_id, self.scoring.id)))
         self.assertEqual(response.status_code, 200)
         return b"".join(response.streaming_content)
 
@@ -74,9 +73,10 @@ class AnswerExportTests(TestCase):
         self.assertEqual(results["numeric_accuracy"]["n"].value, 6)
         self.assertAlmostEqual(results["refusal_accuracy"]["rate"].value, 0.5)
 
-    def test_an_unknown_format_is_not_found(self):
+    def test_a_scoring_not_done_has_nothing_to_export(self):
+        Scoring.objects.filter(id=self.scoring.id).update(status=Scoring.Status.SCORING)
         response = self.client.get(
-            reverse("export-answers", args=(self.scoring.run_id, self.scoring.id, "yaml"))
+            reverse("export-answers-ragas", args=(self.scoring.run_id, self.scoring.id))
         )
         self.assertEqual(response.status_code, 404)
 

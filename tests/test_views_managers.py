@@ -298,7 +298,8 @@ class GatePageTests(ManagerPagesBase):
 class MenuTests(TestCase):
     # Every page the menu could offer; a role's menu holds exactly those it opens.
     PAGES = (
-        "/review/", "/pairs/", "/paired/", "/lead/", "/", "/runs/upload/", "/versions/", "/versions/gate/",
+        "/review/", "/pairs/", "/paired/", "/lead/", "/", "/runs/upload/", "/runs/import/", "/versions/",
+        "/versions/gate/",
         "/samples/", "/register/", "/agreement/", "/sets/", "/rubrics/", "/judges/", "/severity/", "/tokens/",
         "/admin/",
     )  # fmt: skip
@@ -334,12 +335,14 @@ class MenuTests(TestCase):
         )  # fmt: skip
         self.assertEqual(menu, self.opens("manager"))
         self.assertNotIn("/runs/upload/", menu)
+        self.assertNotIn("/runs/import/", menu)
         self.assertNotIn("/lead/", menu)
 
     def test_a_lead_sees_every_page_a_lead_opens(self):
         menu = self.menu("lead")
         self.assertEqual(menu, self.opens("lead"))
         self.assertIn("/runs/upload/", menu)
+        self.assertIn("/runs/import/", menu)
         self.assertIn("/lead/", menu)
 
     def test_only_staff_get_the_admin_link_as_only_staff_open_the_admin_site(self):

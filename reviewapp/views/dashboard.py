@@ -323,8 +323,6 @@ def export_answers(request, run_id: int, scoring_id: int, fmt: str):
         "inspect.json": (exports.inspect_log, "application/json", "inspect"),
         "ragas.jsonl": (exports.ragas_lines, "application/x-ndjson", "ragas"),
     }
-    if fmt not in formats:
-        raise Http404("The answers are exported as inspect.json or ragas.jsonl.")
     write, content_type, kind = formats[fmt]
     response = StreamingHttpResponse(write(scoring), content_type=content_type)
     name = f"answers-run-{run_id}-scoring-{scoring_id}-{kind}.{fmt.split('.')[-1]}"
