@@ -32,6 +32,7 @@ from reviewapp import dashboard, selectors
 from reviewapp.models import ApiToken, Judge, JudgeRun, JudgeVersion, Role, Run, Scoring
 from reviewapp.roles import SCOPES, has_role
 from reviewapp.services.gate import GateRefused, gate_run, parse_floors
+from reviewapp.services.imports import import_preview, import_receive, pending_store
 from reviewapp.services.judging import (
     judge_label,
     judge_run_cancel,
@@ -42,6 +43,7 @@ from reviewapp.services.judging import (
 from reviewapp.services.question_sets import set_version_upload
 from reviewapp.services.runs import run_receive
 from reviewapp.services.uploads import UploadRejected
+from scoring import imports, logfile
 from scoring.check import MAX_ANSWER_BYTES, CheckInputError, check_numbers
 from scoring.gate import DEFAULT_MARGIN_POINTS
 
@@ -242,6 +244,7 @@ class RunOut(Schema):
     assistant_version: str
     set_version: str
     file_name: str
+    imported_from: str = Field(default="", description="the tool and file a run was imported from")
     sha256: str
     answers: int
     error: str
@@ -275,6 +278,7 @@ def _run_out(request, run: Run, *, duplicate: bool = False) -> dict:
         "assistant_version": run.assistant_version.label,
         "set_version": run.set_version.version,
         "file_name": run.file_name,
+        "imported_from": run.imported_from,
         "sha256": run.sha256,
         "answers": run.answer_count,
         "error": run.error,
@@ -350,6 +354,101 @@ def upload_run(
             set_name=set_name,
             repeats=repeats,
         )
+    except UploadRejected as rejected:
+        return _error(rejected)
+    run = Run.objects.get(id=received.run.id)
+    return Status(201 if received.created else 200, _run_out(request, run, duplicate=not received.created))
+
+
+class ImportPreviewOut(Schema):
+    format: str
+    assistant_version: str = Field(description="the version the file suggests (Inspect: its model)")
+    set_version: str = Field(description="the set version the file suggests (Inspect: task and version)")
+    set_name: str
+    fields: list[str] = Field(description="what the mapping can name: CSV columns, JSON keys, metadata keys")
+    columns: dict[str, str] = Field(description="the mapping in use, defaults filled in")
+    samples: int | None = Field(default=None, description="samples in the file, when known without reading")
+    lines: list[dict] = Field(description="the first answers as run-log lines")
+    errors: list[str] = Field(description="problems of those first answers, by sample or line and field")
+
+
+@api.post(
+    "/imports",
+    response={201: RunOut, 200: RunOut | ImportPreviewOut, **UPLOAD_REFUSALS},
+    summary="Import a run from an Inspect log, Ragas-style JSON Lines or CSV",
+    auth=TokenAuth("runs:write"),
+)
+def import_run(
+    request,
+    file: File[UploadedFile],
+    format: Form[str] = "",
+    columns: Form[str] = "",
+    assistant_version: Form[str] = "",
+    set_version: Form[str] = "",
+    set_name: Form[str] = "",
+    language: Form[str] = "en",
+    set_from_file: Form[bool] = True,
+    preview: Form[bool] = False,
+):
+    """Convert another tool's file into a run log and take it as a run, as
+    `POST /api/runs` takes one (201 for a new run, 200 with `duplicate: true`
+    for a file held already; poll `GET /api/runs/{id}`).
+
+    `format` is `inspect` (an Inspect AI eval log, `.eval` or `.json`),
+    `ragas` (JSON Lines with user_input, retrieved_contexts, response,
+    reference) or `csv`; empty, it is told from the file. `columns` maps the
+    run log's fields to the file's columns or keys (Inspect: metadata keys),
+    `field=column,...`, e.g. `retrieved_contexts=contexts`. An Inspect log
+    names its versions (model; task and task version) unless the form does;
+    Ragas and CSV files need both. With `set_from_file` (the default) the
+    set version is created, or the named set revised, from the file's
+    questions; without, the answers are scored against the existing set
+    version. `preview=true` stores nothing and answers what the file would
+    become: the versions and mapping in use and its first answers. 400 names
+    every problem by sample or line and field; nothing is stored then."""
+    try:
+        mapping = imports.parse_mapping([columns]) if columns.strip() else {}
+    except ValueError as error:
+        return _error(UploadRejected(f"columns: {error}"))
+    if problem := logfile.language_problem(language):
+        return _error(UploadRejected(f"language: {problem}"))
+    options = imports.ImportOptions(
+        assistant_version=assistant_version.strip(),
+        set_version=set_version.strip(),
+        set_name=set_name,
+        language=language,
+        columns=mapping,
+    )
+    try:
+        pending = pending_store(file, user=request.user, file_format=format.strip())
+        try:
+            if preview:
+                shown = import_preview(pending, options)
+                return Status(
+                    200,
+                    {
+                        "format": shown.format,
+                        "assistant_version": shown.assistant_version,
+                        "set_version": shown.set_version,
+                        "set_name": shown.set_name,
+                        "fields": shown.fields,
+                        "columns": shown.columns,
+                        "samples": shown.samples,
+                        "lines": shown.lines,
+                        "errors": [str(error) for error in shown.errors],
+                    },
+                )
+            received = import_receive(
+                path=pending.path,
+                name=pending.name,
+                file_format=pending.format,
+                options=options,
+                set_from_file=set_from_file,
+                uploaded_by=request.user,
+                source=Run.Source.API,
+            )
+        finally:
+            pending.path.unlink(missing_ok=True)
     except UploadRejected as rejected:
         return _error(rejected)
     run = Run.objects.get(id=received.run.id)

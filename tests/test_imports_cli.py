@@ -10,7 +10,8 @@ import orjson
 import pytest
 
 from scoring import qa
-from scoring.imports.__main__ import main, parse_mapping
+from scoring.imports import parse_mapping
+from scoring.imports.__main__ import main
 from scoring.logfile import read_answers, validate_questions
 from tests.conftest import SHARED_DATA
 

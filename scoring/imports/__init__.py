@@ -22,6 +22,7 @@ reader fills in its defaults (``default_columns``) for what is not given.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -55,6 +56,38 @@ TARGET_FIELDS = (
     "stratum",
     "attempt",
 )
+
+
+# A comma starts a new pair only when a field name and "=" follow it, so
+# that a column name may hold a comma.
+_PAIR_START = re.compile(
+    r",(?=\s*(?:" + "|".join(sorted(map(re.escape, TARGET_FIELDS), key=len, reverse=True)) + r")\s*=)"
+)
+
+
+def parse_mapping(texts: list[str]) -> dict[str, str]:
+    """Field -> column from ``--columns`` values such as
+    "question=Question,answer=Bot answer". Refuses (ValueError) a part
+    without "=", a field that is not a run-log field, a field given twice
+    and an empty column name."""
+    mapping: dict[str, str] = {}
+    for text in texts:
+        for part in _PAIR_START.split(text):
+            if not part.strip():
+                continue
+            target, equals, column = part.partition("=")
+            target, column = target.strip(), column.strip()
+            if not equals:
+                raise ValueError(f'"{part.strip()}" is not field=column')
+            if target not in TARGET_FIELDS:
+                fields = ", ".join(TARGET_FIELDS)
+                raise ValueError(f'"{target}" is not a field of the run log; the fields are {fields}')
+            if target in mapping:
+                raise ValueError(f'the field "{target}" is given twice')
+            if not column:
+                raise ValueError(f'the field "{target}" needs a column name after "="')
+            mapping[target] = column
+    return mapping
 
 
 @dataclass(frozen=True)

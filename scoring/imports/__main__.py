@@ -28,7 +28,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import re
 import shutil
 import sys
 import tempfile
@@ -44,43 +43,12 @@ from scoring.logfile import LogFileError, language_problem
 
 _USAGE_ERROR = 2
 
-# A comma starts a new pair only when a field name and "=" follow it, so
-# that a column name may hold a comma.
-_PAIR_START = re.compile(
-    r",(?=\s*(?:" + "|".join(sorted(map(re.escape, imports.TARGET_FIELDS), key=len, reverse=True)) + r")\s*=)"
-)
-
 
 class _Refused(Exception):
     """A problem that stops the command: its lines, each printed as it is."""
 
     def __init__(self, *lines: str):
         self.lines = lines
-
-
-def parse_mapping(texts: list[str]) -> dict[str, str]:
-    """Field -> column from ``--columns`` values such as
-    "question=Question,answer=Bot answer". Refuses (ValueError) a part
-    without "=", a field that is not a run-log field, a field given twice
-    and an empty column name."""
-    mapping: dict[str, str] = {}
-    for text in texts:
-        for part in _PAIR_START.split(text):
-            if not part.strip():
-                continue
-            target, equals, column = part.partition("=")
-            target, column = target.strip(), column.strip()
-            if not equals:
-                raise ValueError(f'"{part.strip()}" is not field=column')
-            if target not in imports.TARGET_FIELDS:
-                fields = ", ".join(imports.TARGET_FIELDS)
-                raise ValueError(f'"{target}" is not a field of the run log; the fields are {fields}')
-            if target in mapping:
-                raise ValueError(f'the field "{target}" is given twice')
-            if not column:
-                raise ValueError(f'the field "{target}" needs a column name after "="')
-            mapping[target] = column
-    return mapping
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -128,7 +96,7 @@ def _convert(argv: list[str]) -> int:
     _check_input(path)
     _check_language(args.language)
     try:
-        columns = parse_mapping(args.columns)
+        columns = imports.parse_mapping(args.columns)
     except ValueError as error:
         raise _Refused(f"--columns: {error}") from None
     file_format = args.format or _detected(path)

@@ -1,0 +1,103 @@
+"""POST /api/imports: another tool's file becomes a run in one call, or, with
+preview=true, shows what it would become and stores nothing."""
+
+from pathlib import Path
+
+from django.core.files.uploadedfile import SimpleUploadedFile
+from django.test import TestCase
+
+from reviewapp.models import Answer, ApiToken, Run, SetVersion
+from tests.helpers import make_user
+
+EXAMPLES = Path(__file__).resolve().parent.parent / "reviewapp" / "demo" / "imports"
+
+
+def example(name: str) -> SimpleUploadedFile:
+    return SimpleUploadedFile(name, (EXAMPLES / name).read_bytes())
+
+
+class ImportApiTests(TestCase):
+    def setUp(self):
+        self.user = make_user("pipeline")
+        _, key = ApiToken.issue(user=self.user, name="ci")
+        self.auth = {"HTTP_AUTHORIZATION": f"Bearer {key}"}
+
+    def post(self, data):
+        with self.captureOnCommitCallbacks(execute=True):
+            return self.client.post("/api/imports", data, **self.auth)
+
+    def test_an_inspect_log_becomes_a_scored_run_under_the_versions_it_names(self):
+        response = self.post(
+            {"file": example("inspect_example.eval"), "columns": "retrieved_contexts=contexts"}
+        )
+        self.assertEqual(response.status_code, 201, response.content)
+        body = response.json()
+        self.assertEqual(body["assistant_version"], "openai-gpt-4o")
+        self.assertEqual(body["set_version"], "regional_statistics-0")
+        self.assertTrue(body["imported_from"].startswith("Inspect AI eval log"))
+        body = self.client.get(f"/api/runs/{body['id']}", **self.auth).json()
+        self.assertEqual(body["status"], "stored")
+        scores = body["scorings"][0]["scores"]["all"]
+        run = Run.objects.get()
+        # Every sample is a question expecting an answer, failed attempts included in n.
+        self.assertEqual(scores["numeric_accuracy"]["n"], run.answers.count())
+        self.assertEqual(scores["answer_rate"]["k"], run.answers.filter(status="ok", declined=False).count())
+        # The evidence came from the named metadata key.
+        self.assertTrue(all(a.record.get("retrieved_contexts") for a in run.answers.filter(status="ok")))
+        # Sent again, the same file leads to its run.
+        again = self.post({"file": example("inspect_example.eval"), "columns": "retrieved_contexts=contexts"})
+        self.assertEqual(again.status_code, 200)
+        self.assertTrue(again.json()["duplicate"])
+
+    def test_a_preview_shows_the_first_answers_and_stores_nothing(self):
+        response = self.post({"file": example("ragas_example.jsonl"), "preview": "true"})
+        self.assertEqual(response.status_code, 200, response.content)
+        body = response.json()
+        self.assertEqual(body["format"], "ragas")
+        self.assertIn("user_input", body["fields"])
+        self.assertEqual(body["columns"]["question"], "user_input")
+        self.assertIn("7.6", body["lines"][0]["answer"])
+        self.assertFalse(Run.objects.exists())
+        self.assertFalse(SetVersion.objects.exists())
+
+    def test_a_ragas_file_needs_its_versions_named(self):
+        response = self.post({"file": example("ragas_example.jsonl")})
+        self.assertEqual(response.status_code, 400)
+        self.assertIn("assistant_version", " ".join(response.json()["errors"]))
+        done = self.post(
+            {"file": example("ragas_example.jsonl"), "assistant_version": "rag-1", "set_version": "ragas-1"}
+        )
+        self.assertEqual(done.status_code, 201, done.content)
+        stored = self.client.get(f"/api/runs/{done.json()['id']}", **self.auth).json()
+        self.assertEqual(stored["answers"], 5)
+        self.assertEqual(Answer.objects.count(), 5)
+
+    def test_bad_options_and_files_are_named_and_nothing_is_stored(self):
+        cases = [
+            ({"file": example("ragas_example.jsonl"), "columns": "colour=blue"}, "columns"),
+            ({"file": example("ragas_example.jsonl"), "language": "english!"}, "language"),
+            ({"file": example("inspect_example.eval"), "format": "csv"}, "zip"),
+            (
+                {
+                    "file": example("answers_example.csv"),
+                    "columns": "answer=Bot answer,reference=Gold",
+                    "assistant_version": "bot-1",
+                    "set_version": "csv-1",
+                },
+                "Gold",
+            ),
+        ]
+        for data, named in cases:
+            with self.subTest(named=named):
+                response = self.post(data)
+                self.assertEqual(response.status_code, 400, response.content)
+                self.assertIn(named, " ".join(response.json()["errors"]))
+        self.assertFalse(Run.objects.exists())
+        self.assertFalse(SetVersion.objects.exists())
+
+    def test_a_token_for_the_number_check_cannot_import(self):
+        _, key = ApiToken.issue(user=self.user, name="runtime", scopes=["check"])
+        response = self.client.post(
+            "/api/imports", {"file": example("ragas_example.jsonl")}, HTTP_AUTHORIZATION=f"Bearer {key}"
+        )
+        self.assertEqual(response.status_code, 403)
