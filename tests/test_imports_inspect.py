@@ -844,3 +844,38 @@ def test_it_refuses_options_it_cannot_use(four):
         ("assistant_version", "file"),
         ("language", "file"),
     ]
+
+
+def test_a_large_log_is_converted_in_shares_by_several_processes_to_the_same_bytes(tmp_path, monkeypatch):
+    samples = [
+        inspect_sample(index, question=f"Q{index}?", target="7.6", answer=f"About 7.6% ({index}).")
+        for index in range(1, 41)
+    ]
+    path = write_inspect_log(tmp_path / "log.eval", samples=samples)
+    alone = io.BytesIO()
+    inspect_log.convert(path, alone, OPTIONS)
+    monkeypatch.setattr(inspect_log, "PARALLEL_FROM", 2)
+    monkeypatch.setattr(inspect_log.os, "cpu_count", lambda: 3)
+    shared = io.BytesIO()
+    assert inspect_log.convert(path, shared, OPTIONS) == 40
+    assert shared.getvalue() == alone.getvalue()
+
+
+def test_shares_name_bad_samples_by_their_place_in_the_whole_log(tmp_path, monkeypatch):
+    samples = [
+        inspect_sample(
+            index,
+            question=f"Q{index}?",
+            target="7.6",
+            answer=f"About 7.6% ({index}).",
+            metadata={"lang": "en"},
+        )
+        for index in range(1, 21)
+    ]
+    samples[17] = inspect_sample(18, question="Q18?", target="7.6", answer="x", metadata={"lang": "english!"})
+    path = write_inspect_log(tmp_path / "log.eval", samples=samples)
+    monkeypatch.setattr(inspect_log, "PARALLEL_FROM", 2)
+    monkeypatch.setattr(inspect_log.os, "cpu_count", lambda: 2)
+    options = ImportOptions(columns={"language": "lang"})
+    errors = refusal(path, options).errors
+    assert [(error.line, error.field, error.unit) for error in errors] == [(18, "metadata.lang", "sample")]

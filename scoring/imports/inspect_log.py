@@ -40,8 +40,13 @@ What each sample becomes (one line of the combined form of spec 000):
 
 from __future__ import annotations
 
+import concurrent.futures
 import json
 import math
+import multiprocessing
+import os
+import shutil
+import tempfile
 import zipfile
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
@@ -979,10 +984,39 @@ def convert(path: Path, out: BinaryIO, options: ImportOptions, *, max_errors: in
         )
     columns = default_columns(_fields(sample for sample, _ in log.read(DEFAULTS_FROM)), options.columns)
     collector = ErrorCollector(max_errors)
+    out.write(orjson.dumps(header(log.header, options, repetitions), option=orjson.OPT_APPEND_NEWLINE))
+    workers = min(os.cpu_count() or 1, MAX_WORKERS)
+    if log.samples is not None or workers < 2 or len(log.keys) < PARALLEL_FROM:
+        written, first_seen = _convert_part(log, 1, columns, options, repetitions, out, collector)
+    else:
+        written, first_seen = _convert_parallel(log, workers, columns, options, repetitions, out, collector)
+    if repetitions > 1:
+        collector.add(_gap_errors(first_seen))
+    collector.raise_if_any()
+    return written
+
+
+# A .eval log of this many samples or more is converted by several
+# processes, each reading its share of the zip: parsing and validating a
+# sample is most of the time, and it is the same work for each.
+PARALLEL_FROM = 20_000
+MAX_WORKERS = 4
+
+
+def _convert_part(
+    log: _Log,
+    first_number: int,
+    columns: Mapping[str, str],
+    options: ImportOptions,
+    repetitions: int,
+    out: BinaryIO,
+    collector: ErrorCollector,
+) -> tuple[int, dict[tuple[str, int], int]]:
+    """Convert the samples of ``log`` (numbered from ``first_number``) to
+    ``out``; (lines written, the sample number of each (question, attempt))."""
     first_seen: dict[tuple[str, int], int] = {}
     written = 0
-    out.write(orjson.dumps(header(log.header, options, repetitions), option=orjson.OPT_APPEND_NEWLINE))
-    for number, (sample, error) in enumerate(log.read(), start=1):
+    for number, (sample, error) in enumerate(log.read(), start=first_number):
         if error is not None:
             collector.add([_unreadable(number, error)])
             continue
@@ -990,15 +1024,7 @@ def convert(path: Path, out: BinaryIO, options: ImportOptions, *, max_errors: in
         if not errors:
             key = (line["question_id"], line["attempt"])
             if key in first_seen:
-                errors.append(
-                    LineError(
-                        number,
-                        "id",
-                        f"question {key[0]!r} epoch {key[1]} is already sample {first_seen[key]}: "
-                        "a log gives each sample's epoch once",
-                        unit="sample",
-                    )
-                )
+                errors.append(_twice(number, key, first_seen[key]))
             else:
                 first_seen[key] = number
         if errors:
@@ -1006,10 +1032,70 @@ def convert(path: Path, out: BinaryIO, options: ImportOptions, *, max_errors: in
             continue
         out.write(data)
         written += 1
-    if repetitions > 1:
-        collector.add(_gap_errors(first_seen))
-    collector.raise_if_any()
-    return written
+    return written, first_seen
+
+
+def _twice(number: int, key: tuple[str, int], first: int) -> LineError:
+    return LineError(
+        number,
+        "id",
+        f"question {key[0]!r} epoch {key[1]} is already sample {first}: a log gives each sample's epoch once",
+        unit="sample",
+    )
+
+
+def _convert_parallel(log, workers, columns, options, repetitions, out, collector):
+    """_convert_part over ``workers`` contiguous shares of the samples, in
+    forked processes writing temporary files, joined in order; a question
+    and epoch met in two shares is named as in one."""
+    share = -(-len(log.keys) // workers)
+    starts = range(0, len(log.keys), share)
+    with tempfile.TemporaryDirectory(prefix="inspect-import-") as folder:
+        context = multiprocessing.get_context("fork")
+        with concurrent.futures.ProcessPoolExecutor(max_workers=len(starts), mp_context=context) as pool:
+            parts = [
+                pool.submit(
+                    _convert_share,
+                    log.path,
+                    log.keys[start : start + share],
+                    start + 1,
+                    dict(columns),
+                    options,
+                    repetitions,
+                    collector.limit,
+                    str(Path(folder) / f"{start}.jsonl"),
+                )
+                for start in starts
+            ]
+            results = [part.result() for part in parts]
+        written = 0
+        first_seen: dict[tuple[str, int], int] = {}
+        for (part_written, part_seen, errors, total), start in zip(results, starts, strict=True):
+            collector.add(errors)
+            collector.total += total - len(errors)
+            for key, number in part_seen.items():
+                if key in first_seen:
+                    collector.add([_twice(number, key, first_seen[key])])
+                else:
+                    first_seen[key] = number
+            written += part_written
+            if not collector.total:
+                with open(Path(folder) / f"{start}.jsonl", "rb") as part_file:
+                    shutil.copyfileobj(part_file, out, 1024 * 1024)
+    collector.errors.sort(key=lambda error: error.line)
+    return written, first_seen
+
+
+def _convert_share(path, keys, first_number, columns, options, repetitions, max_errors, target):
+    """In a worker process: convert the samples ``keys`` of the .eval log at
+    ``path`` to the file ``target``; (written, first seen, errors, total)."""
+    collector = ErrorCollector(max_errors)
+    share = _Log(Path(path), "eval", None, keys)
+    with open(target, "wb") as out:
+        written, first_seen = _convert_part(
+            share, first_number, columns, options, repetitions, out, collector
+        )
+    return written, first_seen, collector.errors, collector.total
 
 
 def _gap_errors(first_seen: Mapping[tuple[str, int], int]) -> list[LineError]:
