@@ -472,13 +472,38 @@ def get_run(request, run_id: int):
     summary="Upload a question set version",
     auth=TokenAuth("sets:write"),
 )
-def upload_question_set(request, file: File[UploadedFile], version: Form[str] = "", set_name: Form[str] = ""):
+def upload_question_set(
+    request,
+    file: File[UploadedFile],
+    version: Form[str] = "",
+    set_name: Form[str] = "",
+    qa_task: Form[Literal["", "open", "mc"]] = "",
+    qa_columns: Form[str] = "",
+    language: Form[str] = "en",
+):
     """Create a question set version from a JSON Lines file (or that
     compressed with gzip). The version comes from `version`, the file's
     header line or its name (`questions_set-<version>.jsonl`). 400 names each
-    problem; every line is checked before anything is stored."""
+    problem; every line is checked before anything is stored.
+
+    With `qa_task` (`open` or `mc`) the file is one of spec 001's QA
+    datasets, JSON Lines or CSV: `qa_columns` names its columns
+    (`question=Question,reference=Gold,id=qid`; `options=a+b+c` for one
+    column per option), `language` is its questions' language. Each question
+    keeps its reference answer (for multiple choice, the correct option as
+    "B. Paris"), and the numbers in it become the expected values."""
+    if problem := logfile.language_problem(language):
+        return _error(UploadRejected(f"language: {problem}"))
     try:
-        created = set_version_upload(upload=file, version=version, set_name=set_name, created_by=request.user)
+        created = set_version_upload(
+            upload=file,
+            version=version,
+            set_name=set_name,
+            created_by=request.user,
+            qa_task=qa_task,
+            qa_columns=qa_columns,
+            language=language,
+        )
     except UploadRejected as rejected:
         return _error(rejected)
     return Status(

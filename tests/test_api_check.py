@@ -15,7 +15,7 @@ from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
 from reviewapp.api import CHECK_TOKENS
-from reviewapp.management.commands.demo import GENERATED_RUNS, TIMEOUT_S
+from reviewapp.management.commands.demo import DEMO_ANSWERS, GENERATED_RUNS, TIMEOUT_S
 from reviewapp.models import ApiToken
 from reviewapp.roles import SCOPES
 from scoring import synthetic
@@ -36,19 +36,19 @@ def read_jsonl(name: str) -> list[dict]:
 def demo_lines() -> list[tuple[dict, dict]]:
     """(answer line, its question) for every line of the demo's runs: the
     spec's running example, the committed run of assistant-1.3 and runs
-    generated as `manage.py demo` makes them (a smaller set, the same seeds:
-    one answer a question, and three attempts with timeouts)."""
+    generated as `manage.py demo` makes them (the same size and seeds: one
+    answer a question, and three attempts with timeouts)."""
     lines = [(row, row) for row in read_jsonl("running_example.jsonl")]
     questions = {q["question_id"]: q for q in read_jsonl("questions_set-1.2.jsonl")}
     lines += [
         (row, questions[row["question_id"]]) for row in read_jsonl("answers_run_assistant-1.3_set-1.2.jsonl")
     ]
-    generated = synthetic.generate_question_set(questions=1000, seed=7, set_version="demo-1.0")
+    generated = synthetic.generate_question_set(questions=DEMO_ANSWERS, seed=7, set_version="demo-1.0")
     questions = {q["question_id"]: normalise_question(q) for q in generated}
     for plan in GENERATED_RUNS:
         rows = synthetic.generate_run(
             question_set=generated,
-            answers=1000,
+            answers=DEMO_ANSWERS,
             seed=plan.seed,
             assistant_version=plan.assistant_version,
             repetitions=plan.repetitions,

@@ -101,3 +101,30 @@ class ImportApiTests(TestCase):
             "/api/imports", {"file": example("ragas_example.jsonl")}, HTTP_AUTHORIZATION=f"Bearer {key}"
         )
         self.assertEqual(response.status_code, 403)
+
+
+class QaDatasetApiTests(TestCase):
+    def test_a_multiple_choice_dataset_becomes_a_set_version(self):
+        user = make_user("pipeline")
+        _, key = ApiToken.issue(user=user, name="ci")
+        response = self.client.post(
+            "/api/question-sets",
+            {"file": example("qa_mc_example.jsonl"), "version": "mc-1", "qa_task": "mc", "language": "en"},
+            HTTP_AUTHORIZATION=f"Bearer {key}",
+        )
+        self.assertEqual(response.status_code, 201, response.content)
+        lines = (EXAMPLES / "qa_mc_example.jsonl").read_text().splitlines()
+        self.assertEqual(response.json()["questions"], len([line for line in lines if line.strip()]))
+        refused = self.client.post(
+            "/api/question-sets",
+            {
+                "file": example("qa_mc_example.jsonl"),
+                "version": "mc-2",
+                "qa_task": "mc",
+                "qa_columns": "question=Q",
+            },
+            HTTP_AUTHORIZATION=f"Bearer {key}",
+        )
+        self.assertEqual(refused.status_code, 400)
+        self.assertIn("Q", " ".join(refused.json()["errors"]))
+        self.assertFalse(SetVersion.objects.filter(version="mc-2").exists())

@@ -27,6 +27,8 @@ from scoring.logfile import normalise_question
 DEMO_DIR = Path(__file__).resolve().parents[2] / "demo"
 DEMO_PASSWORD = "review-demo"
 DEMO_USERS = ("lead", "reviewer", "reviewer2", "manager")
+# Questions in the generated set; each generated run answers every one.
+DEMO_ANSWERS = 3000
 TIMEOUT_S = 600
 DEFAULT_ADDRESS = "127.0.0.1:8000"
 # runserver's names for "every interface", and the host to open in their place.
@@ -89,7 +91,7 @@ class Command(BaseCommand):
         parser.add_argument(
             "--answers",
             type=int,
-            default=3000,
+            default=DEMO_ANSWERS,
             help="questions in the generated set; each generated run answers every one "
             f"(the repeated run {REPEATED_RUN.repetitions} times)",
         )
