@@ -524,15 +524,21 @@ class ImportConfirmForm(forms.Form):
         help_text="For answers whose file gives no language.",
     )
 
-    def __init__(self, *args, mappable=(), fields=(), labels=None, **kwargs):
+    def __init__(self, *args, mappable=(), fields=(), labels=None, defaults=None, derived=None, **kwargs):
         super().__init__(*args, **kwargs)
         labels = labels or {}
-        choices = [("", "default"), *((name, name) for name in fields)]
+        defaults = defaults or {}
+        derived = derived or {}
+        choices = [(name, name) for name in fields]
         self.mapping_names = []
         for target in mappable:
             name = f"map_{target}"
+            # The empty choice says what it stands for: the column the reader
+            # takes by default, or none.
+            default = defaults.get(target)
+            empty = f"default: {default}" if default else f"default: {derived.get(target, 'none')}"
             self.fields[name] = forms.ChoiceField(
-                required=False, choices=choices, label=labels.get(target, target)
+                required=False, choices=[("", empty), *choices], label=labels.get(target, target)
             )
             self.mapping_names.append(name)
 

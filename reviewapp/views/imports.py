@@ -17,6 +17,7 @@ from reviewapp.services.imports import (
 )
 from reviewapp.services.uploads import UploadRejected, limit_text
 from scoring import imports
+from scoring.imports.tabular import DERIVED
 
 SUGGESTIONS = 200
 
@@ -75,6 +76,8 @@ def _preview_page(request, pending, data):
         mappable=mappable,
         fields=first.fields if first else (),
         labels=FIELD_LABELS,
+        defaults=first.columns if first else None,
+        derived=DERIVED if pending.format != "inspect" else None,
         initial={
             "key": pending.key,
             "assistant_version": first.assistant_version if first else "",
