@@ -44,6 +44,7 @@ from typing import BinaryIO
 
 import orjson
 
+from scoring.csvrows import csv_reason, csv_rows, listed_names
 from scoring.imports import TARGET_FIELDS, ImportOptions, Preview, sniff
 from scoring.logfile import (
     BEHAVIOURS,
@@ -360,7 +361,7 @@ def _csv_table(stream: BinaryIO, collector: ErrorCollector, explicit: Mapping[st
     try:
         header = next(table, None)
     except csv.Error as error:
-        collector.add([LineError(1, None, f"not CSV ({_csv_reason(error)})")])
+        collector.add([LineError(1, None, f"not CSV ({csv_reason(error)})")])
         header = None
     if header is None:
         if decoded.bad_line:
@@ -374,7 +375,7 @@ def _csv_table(stream: BinaryIO, collector: ErrorCollector, explicit: Mapping[st
         if name and header.count(name) > 1
     ]
     problems += [
-        LineError(1, column, f"the {target} column {column!r} is not in the header ({_listed_names(header)})")
+        LineError(1, column, f"the {target} column {column!r} is not in the header ({listed_names(header)})")
         for target, column in explicit.items()
         if column not in header
     ]
@@ -392,7 +393,7 @@ def _csv_table(stream: BinaryIO, collector: ErrorCollector, explicit: Mapping[st
             LineError(
                 1,
                 None,
-                f'no answer column: none is named "answer" or "response" ({_listed_names(header)}); '
+                f'no answer column: none is named "answer" or "response" ({listed_names(header)}); '
                 "map the answer field to the column that holds the answers",
             )
         )
@@ -406,52 +407,13 @@ def _csv_table(stream: BinaryIO, collector: ErrorCollector, explicit: Mapping[st
 
 
 def _csv_rows(table, decoded: _Decoded, header: list[str], collector: ErrorCollector):
-    ended = table.line_num
-    while True:
-        try:
-            cells = next(table)
-        except StopIteration:
-            break
-        except csv.Error as error:
-            collector.add([LineError(ended + 1, None, f"not CSV ({_csv_reason(error)})")])
-            return
-        started, ended = ended + 1, table.line_num
-        if not any(cell.strip() for cell in cells):
-            continue
-        if len(cells) > len(header):
-            collector.add(
-                [
-                    LineError(
-                        started,
-                        None,
-                        f"holds {len(cells)} cells, {len(cells) - len(header)} more than the "
-                        f"{len(header)} columns of the header",
-                    )
-                ]
-            )
-            continue
-        # A short row leaves its last columns out: their values are missing.
-        yield started, {name: cell for name, cell in zip(header, cells, strict=False) if name}
+    yield from csv_rows(table, header, collector)
     if decoded.bad_line:
         collector.add([_not_utf8(decoded.bad_line)])
 
 
 def _not_utf8(line: int) -> LineError:
     return LineError(line, None, "not UTF-8 text: save the file as UTF-8")
-
-
-def _csv_reason(error: csv.Error) -> str:
-    text = str(error)
-    if "field larger than field limit" in text:
-        return f"a cell is longer than the {csv.field_size_limit():,} characters a cell may hold"
-    return text
-
-
-def _listed_names(header: list[str]) -> str:
-    names = [name for name in header if name]
-    shown = ", ".join(repr(name) for name in names[:20])
-    more = f" and {len(names) - 20} more" if len(names) > 20 else ""
-    return f"the header has {shown}{more}" if names else "the header names no column"
 
 
 class _Converter:

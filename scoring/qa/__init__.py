@@ -34,6 +34,7 @@ from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import TextIO
 
+from scoring.csvrows import csv_rows, listed_names
 from scoring.llm import LLM, CacheError, IncompleteCompletionError, as_llm, estimate_tokens
 from scoring.logfile import (
     ErrorCollector,
@@ -312,7 +313,7 @@ def _csv_rows(
     ]
     problems += [
         LineError(
-            1, column, f"missing: the {role} column {column!r} is not in the header ({_listed_names(header)})"
+            1, column, f"missing: the {role} column {column!r} is not in the header ({listed_names(header)})"
         )
         for role, column in columns.needed(task=task)
         if column not in header
@@ -322,37 +323,7 @@ def _csv_rows(
         # line to fix.
         collector.add(problems)
         return
-    ended = reader.line_num
-    while True:
-        try:
-            cells = next(reader)
-        except StopIteration:
-            return
-        except csv.Error as error:
-            collector.add([LineError(ended + 1, None, f"not CSV ({error})")])
-            return
-        started, ended = ended + 1, reader.line_num
-        if not any(cell.strip() for cell in cells):
-            continue
-        if len(cells) > len(header):
-            collector.add(
-                [
-                    LineError(
-                        started,
-                        None,
-                        f"holds {len(cells)} cells, more than the {len(header)} columns of the header",
-                    )
-                ]
-            )
-            continue
-        # A short row leaves its last columns out: they are missing, as a key
-        # left out of a JSON line is.
-        yield started, dict(zip(header, cells, strict=False))
-
-
-def _listed_names(header: list[str]) -> str:
-    shown = ", ".join(repr(name) for name in header[:20])
-    return f"the header has {shown}" + (f" and {len(header) - 20} more" if len(header) > 20 else "")
+    yield from csv_rows(reader, header, collector)
 
 
 _MISSING = object()
