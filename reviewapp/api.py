@@ -245,6 +245,11 @@ class RunOut(Schema):
     set_version: str
     file_name: str
     imported_from: str = Field(default="", description="the tool and file a run was imported from")
+    imported_scores: dict = Field(
+        default={},
+        description="an imported Inspect log's own scores, by scorer: n, how often each value was given, "
+        "the mean of the numeric ones; never this app's measures",
+    )
     sha256: str
     answers: int
     error: str
@@ -279,6 +284,7 @@ def _run_out(request, run: Run, *, duplicate: bool = False) -> dict:
         "set_version": run.set_version.version,
         "file_name": run.file_name,
         "imported_from": run.imported_from,
+        "imported_scores": run.imported_scores,
         "sha256": run.sha256,
         "answers": run.answer_count,
         "error": run.error,

@@ -143,6 +143,9 @@ class Run(models.Model):
     # The tool and file a run was imported from ("Inspect AI eval log: x.eval");
     # empty for a run uploaded as this app's own log.
     imported_from = models.CharField(max_length=255, blank=True)
+    # The imported tool's own scores over the run, by scorer (see
+    # reviewapp.services.imports.score_summary); never this app's measures.
+    imported_scores = models.JSONField(default=dict, blank=True)
     file_path = models.CharField(max_length=500)
     size_bytes = models.BigIntegerField()
     sha256 = models.CharField(max_length=64)

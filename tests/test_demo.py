@@ -33,7 +33,12 @@ def test_it_loads_scored_demo_data_once_and_prints_how_to_log_in():
         ("stored", 300, 1),
         ("stored", 300, 1),
         ("stored", 900, 3),
+        ("stored", 6, 1),
     ]
+    # The Inspect example, imported with its own scores kept apart.
+    assert runs[4].imported_from == "Inspect AI eval log: inspect_example.eval"
+    scored = [answer for answer in runs[4].answers.all() if answer.record.get("inspect_scores")]
+    assert runs[4].imported_scores["match"]["n"] == len(scored) > 0
     slices = set(Score.objects.filter(scoring__run=runs[1]).values_list("slice", flat=True))
     assert {s for s in slices if s.startswith("language=")} == {"language=en", "language=es", "language=fr"}
     # The sealed part is scored apart, under its own prefix, and kept out of "all".
@@ -53,7 +58,7 @@ def test_it_loads_scored_demo_data_once_and_prints_how_to_log_in():
     assert (validation.validation_set.items.count(), validation.items) == (81, 65)
 
     call_command("demo", answers=300, stdout=StringIO())
-    assert (Run.objects.count(), Sample.objects.count(), JudgeRun.objects.count()) == (4, 3, 1)
+    assert (Run.objects.count(), Sample.objects.count(), JudgeRun.objects.count()) == (5, 3, 1)
 
 
 @pytest.mark.django_db(transaction=True)

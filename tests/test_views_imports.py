@@ -215,7 +215,24 @@ class ImportPageTests(TestCase):
         self.assertEqual(SetVersion.objects.count(), 1)
         second = Run.objects.get(assistant_version__label="rag-2")
         self.assertEqual(second.set_version.version, "ragas-1")
-        self.assertNotIn("expected_values", json.loads(second.answers.first().raw))
+        self.assertEqual(second.scorings.get().set_version.version, "ragas-1")
+        self.assertEqual(second.scorings.get().status, "done")
+
+    def test_the_same_file_imported_again_leads_to_its_run(self):
+        for from_file in ("on", ""):
+            page = self.start(example("ragas_example.jsonl"))
+            key = page.context["form"].initial["key"]
+            fields = {"set_from_file": from_file} if from_file else {}
+            response = self.confirm(
+                key,
+                assistant_version="rag-1",
+                set_version="ragas-1",
+                language="en",
+                action="import",
+                **fields,
+            )
+            self.assertEqual(response.status_code, 302)
+        self.assertEqual(Run.objects.count(), 1)
 
 
 class QaDatasetSetTests(TestCase):
@@ -306,6 +323,14 @@ class InspectImportTests(TestCase):
         answer = run.answers.order_by("line_number").first()
         detail = self.client.get(reverse("answer-detail", args=(run.id, answer.id)))
         self.assertContains(detail, "Inspect scorer: match")
+        # Over the run: how often the log's scorer said what, apart from this app's figures.
+        scored = [a.record["inspect_scores"] for a in run.answers.all() if a.record.get("inspect_scores")]
+        values = [scores["match"]["value"] for scores in scored]
+        self.assertTrue(values)
+        self.assertEqual(run.imported_scores["match"]["n"], len(values))
+        self.assertEqual(run.imported_scores["match"]["values"]["C"], values.count("C"))
+        page = self.client.get(run.get_absolute_url())
+        self.assertContains(page, "Inspect scorer: match")
 
         sample = sample_draw(
             frame=Frame(run=run), size=3, seed=1, rubric_version=rubric_default(), created_by=self.lead

@@ -15,4 +15,9 @@ class Migration(migrations.Migration):
             name='imported_from',
             field=models.CharField(blank=True, max_length=255),
         ),
+        migrations.AddField(
+            model_name='run',
+            name='imported_scores',
+            field=models.JSONField(blank=True, default=dict),
+        ),
     ]

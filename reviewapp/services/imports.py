@@ -11,6 +11,7 @@ uploader, and a sweep removes pending files older than a day.
 
 from __future__ import annotations
 
+import math
 import time
 import uuid
 from dataclasses import dataclass
@@ -164,7 +165,9 @@ def import_receive(
     With ``set_from_file`` the question set version named in the options is
     created (or the named set revised) from the file's questions, as for a
     log in the combined form; without, the answers are scored against the
-    existing set version, and the file's expected values are left out.
+    existing set version, and the file's expected values are set aside. The
+    converted log is the same either way, so the same file imported again
+    leads to the run that holds it.
     Refuses (UploadRejected) every problem of the file, each with its line
     or sample and field; nothing is stored then."""
     if file_format not in imports.FORMATS:
@@ -176,7 +179,7 @@ def import_receive(
                 imports.convert(path, out, file_format, options)
         except logfile.LogFileError as error:
             raise _rejected(name, error) from error
-        _fit_for_upload(converted, name=name, unit=_unit(file_format), keep_questions=set_from_file)
+        scores = _fit_for_upload(converted, name=name, unit=_unit(file_format))
         run_name = f"{Path(name).stem or 'import'}.jsonl"
         with open(converted, "rb") as stream:
             received = run_receive(
@@ -187,10 +190,14 @@ def import_receive(
                 set_version=options.set_version,
                 set_from_file=set_from_file,
                 set_name=options.set_name if set_from_file else "",
+                # Against an existing set version, the expected values the
+                # file carries are set aside: the set's are the ones scored.
+                expected_ignored=not set_from_file,
             )
         if received.created:
             Run.objects.filter(id=received.run.id).update(
-                imported_from=f"{imports.FORMAT_LABELS[file_format].split(' (')[0]}: {name}"[:255]
+                imported_from=f"{imports.FORMAT_LABELS[file_format].split(' (')[0]}: {name}"[:255],
+                imported_scores=scores.summary(),
             )
             received.run.refresh_from_db()
         return received
@@ -204,44 +211,60 @@ def _unit(file_format: str) -> str:
     return "sample" if file_format == "inspect" else "row"
 
 
-def _fit_for_upload(path: Path, *, name: str, unit: str, keep_questions: bool) -> None:
+class ScoreSummary:
+    """An imported tool's own scores over a run, by scorer: how often each
+    value was given (C, I, true, a label), and for numbers their mean."""
+
+    def __init__(self):
+        self.scorers: dict[str, dict] = {}
+
+    def add(self, scores) -> None:
+        if not isinstance(scores, dict):
+            return
+        for scorer, score in scores.items():
+            value = score.get("value") if isinstance(score, dict) else score
+            entry = self.scorers.setdefault(str(scorer), {"n": 0, "values": {}, "numbers": 0, "sum": 0.0})
+            entry["n"] += 1
+            if isinstance(value, bool | str):
+                label = str(value).lower() if isinstance(value, bool) else value[:40]
+                entry["values"][label] = entry["values"].get(label, 0) + 1
+            elif isinstance(value, int | float) and math.isfinite(value):
+                entry["numbers"] += 1
+                entry["sum"] += value
+
+    def summary(self) -> dict:
+        """{scorer: {"n", "values": {value: count}, "mean" (of the numbers), "numbers"}}."""
+        return {
+            scorer: {
+                "n": entry["n"],
+                "values": dict(sorted(entry["values"].items(), key=lambda item: -item[1])[:12]),
+                "numbers": entry["numbers"],
+                "mean": entry["sum"] / entry["numbers"] if entry["numbers"] else None,
+            }
+            for scorer, entry in self.scorers.items()
+        }
+
+
+def _fit_for_upload(path: Path, *, name: str, unit: str) -> ScoreSummary:
     """Check each converted line against the answer size limit, naming the
-    sample or source line; without ``keep_questions``, drop the question
-    fields so the log is scored against an existing set version."""
+    sample or source row, and add up the imported tool's own scores."""
     limit = settings.MAX_ANSWER_BYTES
     errors = logfile.ErrorCollector(limit=200)
-    rewritten = path.with_suffix(".stripped") if not keep_questions else None
-    out = open(rewritten, "wb") if rewritten else None  # noqa: SIM115 - closed below
-    try:
-        with open(path, "rb") as stream:
-            for number, raw, _, oversize in logfile.iter_raw_lines(stream, max_line_bytes=limit):
-                if oversize:
-                    errors.add(
-                        [
-                            logfile.LineError(
-                                number - 1,
-                                None,
-                                f"the answer with its evidence is {oversize // 1024:,} KB as a run-log line, "
-                                f"over the limit of {limit // 1024:,} KB",
-                                unit=unit,
-                            )
-                        ]
-                    )
-                    continue
-                if out is not None:
-                    record = orjson.loads(raw)
-                    for field in (*logfile.COMBINED_FIELDS, "question", "reference"):
-                        record.pop(field, None)
-                    out.write(orjson.dumps(record) + b"\n")
-    finally:
-        if out is not None:
-            out.close()
+    scores = ScoreSummary()
+    with open(path, "rb") as stream:
+        for number, raw, _, oversize in logfile.iter_raw_lines(stream, max_line_bytes=limit):
+            if oversize:
+                message = (
+                    f"the answer with its evidence is {oversize // 1024:,} KB as a run-log line, "
+                    f"over the limit of {limit // 1024:,} KB"
+                )
+                errors.add([logfile.LineError(number - 1, None, message, unit=unit)])
+            elif b'"inspect_scores"' in raw:
+                # Only the lines that hold another tool's scores are parsed.
+                scores.add(orjson.loads(raw).get("inspect_scores"))
     if errors.total:
-        if rewritten:
-            rewritten.unlink(missing_ok=True)
         raise _rejected(name, logfile.LogFileError(errors.errors, total=errors.total))
-    if rewritten:
-        rewritten.replace(path)
+    return scores
 
 
 def _rejected(name: str, error: logfile.LogFileError) -> UploadRejected:

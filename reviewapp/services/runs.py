@@ -58,13 +58,16 @@ def run_receive(
     set_from_file: bool = False,
     set_name: str = "",
     repeats: int | None = None,
+    expected_ignored: bool = False,
 ) -> Received:
     """Take an uploaded run log: store it, name its versions, and queue its
     ingestion. The same file sent again leads to the run that holds it.
 
     Refuses (UploadRejected) a file over the size limit, one whose versions are
     missing or disagree, one naming an unknown set version, and a log in the
-    combined form unless ``set_from_file`` asks to take the question set from it.
+    combined form unless ``set_from_file`` asks to take the question set from
+    it, or ``expected_ignored`` says its expected values are known to be set
+    aside (an import scored against an existing set version).
     """
     stored = store_upload(upload, folder="runs")
     try:
@@ -83,13 +86,23 @@ def run_receive(
             set_from_file=set_from_file,
             set_name=set_name,
             repeats=repeats,
+            expected_ignored=expected_ignored,
         )
     finally:
         stored.path.unlink(missing_ok=True)
 
 
 def _run_create(
-    *, stored, uploaded_by, source, assistant_version, set_version, set_from_file, set_name, repeats=None
+    *,
+    stored,
+    uploaded_by,
+    source,
+    assistant_version,
+    set_version,
+    set_from_file,
+    set_name,
+    repeats=None,
+    expected_ignored=False,
 ):
     sources = {
         "header": logfile.read_header(stored.path),
@@ -101,7 +114,7 @@ def _run_create(
     )
     set_label = resolve_version("set version", "set_version", given=set_version, **sources)
     combined = logfile.is_combined_form(stored.path, max_line_bytes=settings.MAX_ANSWER_BYTES)
-    if combined and not set_from_file:
+    if combined and not set_from_file and not expected_ignored:
         raise UploadRejected(
             f"{stored.name}: the answers carry expected_behaviour and expected_values "
             "(the combined form). Expected values belong in the question set: choose "

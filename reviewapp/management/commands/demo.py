@@ -16,12 +16,13 @@ from reviewapp.models import Adjudication, AnswerCheck, ApiToken, Judge, Run, Sa
 from reviewapp.roles import grant
 from reviewapp.services import judging
 from reviewapp.services.grading import metrics_from_grade
+from reviewapp.services.imports import import_receive
 from reviewapp.services.question_sets import set_version_create, set_version_upload
 from reviewapp.services.review import JudgementInput, judgement_submit, rubric_default
 from reviewapp.services.runs import run_receive
 from reviewapp.services.samples import Frame, sample_assign, sample_draw
 from reviewapp.services.validation import validation_set_draw
-from scoring import synthetic
+from scoring import imports, synthetic
 from scoring.logfile import normalise_question
 
 DEMO_DIR = Path(__file__).resolve().parents[2] / "demo"
@@ -150,6 +151,8 @@ class Command(BaseCommand):
                 path = Path(folder) / f"answers_run_{plan.assistant_version}_set-demo-1.0.jsonl"
                 synthetic.write_jsonl(path, rows, header=header)
                 self._upload(path, lead)
+
+        self._import_inspect_example(lead)
 
         if not Sample.objects.exists():
             run = Run.objects.filter(assistant_version__label="assistant-demo-2.1").first()
@@ -297,6 +300,27 @@ class Command(BaseCommand):
         if rng.random() < 1 / 12:
             grade = "partially_resolved" if grade == "resolved" else "resolved"
         return grade, unsupported
+
+    def _import_inspect_example(self, user) -> None:
+        """The Inspect example log, imported as the import page would: its
+        scores show as "Inspect scorer: match" beside this app's measures."""
+        try:
+            import inspect_ai  # noqa: F401
+        except ImportError:
+            self.stdout.write("  inspect_example.eval: not imported; '.[inspect]' reads Inspect logs")
+            return
+        path = DEMO_DIR / "imports" / "inspect_example.eval"
+        received = import_receive(
+            path=path,
+            name=path.name,
+            file_format="inspect",
+            options=imports.ImportOptions(columns={"retrieved_contexts": "contexts"}),
+            set_from_file=not SetVersion.objects.filter(version="regional_statistics-0").exists(),
+            uploaded_by=user,
+            source=Run.Source.COMMAND,
+        )
+        state = "imported" if received.created else "already there"
+        self.stdout.write(f"  {path.name} (an Inspect AI log): run #{received.run.id} {state}")
 
     def _upload(self, path: Path, user) -> None:
         with open(path, "rb") as f:
