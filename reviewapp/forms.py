@@ -538,7 +538,9 @@ class ImportConfirmForm(forms.Form):
             default = defaults.get(target)
             empty = f"default: {default}" if default else f"default: {derived.get(target, 'none')}"
             self.fields[name] = forms.ChoiceField(
-                required=False, choices=[("", empty), *choices], label=labels.get(target, target)
+                required=False,
+                choices=[("", empty), (self.NONE, "none: leave it out"), *choices],
+                label=labels.get(target, target),
             )
             self.mapping_names.append(name)
 
@@ -560,9 +562,13 @@ class ImportConfirmForm(forms.Form):
                 )
         return cleaned
 
+    # The choice that turns a field's default off: an empty column in the mapping.
+    NONE = "(none)"
+
     def mapping(self) -> dict[str, str]:
+        """Field -> column for each field not left at its default ("" for one turned off)."""
         return {
-            name.removeprefix("map_"): self.cleaned_data[name]
+            name.removeprefix("map_"): "" if self.cleaned_data[name] == self.NONE else self.cleaned_data[name]
             for name in self.mapping_names
             if self.cleaned_data.get(name)
         }

@@ -879,3 +879,45 @@ def test_shares_name_bad_samples_by_their_place_in_the_whole_log(tmp_path, monke
     options = ImportOptions(columns={"language": "lang"})
     errors = refusal(path, options).errors
     assert [(error.line, error.field, error.unit) for error in errors] == [(18, "metadata.lang", "sample")]
+
+
+def test_a_mapped_value_that_is_not_finite_is_named_on_its_sample(tmp_path):
+    samples = [
+        inspect_sample(1, question="Q?", target="5", answer="5", metadata={"values": [5.0]}),
+        inspect_sample(2, question="Q?", target="5", answer="5", metadata={"values": [float("nan"), 5.0]}),
+    ]
+    path = write_inspect_log(tmp_path / "log.eval", samples=samples)
+    errors = refusal(path, ImportOptions(columns={"retrieved_values": "values"})).errors
+    assert [(error.line, error.field) for error in errors] == [(2, "metadata.values[0]")]
+    assert "finite number" in errors[0].message
+
+
+def test_a_key_taken_by_default_may_be_absent_from_later_samples_and_a_named_one_may_not(tmp_path):
+    samples = [
+        inspect_sample(index, question="Q?", target="5", answer="5", contexts=["It was 5."])
+        for index in range(1, 8)
+    ]
+    samples[6] = inspect_sample(7, question="Q?", target="5", answer="5")
+    path = write_inspect_log(tmp_path / "log.eval", samples=samples)
+    count, lines = converted(path, ImportOptions())
+    assert count == 7
+    assert lines[1]["retrieved_contexts"] == ["It was 5."]
+    assert "retrieved_contexts" not in lines[7]
+    errors = refusal(path, ImportOptions(columns={"retrieved_contexts": "contexts"})).errors
+    assert [(error.line, error.field) for error in errors] == [(7, "metadata.contexts")]
+    # "field=" turns a default off.
+    _, lines = converted(path, ImportOptions(columns={"retrieved_contexts": ""}))
+    assert all("retrieved_contexts" not in line for line in lines[1:])
+
+
+def test_a_log_is_converted_in_one_process_where_children_are_not_allowed(tmp_path, monkeypatch):
+    samples = [inspect_sample(index, question="Q?", target="1", answer="1") for index in range(1, 11)]
+    path = write_inspect_log(tmp_path / "log.eval", samples=samples)
+    monkeypatch.setattr(inspect_log, "PARALLEL_FROM", 2)
+    monkeypatch.setattr(inspect_log.os, "cpu_count", lambda: 2)
+    # A daemonic process (a Celery pool's worker) may not start children.
+    monkeypatch.setattr(inspect_log.multiprocessing.current_process(), "daemon", True)
+    started = []
+    monkeypatch.setattr(inspect_log, "_convert_parallel", lambda *args: started.append(args))
+    assert converted(path, OPTIONS)[0] == 10
+    assert started == []

@@ -814,3 +814,35 @@ def test_it_says_what_a_file_is_when_it_is_not_the_format_claimed(tmp_path):
     assert problem("a.jsonl", b'{"question": "Q", "reply": "A"}\n', "ragas") is None
     assert problem("a.csv", b"Q,A\n", "csv") is None
     assert problem("a.eval", b"PK\x03\x04", "inspect") is None
+
+
+def test_an_empty_column_turns_a_default_off(tmp_path):
+    source = write_jsonl(
+        tmp_path / "r.jsonl",
+        [
+            {
+                "user_input": "Q?",
+                "response": "It was 7.6.",
+                "retrieved_contexts": ["7.6 in 2024"],
+                "reference": "7.6",
+            }
+        ],
+    )
+    kept = converted(source, "ragas")
+    assert (kept[1]["retrieved_contexts"], kept[1]["retrieved_values"]) == (["7.6 in 2024"], [7.6])
+    off = converted(source, "ragas", {"retrieved_contexts": ""})
+    assert "retrieved_contexts" not in off[1]
+    assert off[1]["retrieved_values"] == []
+
+
+def test_a_line_too_long_to_hold_is_refused_on_its_line_unread(tmp_path, monkeypatch):
+    monkeypatch.setattr(tabular, "SOURCE_LINE_MAX_BYTES", 200)
+    csv_path = tmp_path / "a.csv"
+    csv_path.write_text("question_id,answer\nq1,It was 7.6.\nq2," + "x" * 500 + "\n")
+    jsonl_path = write_jsonl(tmp_path / "a.jsonl", [{"user_input": "Q?", "response": "y" * 500}])
+    for path, file_format, line in ((csv_path, "csv", 3), (jsonl_path, "ragas", 1)):
+        with pytest.raises(LogFileError) as raised:
+            imports.convert(path, io.BytesIO(), file_format, options())
+        assert [(error.line, "longer than" in error.message) for error in raised.value.errors] == [
+            (line, True)
+        ]

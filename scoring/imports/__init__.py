@@ -56,20 +56,24 @@ TARGET_FIELDS = (
     "stratum",
     "attempt",
 )
+# What a mapping may name: the fields above, and for an Inspect log's
+# metadata retrieved_records (records with id and values only, where
+# retrieved_contexts takes passages or records alike).
+MAPPING_FIELDS = (*TARGET_FIELDS, "retrieved_records")
 
 
 # A comma starts a new pair only when a field name and "=" follow it, so
 # that a column name may hold a comma.
 _PAIR_START = re.compile(
-    r",(?=\s*(?:" + "|".join(sorted(map(re.escape, TARGET_FIELDS), key=len, reverse=True)) + r")\s*=)"
+    r",(?=\s*(?:" + "|".join(sorted(map(re.escape, MAPPING_FIELDS), key=len, reverse=True)) + r")\s*=)"
 )
 
 
 def parse_mapping(texts: list[str]) -> dict[str, str]:
     """Field -> column from ``--columns`` values such as
-    "question=Question,answer=Bot answer". Refuses (ValueError) a part
-    without "=", a field that is not a run-log field, a field given twice
-    and an empty column name."""
+    "question=Question,answer=Bot answer"; "stratum=" (no column) turns the
+    field's default off. Refuses (ValueError) a part without "=", a field
+    that is not a run-log field and a field given twice."""
     mapping: dict[str, str] = {}
     for text in texts:
         for part in _PAIR_START.split(text):
@@ -79,13 +83,11 @@ def parse_mapping(texts: list[str]) -> dict[str, str]:
             target, column = target.strip(), column.strip()
             if not equals:
                 raise ValueError(f'"{part.strip()}" is not field=column')
-            if target not in TARGET_FIELDS:
-                fields = ", ".join(TARGET_FIELDS)
+            if target not in MAPPING_FIELDS:
+                fields = ", ".join(MAPPING_FIELDS)
                 raise ValueError(f'"{target}" is not a field of the run log; the fields are {fields}')
             if target in mapping:
                 raise ValueError(f'the field "{target}" is given twice')
-            if not column:
-                raise ValueError(f'the field "{target}" needs a column name after "="')
             mapping[target] = column
     return mapping
 

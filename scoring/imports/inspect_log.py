@@ -47,6 +47,7 @@ import multiprocessing
 import os
 import shutil
 import tempfile
+import threading
 import zipfile
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
@@ -716,7 +717,9 @@ def convert_sample(sample, columns: Mapping[str, str], options: ImportOptions) -
         source = f"metadata.{key}"
         value = _lookup(metadata, key)
         if value is _MISSING:
-            if failure is not None and field in _ANSWER_OWN:
+            # A key taken by default (seen in the first samples) may be
+            # absent from others; only a key the person named is required.
+            if (failure is not None and field in _ANSWER_OWN) or not options.columns.get(field):
                 return _MISSING
             raise _SampleError(source, f"missing: the sample has no metadata key {key!r} (mapped to {field})")
         sources[field] = source
@@ -788,6 +791,14 @@ def convert_sample(sample, columns: Mapping[str, str], options: ImportOptions) -
         values = dict.fromkeys(value for record in records for value in record["values"])
         values.update(dict.fromkeys(_numbers(passages, language_code)))
         retrieved_values = list(values)
+    # JSON has no NaN or infinity (they would be written as null): a mapped
+    # value that is one is named, as a record's is.
+    for field, values in (("expected_values", expected), ("retrieved_values", retrieved_values)):
+        for index, value in enumerate(values if isinstance(values, list) else ()):
+            if _is_number(value) and not math.isfinite(value):
+                raise _SampleError(
+                    f"{sources.get(field, field)}[{index}]", f"is {value}: a value must be a finite number"
+                )
     line["retrieved_ids"] = retrieved_ids
     line["retrieved_values"] = retrieved_values
     if passages:
@@ -985,7 +996,7 @@ def convert(path: Path, out: BinaryIO, options: ImportOptions, *, max_errors: in
     columns = default_columns(_fields(sample for sample, _ in log.read(DEFAULTS_FROM)), options.columns)
     collector = ErrorCollector(max_errors)
     out.write(orjson.dumps(header(log.header, options, repetitions), option=orjson.OPT_APPEND_NEWLINE))
-    workers = min(os.cpu_count() or 1, MAX_WORKERS)
+    workers = min(os.cpu_count() or 1, MAX_WORKERS) if _may_fork() else 1
     if log.samples is not None or workers < 2 or len(log.keys) < PARALLEL_FROM:
         written, first_seen = _convert_part(log, 1, columns, options, repetitions, out, collector)
     else:
@@ -1001,6 +1012,15 @@ def convert(path: Path, out: BinaryIO, options: ImportOptions, *, max_errors: in
 # sample is most of the time, and it is the same work for each.
 PARALLEL_FROM = 20_000
 MAX_WORKERS = 4
+
+
+def _may_fork() -> bool:
+    """Whether this process may start workers of its own: not a daemonic one
+    (a Celery pool's worker refuses children), and only from the main thread
+    (forking a process with other threads running can copy a held lock)."""
+    return (
+        not multiprocessing.current_process().daemon and threading.current_thread() is threading.main_thread()
+    )
 
 
 def _convert_part(

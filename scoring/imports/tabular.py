@@ -217,7 +217,7 @@ def preview(path: Path, file_format: str, options: ImportOptions, *, rows: int =
             if len(shown.rows) >= rows:
                 break
     shown.fields = [name for name in keys if name]
-    shown.columns = {**default_columns(shown.fields), **explicit}
+    shown.columns = _in_use(default_columns(shown.fields), explicit)
     shown.errors = list(collector.errors)
     return shown
 
@@ -285,11 +285,10 @@ def _version_header(options: ImportOptions, collector: ErrorCollector) -> dict:
 
 
 def _explicit_columns(columns: Mapping[str, str], collector: ErrorCollector) -> dict[str, str]:
+    """The mapping as given; an empty column ("") turns the field's default off."""
     explicit = {}
     for target, column in columns.items():
         column = (column or "").strip()
-        if not column:
-            continue
         if target not in TARGET_FIELDS:
             collector.add(
                 [
@@ -304,6 +303,11 @@ def _explicit_columns(columns: Mapping[str, str], collector: ErrorCollector) -> 
             continue
         explicit[target] = column
     return explicit
+
+
+def _in_use(defaults: Mapping[str, str], explicit: Mapping[str, str]) -> dict[str, str]:
+    """The defaults with the explicit mapping over them, fields turned off left out."""
+    return {field: column for field, column in {**defaults, **explicit}.items() if column}
 
 
 def _file_problem(path: Path, file_format: str) -> str | None:
@@ -327,8 +331,23 @@ def _rows(path: Path, file_format: str, collector: ErrorCollector, explicit: Map
         yield from _csv_table(stream, collector, explicit)
 
 
+# A line of the source file is never held whole past this: a file of one
+# huge line is refused on it, not read into memory. (A run-log line may hold
+# 100 KB by default, so a source line this long could never be stored.)
+SOURCE_LINE_MAX_BYTES = 8 * 1024 * 1024
+
+
+def _source_line_too_long(number: int) -> LineError:
+    return LineError(
+        number, None, f"the line is longer than {SOURCE_LINE_MAX_BYTES // 2**20} MB; the rest was not read"
+    )
+
+
 def _jsonl_rows(stream: BinaryIO, collector: ErrorCollector) -> Iterator[tuple[int, dict]]:
-    for number, text, _, _ in iter_lines(stream):
+    for number, text, _, oversize in iter_lines(stream, max_line_bytes=SOURCE_LINE_MAX_BYTES):
+        if oversize:
+            collector.add([_source_line_too_long(number)])
+            continue
         record, error = parse_object(number, text)
         if error:
             collector.add([error])
@@ -343,9 +362,15 @@ class _Decoded:
     def __init__(self, stream: BinaryIO):
         self.stream = stream
         self.bad_line = 0
+        self.long_line = 0
 
     def __iter__(self) -> Iterator[str]:
-        for number, raw in enumerate(self.stream, start=1):
+        number = 0
+        while raw := self.stream.readline(SOURCE_LINE_MAX_BYTES + 1):
+            number += 1
+            if len(raw) > SOURCE_LINE_MAX_BYTES:
+                self.long_line = number
+                return
             if number == 1:
                 raw = raw.removeprefix(b"\xef\xbb\xbf")
             try:
@@ -366,6 +391,8 @@ def _csv_table(stream: BinaryIO, collector: ErrorCollector, explicit: Mapping[st
     if header is None:
         if decoded.bad_line:
             collector.add([_not_utf8(decoded.bad_line)])
+        if decoded.long_line:
+            collector.add([_source_line_too_long(decoded.long_line)])
         yield None, iter(())
         return
     header = [name.strip() for name in header]
@@ -377,7 +404,7 @@ def _csv_table(stream: BinaryIO, collector: ErrorCollector, explicit: Mapping[st
     problems += [
         LineError(1, column, f"the {target} column {column!r} is not in the header ({listed_names(header)})")
         for target, column in explicit.items()
-        if column not in header
+        if column and column not in header
     ]
     if len(header) == 1 and (separator := next((c for c in ";\t|" if c in header[0]), None)):
         problems.append(
@@ -388,7 +415,7 @@ def _csv_table(stream: BinaryIO, collector: ErrorCollector, explicit: Mapping[st
                 f"with {separator!r}; save it as CSV with commas",
             )
         )
-    elif "answer" not in explicit and "answer" not in default_columns(header):
+    elif not explicit.get("answer") and ("answer" in explicit or "answer" not in default_columns(header)):
         problems.append(
             LineError(
                 1,
@@ -410,6 +437,8 @@ def _csv_rows(table, decoded: _Decoded, header: list[str], collector: ErrorColle
     yield from csv_rows(table, header, collector)
     if decoded.bad_line:
         collector.add([_not_utf8(decoded.bad_line)])
+    if decoded.long_line:
+        collector.add([_source_line_too_long(decoded.long_line)])
 
 
 def _not_utf8(line: int) -> LineError:
@@ -439,7 +468,7 @@ class _Converter:
         keys = tuple(header if header is not None else row)
         columns = self._columns_cache.get(keys)
         if columns is None:
-            columns = {**default_columns(keys), **self.explicit}
+            columns = _in_use(default_columns(keys), self.explicit)
             if len(self._columns_cache) < 64:
                 self._columns_cache[keys] = columns
         return columns
@@ -504,7 +533,7 @@ class _Converter:
                     f"the {target} key {column!r} is on no line of the file (the lines have {seen})",
                 )
                 for target, column in self.explicit.items()
-                if column not in self.keys_seen
+                if column and column not in self.keys_seen
             ]
         if self.max_attempt < 2:
             return errors
