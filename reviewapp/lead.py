@@ -3,12 +3,13 @@ readers, and the material-error register."""
 
 from __future__ import annotations
 
+import json
 from collections import defaultdict
 from dataclasses import dataclass, field
 from datetime import datetime
 
 from reviewapp.models import Adjudication, Judgement, JudgeRun, Question, Sample, SampleItem
-from reviewapp.selectors import answer_evidence
+from reviewapp.selectors import answer_evidence, records_as_passages
 from scoring.agreement import TOO_FEW_ITEMS, agreement
 
 REASONS = {
@@ -33,6 +34,10 @@ def item_content(item: SampleItem) -> dict:
             "retrieved_records": calibration.evidence,
             "retrieved_ids": [r.get("id") for r in calibration.evidence],
         }
+        if _sample_shows_passages(item.sample_id):
+            # Among answers whose evidence is passages (an import from Ragas
+            # or Inspect), a record would mark the item out as calibration.
+            record = {"retrieved_contexts": records_as_passages(record)}
         return {
             "question_text": calibration.question,
             "language": calibration.language,
@@ -54,6 +59,21 @@ def item_content(item: SampleItem) -> dict:
         "declined": answer.declined,
         "evidence": answer_evidence(record),
     }
+
+
+def _sample_shows_passages(sample_id: int) -> bool:
+    """Whether the sample's logged answers show their evidence as passages
+    only (its first answer's, as a sample is drawn from one run)."""
+    first = (
+        SampleItem.objects.filter(sample_id=sample_id, answer__isnull=False)
+        .order_by("position")
+        .values_list("answer__raw", flat=True)
+        .first()
+    )
+    if not first:
+        return False
+    record = json.loads(first)
+    return bool(record.get("retrieved_contexts")) and not record.get("retrieved_records")
 
 
 def outcome_key(judgement) -> str:

@@ -338,6 +338,28 @@ def marked_text(text: str, numbers: list[dict]) -> list[dict]:
     return [segment for segment in segments if segment["text"]]
 
 
+def records_as_passages(record: dict) -> list[str]:
+    """The evidence an answer was shown as passages of text: its logged
+    passages, else one line per record ("ID: label, period, unit: values"),
+    else its bare identifiers with the retrieved values."""
+    given = record.get("retrieved_contexts")
+    if given:
+        return [str(passage) for passage in given]
+    passages = []
+    described = set()
+    for r in record.get("retrieved_records") or []:
+        described.add(r.get("id"))
+        about = ", ".join(str(r[name]) for name in ("label", "period", "unit") if r.get(name))
+        values = ", ".join(str(v) for v in r.get("values") or [])
+        caveats = "".join(f" ({caveat})" for caveat in r.get("caveats") or [])
+        passages.append(f"{r.get('id')}{': ' + about if about else ''}: {values}{caveats}")
+    bare = [i for i in record.get("retrieved_ids") or [] if i not in described]
+    if bare:
+        values = ", ".join(str(v) for v in record.get("retrieved_values") or [])
+        passages.append(f"{', '.join(bare)}: {values}")
+    return passages
+
+
 def inspect_scores(record: dict) -> list[dict]:
     """The scores Inspect's own scorers gave the answer, as imported: each
     {name, value, answer, explanation}. They are another tool's grades, shown

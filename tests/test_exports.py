@@ -93,3 +93,44 @@ def json_answer(question_id: str) -> str:
         if record.get("question_id") == question_id:
             return record["answer"]
     raise KeyError(question_id)
+
+
+class NotRunAttemptExportTests(TestCase):
+    """With repeated attempts, each attempt the run holds no answer for is
+    exported once, under its own number, so no two samples share an id and
+    epoch (Inspect refuses that)."""
+
+    def test_each_missing_attempt_keeps_its_number(self):
+        from reviewapp.services.question_sets import set_version_create
+        from scoring.logfile import normalise_question
+        from tests.helpers import jsonl
+
+        make_user("lead")
+        self.client.login(username="lead", password=PASSWORD)
+        questions = [
+            {"question_id": q, "language": "en", "expected_behaviour": "answer", "expected_values": [7.6]}
+            for q in ("q1", "q2")
+        ]
+        set_version_create(version="rep-1", questions=[normalise_question(q) for q in questions])
+
+        def line(question_id, attempt):
+            return {
+                "question_id": question_id, "attempt": attempt, "language": "en", "retrieved_ids": ["S"],
+                "retrieved_values": [7.6], "answer": "It was 7.6.", "cited_ids": [], "declined": False,
+            }  # fmt: skip
+
+        upload = jsonl(
+            {"assistant_version": "rep-bot-1", "set_version": "rep-1", "repetitions": 3},
+            line("q1", 1),
+            line("q2", 1),
+            line("q2", 2),
+        )
+        with self.captureOnCommitCallbacks(execute=True):
+            self.client.post(reverse("run-upload"), {"file": upload})
+        scoring = Scoring.objects.get(status=Scoring.Status.DONE)
+        response = self.client.get(reverse("export-answers-ragas", args=(scoring.run_id, scoring.id)))
+        lines = [json.loads(row) for row in b"".join(response.streaming_content).splitlines()]
+        attempts = sorted((r["reviewapp"]["question_id"], r["reviewapp"]["attempt"]) for r in lines)
+        self.assertEqual(attempts, [("q1", 1), ("q1", 2), ("q1", 3), ("q2", 1), ("q2", 2), ("q2", 3)])
+        not_run = [r for r in lines if r["reviewapp"]["status"] == "not_run"]
+        self.assertEqual(len(not_run), 3)

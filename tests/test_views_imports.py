@@ -107,6 +107,8 @@ class ImportPageTests(TestCase):
         page = self.start(example("ragas_example.jsonl"))
         self.assertEqual(page.context["pending"].format, "ragas")
         key = page.context["form"].initial["key"]
+        # The identifiers Ragas logs are read by default; "none" leaves them out.
+        self.assertIn("retrieved_context_ids", page.context["form"].fields["map_retrieved_ids"].choices[0][1])
         self.confirm(
             key,
             assistant_version="rag-1",
@@ -114,11 +116,13 @@ class ImportPageTests(TestCase):
             set_from_file="on",
             language="en",
             action="import",
+            map_retrieved_ids="(none)",
         )
         run = Run.objects.get()
         answer = Answer.objects.filter(run=run).order_by("line_number").first()
         record = json.loads(answer.raw)
         self.assertTrue(record["retrieved_contexts"])
+        self.assertEqual(record["retrieved_ids"], [])
         page = self.client.get(reverse("answer-detail", args=(run.id, answer.id)))
         self.assertContains(page, "passage 1")
         self.assertContains(page, record["retrieved_contexts"][0][:40])
@@ -347,3 +351,55 @@ class InspectImportTests(TestCase):
 
     def start_inspect(self):
         return self.client.post(reverse("run-import"), {"file": example("inspect_example.eval")})
+
+
+class CalibrationAmongPassagesTests(TestCase):
+    """Among imported answers whose evidence is passages, a calibration item's
+    record is shown as a passage too, so readers cannot tell it apart."""
+
+    def test_a_calibration_item_shows_its_record_as_a_passage(self):
+        from reviewapp.models import Assignment
+        from reviewapp.services.adjudication import calibration_add
+        from reviewapp.services.review import rubric_default
+        from reviewapp.services.samples import Frame, sample_assign, sample_draw
+
+        lead = make_user("lead")
+        self.client.login(username="lead", password=PASSWORD)
+        page = self.client.post(reverse("run-import"), {"file": example("ragas_example.jsonl")})
+        with self.captureOnCommitCallbacks(execute=True):
+            self.client.post(
+                reverse("run-import-confirm"),
+                {
+                    "key": page.context["form"].initial["key"],
+                    "assistant_version": "rag-1",
+                    "set_version": "ragas-1",
+                    "set_from_file": "on",
+                    "language": "en",
+                    "action": "import",
+                },
+            )
+        sample = sample_draw(
+            frame=Frame(run=Run.objects.get()),
+            size=3,
+            seed=1,
+            rubric_version=rubric_default(),
+            created_by=lead,
+        )
+        reader = make_user("reader", "reviewer")
+        sample_assign(sample=sample, reviewers=[reader], readers_per_item=1)
+        calibration_add(
+            sample=sample,
+            group="cal-1",
+            question="What was the rate in 2024?",
+            evidence=[{"id": "CAL_RATE", "label": "Rate", "values": [4.2], "period": "2024", "unit": "%"}],
+            variants={"short": "4.2%.", "long": "The rate was 4.2% in 2024."},
+            created_by=lead,
+        )
+        self.client.login(username="reader", password=PASSWORD)
+        calibrations = Assignment.objects.filter(reviewer=reader, item__calibration__isnull=False)
+        self.assertEqual(calibrations.count(), 2)
+        for calibration in calibrations:
+            screen = self.client.get(reverse("review-item", args=(sample.id, calibration.alias)))
+            self.assertContains(screen, "passage 1")
+            self.assertContains(screen, "CAL_RATE: Rate, 2024, %: 4.2")
+            self.assertNotContains(screen, "<code>CAL_RATE</code>")

@@ -20,8 +20,8 @@ from collections.abc import Iterator
 import orjson
 from django.utils import timezone
 
-from reviewapp.models import AnswerCheck, Finding, Question, Scoring
-from reviewapp.selectors import scores_as_dict
+from reviewapp.models import Answer, AnswerCheck, Finding, Question, Scoring
+from reviewapp.selectors import records_as_passages, scores_as_dict
 from scoring.measures import FAILURE_MEASURES, MEASURE_LABELS, MEASURES
 
 BATCH = 2000
@@ -63,16 +63,30 @@ def _answers(scoring: Scoring) -> Iterator[dict]:
         *_CHECK_FIELDS,
     )
     batch: list[tuple] = []
+    # Each question's attempts the run holds no answer for, handed out in
+    # order to its "not run" checks, which may span batches.
+    missing: dict[str, Iterator[int]] = {}
     for row in rows.iterator(chunk_size=BATCH):
         batch.append(row)
         if len(batch) == BATCH:
-            yield from _with_findings(scoring, batch, questions)
+            yield from _with_findings(scoring, batch, questions, missing)
             batch = []
     if batch:
-        yield from _with_findings(scoring, batch, questions)
+        yield from _with_findings(scoring, batch, questions, missing)
 
 
-def _with_findings(scoring: Scoring, batch: list[tuple], questions: dict) -> Iterator[dict]:
+def _missing_attempts(scoring: Scoring, question_ids: set[str], missing: dict) -> None:
+    given: dict[str, set[int]] = defaultdict(set)
+    for question_id, attempt in Answer.objects.filter(
+        run_id=scoring.run_id, question_id__in=question_ids
+    ).values_list("question_id", "attempt"):
+        given[question_id].add(attempt)
+    repetitions = scoring.run.repetitions or 1
+    for question_id in question_ids:
+        missing[question_id] = iter([a for a in range(1, repetitions + 1) if a not in given[question_id]])
+
+
+def _with_findings(scoring: Scoring, batch: list[tuple], questions: dict, missing: dict) -> Iterator[dict]:
     answer_ids = [row[1] for row in batch if row[1] is not None]
     findings: dict[int | None, list[tuple[str, str]]] = defaultdict(list)
     for answer_id, kind, detail in (
@@ -87,8 +101,13 @@ def _with_findings(scoring: Scoring, batch: list[tuple], questions: dict) -> Ite
             scoring=scoring, answer__isnull=True, question_id__in=[row[2] for row in batch if row[1] is None]
         ).values_list("question_id", "detail")
     }
+    unseen = {row[2] for row in batch if row[1] is None and row[2] not in missing}
+    if unseen:
+        _missing_attempts(scoring, unseen, missing)
     for check_id, answer_id, question_id, line, attempt, raw, *counts in batch:
         record = orjson.loads(raw) if raw else {}
+        if answer_id is None:
+            attempt = next(missing[question_id], None)
         if answer_id is None:
             found = [("not_run", not_run.get(question_id, "not run"))]
         else:
@@ -105,26 +124,6 @@ def _with_findings(scoring: Scoring, batch: list[tuple], questions: dict) -> Ite
             },
             "findings": found,
         }
-
-
-def _contexts(record: dict) -> list[str]:
-    """The evidence as passages of text: logged passages, else one line per
-    record ("ID: label, period, unit: values"), else the bare identifiers."""
-    given = record.get("retrieved_contexts")
-    if given:
-        return [str(p) for p in given]
-    passages = []
-    described = set()
-    for r in record.get("retrieved_records") or []:
-        described.add(r.get("id"))
-        about = ", ".join(str(r[name]) for name in ("label", "period", "unit") if r.get(name))
-        values = ", ".join(str(v) for v in r.get("values") or [])
-        passages.append(f"{r.get('id')}{': ' + about if about else ''}: {values}")
-    bare = [i for i in record.get("retrieved_ids") or [] if i not in described]
-    if bare:
-        values = ", ".join(str(v) for v in record.get("retrieved_values") or [])
-        passages.append(f"{', '.join(bare)}: {values}")
-    return passages
 
 
 def _reference(question: dict) -> str:
@@ -154,7 +153,7 @@ def ragas_lines(scoring: Scoring) -> Iterator[bytes]:
             orjson.dumps(
                 {
                     "user_input": answer["question"].get("question") or "",
-                    "retrieved_contexts": _contexts(record),
+                    "retrieved_contexts": records_as_passages(record),
                     "response": record.get("answer") or "",
                     "reference": _reference(answer["question"]),
                     "reviewapp": {
@@ -229,7 +228,7 @@ def _sample(answer: dict, model: str) -> dict:
             "language": record.get("language"),
             "retrieved_ids": record.get("retrieved_ids") or [],
             "retrieved_values": record.get("retrieved_values") or [],
-            "retrieved_contexts": _contexts(record),
+            "retrieved_contexts": records_as_passages(record),
             "cited_ids": record.get("cited_ids") or [],
             "declined": record.get("declined"),
             "expected_behaviour": question.get("expected_behaviour"),

@@ -1,5 +1,7 @@
 """The import page: a file from another tool, previewed, then made a run."""
 
+import contextlib
+
 from django.contrib import messages
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_http_methods, require_POST
@@ -100,8 +102,11 @@ def _preview_page(request, pending, data):
             columns=form.mapping(),
         )
         try:
-            preview = import_preview(pending, options)
-            if data.get("action") == "import":
+            # Importing reads the whole file, which names every problem: no
+            # second look at its start first.
+            if data.get("action") != "import":
+                preview = import_preview(pending, options)
+            else:
                 received = import_receive(
                     path=pending.path,
                     name=pending.name,
@@ -116,6 +121,10 @@ def _preview_page(request, pending, data):
                 return redirect("run-detail", run_id=received.run.id)
         except UploadRejected as rejected:
             errors, status = rejected.errors, rejected.status
+            if data.get("action") == "import":
+                # Refused: show the first answers under the mapping that was sent.
+                with contextlib.suppress(UploadRejected):
+                    preview = import_preview(pending, options)
     elif data is not None:
         status = 400
     context = {
