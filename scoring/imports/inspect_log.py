@@ -325,7 +325,9 @@ def _sample_reader(path: Path) -> Iterator[Callable[[list], list]]:
                 for unused in UNUSED_SAMPLE_FIELDS:
                     data.pop(unused, None)
                 sample = model.model_validate(data, context=context)
-                samples.append(_resolve_sample_for_read(sample, "full"))
+                # Only a sample with attachments has references to resolve
+                # (the transcript, which binds to timelines, is dropped above).
+                samples.append(_resolve_sample_for_read(sample, "full") if sample.attachments else sample)
             return samples
 
         yield read_open
