@@ -1,15 +1,34 @@
-"""Time the scoring library and its CLI on a generated run.
+"""The scoring CLI against spec 000's reference script and the floor, side by side.
 
-    .venv/bin/python bench/bench_scoring.py [--answers 100000] [--reference]
+    .venv/bin/python bench/bench_scoring.py [--answers 100000] [--answers 1000000] [--rounds 5]
 
-Prints, for one core and for every core: the CLI's wall time (interpreter
-start and imports included) and the library's throughput (reading,
-validating and scoring the run, the question set already loaded). With
---reference it also times the slow pandas per-row scorer the tests keep.
+For each size, a generated run (scoring/synthetic.py) is written once to
+bench/out/ in the combined form (no header line, as the reference script
+reads it) and as a run log with its question set. Then, in interleaved
+rounds so that the machine's drift falls on all alike, each of these runs
+in its own process and is timed end to end (interpreter start included),
+with its peak resident memory:
+
+- reference: ../shared/baselines/answer_scores.py on the combined form;
+- floor: read the file, parse each line with orjson and make one regex
+  pass over each answer (what no scorer can beat in Python; this script's
+  own --floor);
+- CLI, one worker and every core, on the combined form and with
+  --questions, all with --json.
+
+It prints the median of each, answers per second, the ratio to the
+reference (higher is faster) and to the floor (how many times the floor's
+time), and checks that the CLI's counts equal the reference's: every
+slice's n and rate (to the two decimals the reference prints).
 """
 
+from __future__ import annotations
+
 import argparse
+import json
 import os
+import re
+import statistics
 import subprocess
 import sys
 import time
@@ -18,88 +37,165 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from scoring import synthetic  # noqa: E402
-from scoring.logfile import read_questions  # noqa: E402
-from scoring.runner import score_file  # noqa: E402
-
 OUT = ROOT / "bench" / "out"
+REFERENCE = ROOT.parent / "shared" / "baselines" / "answer_scores.py"
+PYTHON = sys.executable
+# The reference's columns, in the CLI's names.
+REFERENCE_MEASURES = (
+    "numeric_accuracy",
+    "citation_validity",
+    "refusal_accuracy",
+    "answer_rate",
+    "unsupported_numbers",
+)
+# The floor's one pass: digit runs with their separators, as a number reader must find them.
+FLOOR_NUMBER = re.compile(r"\d+(?:[.,  ]\d+)*")
 
 
-def make_run(answers: int) -> tuple[Path, Path]:
+def files(answers: int) -> dict[str, Path]:
+    """The run of ``answers`` answers: combined form, run log and question set."""
+    from scoring import synthetic
+
     OUT.mkdir(parents=True, exist_ok=True)
-    questions_path = OUT / f"questions_set-bench-{answers}.jsonl"
-    run_path = OUT / f"answers_run_bench-1.0_set-bench-{answers}.jsonl"
-    if not run_path.exists():
-        questions = synthetic.generate_question_set(
-            questions=answers, seed=2026, set_version=f"bench-{answers}"
-        )
-        rows = synthetic.generate_run(question_set=questions, answers=answers, seed=2027)
-        synthetic.write_jsonl(questions_path, questions, header={"set_version": f"bench-{answers}"})
-        synthetic.write_jsonl(
-            run_path,
-            rows,
-            header={"assistant_version": "bench-1.0", "set_version": f"bench-{answers}"},
-        )
-    return run_path, questions_path
+    label = f"bench-{answers}"
+    paths = {
+        "combined": OUT / f"combined-{answers}.jsonl",
+        "run": OUT / f"answers_run_bench-1.0_set-{label}.jsonl",
+        "questions": OUT / f"questions_set-{label}.jsonl",
+    }
+    if all(path.exists() for path in paths.values()):
+        return paths
+    questions = synthetic.generate_question_set(questions=answers, seed=2026, set_version=label)
+    by_id = {q["question_id"]: q for q in questions}
+    synthetic.write_jsonl(paths["questions"], questions, header={"set_version": label})
+    rows = synthetic.generate_run(question_set=questions, answers=answers, seed=2027)
+    synthetic.write_jsonl(paths["run"], rows, header={"assistant_version": "bench-1.0", "set_version": label})
+    with open(paths["combined"], "w") as out:
+        for row in rows:
+            question = by_id[row["question_id"]]
+            combined = {
+                **row,
+                "expected_behaviour": question["expected_behaviour"],
+                "expected_values": question["expected_values"],
+            }
+            out.write(json.dumps(combined) + "\n")
+    return paths
 
 
-def best_of(runs: int, action) -> float:
-    times = []
-    for _ in range(runs):
-        start = time.perf_counter()
-        action()
-        times.append(time.perf_counter() - start)
-    return min(times)
+def floor(path: Path) -> None:
+    """Read, parse each line with orjson, one regex pass over each answer."""
+    import orjson
+
+    found = 0
+    with open(path, "rb") as stream:
+        for line in stream:
+            record = orjson.loads(line)
+            found += len(FLOOR_NUMBER.findall(record.get("answer") or ""))
+    print(found)
+
+
+def commands(paths: dict[str, Path]) -> dict[str, list[str]]:
+    cli = [PYTHON, "-m", "scoring"]
+    return {
+        "reference script": [PYTHON, str(REFERENCE), str(paths["combined"])],
+        "floor": [PYTHON, __file__, "--floor", str(paths["combined"])],
+        "CLI, 1 worker, combined form": [*cli, str(paths["combined"]), "--json", "--workers", "1"],
+        "CLI, every core, combined form": [*cli, str(paths["combined"]), "--json", "--workers", "0"],
+        "CLI, 1 worker, --questions": [
+            *cli, str(paths["run"]), "--questions", str(paths["questions"]), "--json", "--workers", "1",
+        ],
+        "CLI, every core, --questions": [
+            *cli, str(paths["run"]), "--questions", str(paths["questions"]), "--json", "--workers", "0",
+        ],
+    }  # fmt: skip
+
+
+def timed(command: list[str]) -> tuple[float, float, str]:
+    """(wall seconds, peak resident MB, standard output) of one run."""
+    start = time.perf_counter()
+    process = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+    output = process.stdout.read()
+    _, status, usage = os.wait4(process.pid, 0)
+    wall = time.perf_counter() - start
+    if os.waitstatus_to_exitcode(status) not in (0, 1):  # 1: the CLI found failures
+        raise SystemExit(f"{' '.join(command)} failed")
+    return wall, usage.ru_maxrss / 1024, output.decode()
+
+
+def reference_table(output: str) -> dict[tuple[str, str], tuple[str, int]]:
+    """{(slice, measure): (rate as printed, n)} from the reference's table."""
+    table = {}
+    for line in output.splitlines():
+        cells = re.findall(r"(\d\.\d\d) \(n=(\d+)\)|(?<=\s)-(?=\s|$)", line)
+        name = line.split(" ", 1)[0]
+        if not (name == "all" or name.startswith("language=")) or len(cells) != len(REFERENCE_MEASURES):
+            continue
+        for measure, (value, n) in zip(REFERENCE_MEASURES, cells, strict=True):
+            if value:
+                table[(name, measure)] = (value, int(n))
+    return table
+
+
+def differences(reference: str, cli: str) -> list[str]:
+    """Where the CLI's counts differ from the reference's, empty when none."""
+    expected = reference_table(reference)
+    slices = json.loads(cli)["slices"]
+    found = []
+    for (name, measure), (value, n) in expected.items():
+        figure = slices.get(name, {}).get(measure)
+        if figure is None:
+            found.append(f"{name} {measure}: the CLI has no figure, the reference {value} (n={n})")
+        elif figure["n"] != n or f"{figure['k'] / figure['n']:.2f}" != value:
+            found.append(f"{name} {measure}: CLI {figure['k']}/{figure['n']}, reference {value} (n={n})")
+    return found or ([] if expected else ["the reference printed no table"])
+
+
+def bench(answers: int, rounds: int) -> None:
+    # Written by a child: a process forked from a parent that holds a
+    # generated run counts the parent's pages in its own peak until it execs.
+    subprocess.run([PYTHON, __file__, "--make", str(answers)], check=True)
+    paths = files(answers)
+    runs = commands(paths)
+    walls: dict[str, list[float]] = {name: [] for name in runs}
+    peaks: dict[str, float] = dict.fromkeys(runs, 0.0)
+    outputs: dict[str, str] = {}
+    for _ in range(rounds):
+        for name, command in runs.items():
+            wall, peak, output = timed(command)
+            walls[name].append(wall)
+            peaks[name] = max(peaks[name], peak)
+            outputs[name] = output
+    medians = {name: statistics.median(times) for name, times in walls.items()}
+    reference, lowest = medians["reference script"], medians["floor"]
+    print(f"\n{answers:,} answers, median of {rounds} interleaved rounds, {os.cpu_count()} cores")
+    print(f"{'':32}{'seconds':>9}{'answers/s':>12}{'x reference':>13}{'x floor':>9}{'peak MB':>9}")
+    for name, seconds in medians.items():
+        print(
+            f"{name:32}{seconds:9.2f}{answers / seconds:12,.0f}{reference / seconds:13.2f}"
+            f"{seconds / lowest:9.2f}{peaks[name]:9.0f}"
+        )
+    one, every = medians["CLI, 1 worker, combined form"], medians["CLI, every core, combined form"]
+    print(f"every core over one worker (combined form): {one / every:.2f}x")
+    for name in ("CLI, 1 worker, combined form", "CLI, 1 worker, --questions"):
+        found = differences(outputs["reference script"], outputs[name])
+        print(f"counts of {name} against the reference: " + ("equal" if not found else "; ".join(found[:5])))
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--answers", type=int, default=100_000)
-    parser.add_argument("--repeat", type=int, default=3)
-    parser.add_argument("--reference", action="store_true", help="also time the slow reference")
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--answers", type=int, action="append", help="answers in a run (repeatable)")
+    parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--floor", type=Path, help=argparse.SUPPRESS)
+    parser.add_argument("--make", type=int, help=argparse.SUPPRESS)
     args = parser.parse_args()
-
-    run_path, questions_path = make_run(args.answers)
-    size_mb = run_path.stat().st_size / 1e6
-    questions = {q["question_id"]: q for q in read_questions(questions_path)}
-    cores = os.cpu_count() or 1
-    print(f"{args.answers} answers, {size_mb:.0f} MB, {cores} cores, Python {sys.version.split()[0]}")
-
-    for workers in sorted({1, cores}):
-        seconds = best_of(args.repeat, lambda w=workers: score_file(run_path, questions, workers=w))
-        print(
-            f"library, {workers} worker(s): {seconds:.2f} s, "
-            f"{args.answers / seconds:,.0f} answers/s (best of {args.repeat})"
-        )
-        command = [
-            sys.executable,
-            "-m",
-            "scoring",
-            str(run_path),
-            "--questions",
-            str(questions_path),
-            "--json",
-            "--workers",
-            str(workers),
-        ]
-        seconds = best_of(
-            args.repeat,
-            lambda c=command: subprocess.run(c, cwd=ROOT, check=True, stdout=subprocess.DEVNULL),
-        )
-        print(f"CLI, {workers} worker(s): {seconds:.2f} s wall, all included (best of {args.repeat})")
-
-    if args.reference:
-        sys.path.insert(0, str(ROOT / "tests"))
-        import orjson
-
-        from tests.reference_scorer import reference_score
-
-        lines = run_path.read_bytes().splitlines()[1:]
-        start = time.perf_counter()
-        answers = [orjson.loads(line) for line in lines]
-        reference_score(answers, questions)
-        seconds = time.perf_counter() - start
-        print(f"reference (pandas per row): {seconds:.2f} s, {args.answers / seconds:,.0f} answers/s")
+    if args.make:
+        files(args.make)
+        return
+    if args.floor:
+        floor(args.floor)
+        return
+    for answers in args.answers or [100_000, 1_000_000]:
+        bench(answers, args.rounds)
 
 
 if __name__ == "__main__":
