@@ -120,7 +120,8 @@ def score_chunk(
         checks.append(check)
         result.findings.extend(check.findings)
         if any(name in record for name in TIMING_FIELDS):
-            result.timings.append((check.fields, timing.answer_timing(record)))
+            # check_answer_line has checked the timing fields already.
+            result.timings.append((check.fields, timing.answer_timing(record, validated=True)))
     result.answers = len(checks)
     if repetitions > 1:
         result.tallies = repeats.tally(checks, answered=answered)
