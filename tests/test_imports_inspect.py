@@ -320,9 +320,22 @@ def test_it_reads_an_eval_log_sample_by_sample(four, monkeypatch):
     assert read_whole == []
 
 
-def test_it_reads_with_inspects_public_functions_alone_when_its_zip_reader_moves(four, monkeypatch):
-    monkeypatch.setitem(sys.modules, "inspect_ai._util.async_zip", None)
+def test_it_reads_with_inspects_public_functions_alone_when_its_private_names_move(four, monkeypatch):
+    import inspect_ai._util.constants as constants
+    import inspect_ai.log
+
+    # Inspect's own modules hold the name already; only a new import misses it.
+    monkeypatch.delattr(constants, "get_deserializing_context")
+    public = inspect_ai.log.read_eval_log_samples_by_id
+    calls = []
+
+    def read_by_id(*args, **kwargs):
+        calls.append(args)
+        return public(*args, **kwargs)
+
+    monkeypatch.setattr(inspect_ai.log, "read_eval_log_samples_by_id", read_by_id)
     assert converted(four["eval"])[1][1:] == EXPECTED_LINES
+    assert calls, "Inspect's public reader read the samples"
 
 
 def test_it_converts_the_samples_an_interrupted_run_logged(tmp_path):
