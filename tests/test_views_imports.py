@@ -95,8 +95,10 @@ class ImportPageTests(TestCase):
         self.assertEqual(
             Question.objects.get(set_version=run.set_version, question_id="q01").expected_values, [7.6]
         )
-        # The pending file is gone once imported.
-        self.assertFalse(any((Path(self.settings_data_dir()) / "imports").glob("*")))
+        # The pending file is gone once imported; a note of its run stays, for a second click.
+        left = [path.name for path in (Path(self.settings_data_dir()) / "imports").glob("*")]
+        self.assertEqual(len(left), 1)
+        self.assertTrue(left[0].endswith(".run"))
 
     def settings_data_dir(self):
         from django.conf import settings
@@ -403,3 +405,26 @@ class CalibrationAmongPassagesTests(TestCase):
             self.assertContains(screen, "passage 1")
             self.assertContains(screen, "CAL_RATE: Rate, 2024, %: 4.2")
             self.assertNotContains(screen, "<code>CAL_RATE</code>")
+
+
+class SecondClickTests(TestCase):
+    def test_a_second_click_on_import_leads_to_the_run_the_first_made(self):
+        make_user("lead")
+        self.client.login(username="lead", password=PASSWORD)
+        page = self.client.post(reverse("run-import"), {"file": example("ragas_example.jsonl")})
+        fields = {
+            "key": page.context["form"].initial["key"],
+            "assistant_version": "rag-1",
+            "set_version": "ragas-1",
+            "set_from_file": "on",
+            "language": "en",
+            "action": "import",
+        }
+        with self.captureOnCommitCallbacks(execute=True):
+            first = self.client.post(reverse("run-import-confirm"), fields)
+            second = self.client.post(reverse("run-import-confirm"), fields, follow=True)
+        run = Run.objects.get()
+        self.assertRedirects(first, run.get_absolute_url(), fetch_redirect_response=False)
+        self.assertRedirects(second, run.get_absolute_url())
+        self.assertContains(second, "imported already")
+        self.assertEqual(SetVersion.objects.count(), 1)

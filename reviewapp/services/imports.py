@@ -124,13 +124,38 @@ def pending_open(signed: str, *, user) -> Pending:
     except signing.BadSignature as error:
         raise UploadRejected("This import is not known here; upload the file again.") from error
     path = _folder() / Path(data["key"]).name
-    if data.get("user") != user.pk or not path.exists():
+    if data.get("user") != user.pk:
+        raise UploadRejected("This import is not known here; upload the file again.")
+    if not path.exists():
+        done = _done_marker(path)
+        if done.exists():
+            raise AlreadyImported(int(done.read_text()))
         raise UploadRejected("This import is not known here; upload the file again.")
     return Pending(key=signed, path=path, name=data["name"], format=data["format"])
 
 
+class AlreadyImported(Exception):
+    """A pending import confirmed before (a second click): ``run_id`` holds it."""
+
+    def __init__(self, run_id: int):
+        self.run_id = run_id
+        super().__init__(f"imported as run {run_id}")
+
+
+def pending_done(pending: Pending, *, run_id: int) -> None:
+    """Put the pending file away once its run exists, leaving a note of the
+    run, so that the same confirmation sent again leads to it."""
+    _done_marker(pending.path).write_text(str(run_id))
+    pending.path.unlink(missing_ok=True)
+
+
+def _done_marker(path: Path) -> Path:
+    return path.with_name(path.name + ".run")
+
+
 def pending_sweep(*, max_age_s: int = PENDING_MAX_AGE_S) -> int:
-    """Remove pending files older than ``max_age_s``; the number removed."""
+    """Remove pending files (and the notes of confirmed ones) older than
+    ``max_age_s``; the number removed."""
     folder = Path(settings.DATA_DIR) / FOLDER
     if not folder.exists():
         return 0

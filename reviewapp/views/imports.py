@@ -12,8 +12,10 @@ from reviewapp.roles import WRITERS, role_required
 from reviewapp.services.imports import (
     FIELD_LABELS,
     MAPPABLE,
+    AlreadyImported,
     import_preview,
     import_receive,
+    pending_done,
     pending_open,
     pending_store,
 )
@@ -58,6 +60,10 @@ def run_import_confirm(request):
     whole file and makes the run."""
     try:
         pending = pending_open(request.POST.get("key", ""), user=request.user)
+    except AlreadyImported as done:
+        # A second click on Import: the first made the run.
+        messages.info(request, "This file was imported already; here is its run.")
+        return redirect("run-detail", run_id=done.run_id)
     except UploadRejected as rejected:
         messages.error(request, rejected.errors[0])
         return redirect("run-import")
@@ -115,7 +121,7 @@ def _preview_page(request, pending, data):
                     set_from_file=form.cleaned_data["set_from_file"],
                     uploaded_by=request.user,
                 )
-                pending.path.unlink(missing_ok=True)
+                pending_done(pending, run_id=received.run.id)
                 if not received.created:
                     messages.info(request, "This file was imported before; here is the run that holds it.")
                 return redirect("run-detail", run_id=received.run.id)
