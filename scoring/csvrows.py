@@ -38,6 +38,15 @@ def csv_rows(reader, header: list[str], collector: ErrorCollector) -> Iterator[t
         yield started, {name: cell for name, cell in zip(header, cells, strict=False) if name}
 
 
+def repeated_columns(header: list[str]) -> list[LineError]:
+    """An error on line 1 for each column the header names more than once."""
+    return [
+        LineError(1, name, f"the column is named {header.count(name)} times in the header")
+        for name in dict.fromkeys(header)
+        if name and header.count(name) > 1
+    ]
+
+
 def csv_reason(error: csv.Error) -> str:
     text = str(error)
     if "field larger than field limit" in text:

@@ -44,7 +44,7 @@ from typing import BinaryIO
 
 import orjson
 
-from scoring.csvrows import csv_reason, csv_rows, listed_names
+from scoring.csvrows import csv_reason, csv_rows, listed_names, repeated_columns
 from scoring.imports import TARGET_FIELDS, ImportOptions, Preview, sniff
 from scoring.logfile import (
     BEHAVIOURS,
@@ -396,11 +396,7 @@ def _csv_table(stream: BinaryIO, collector: ErrorCollector, explicit: Mapping[st
         yield None, iter(())
         return
     header = [name.strip() for name in header]
-    problems = [
-        LineError(1, name, f"the column is named {header.count(name)} times in the header")
-        for name in dict.fromkeys(header)
-        if name and header.count(name) > 1
-    ]
+    problems = repeated_columns(header)
     problems += [
         LineError(1, column, f"the {target} column {column!r} is not in the header ({listed_names(header)})")
         for target, column in explicit.items()

@@ -34,7 +34,7 @@ from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import TextIO
 
-from scoring.csvrows import csv_rows, listed_names
+from scoring.csvrows import csv_rows, listed_names, repeated_columns
 from scoring.llm import LLM, CacheError, IncompleteCompletionError, as_llm, estimate_tokens
 from scoring.logfile import (
     ErrorCollector,
@@ -306,11 +306,7 @@ def _csv_rows(
     if header is None:
         return
     header = [name.strip() for name in header]
-    problems = [
-        LineError(1, name, f"the column is named {header.count(name)} times in the header")
-        for name in dict.fromkeys(header)
-        if name and header.count(name) > 1
-    ]
+    problems = repeated_columns(header)
     problems += [
         LineError(
             1, column, f"missing: the {role} column {column!r} is not in the header ({listed_names(header)})"
