@@ -28,6 +28,27 @@ def _set_name_validator(value: str) -> None:
         raise forms.ValidationError(f"Not a set name: {problem}.")
 
 
+def _label_field(datalist: str, **kwargs) -> forms.CharField:
+    """A version label typed with suggestions from ``datalist``."""
+    return forms.CharField(
+        max_length=logfile.LABEL_MAX_LENGTH,
+        validators=[_label_validator],
+        widget=forms.TextInput(attrs={"list": datalist, "autocomplete": "off"}),
+        **kwargs,
+    )
+
+
+def _set_name_field(**kwargs) -> forms.CharField:
+    return forms.CharField(
+        required=False,
+        max_length=logfile.SET_NAME_MAX_LENGTH,
+        validators=[_set_name_validator],
+        widget=forms.TextInput(attrs={"list": "set-names", "autocomplete": "off"}),
+        label="Question set name",
+        **kwargs,
+    )
+
+
 class RunUploadForm(forms.Form):
     """A run log and what names its versions. The versions already known are
     offered as suggestions (``known_*``, for datalists), never as the only
@@ -42,19 +63,15 @@ class RunUploadForm(forms.Form):
         help_text="One answer per line; a first line may name the versions. Gzip-compressed files "
         "are read too.",
     )
-    assistant_version = forms.CharField(
+    assistant_version = _label_field(
+        "assistant-versions",
         required=False,
-        max_length=logfile.LABEL_MAX_LENGTH,
-        validators=[_label_validator],
-        widget=forms.TextInput(attrs={"list": "assistant-versions", "autocomplete": "off"}),
         help_text="Empty when the file's header line or name gives it; a new label makes a new version "
         "(ASCII letters, digits, '.', '_', '-', '+').",
     )
-    set_version = forms.CharField(
+    set_version = _label_field(
+        "set-versions",
         required=False,
-        max_length=logfile.LABEL_MAX_LENGTH,
-        validators=[_label_validator],
-        widget=forms.TextInput(attrs={"list": "set-versions", "autocomplete": "off"}),
         help_text="Pick one from the list, or leave empty when the file's header line or name gives it. "
         "Taking the set from the file needs a new one.",
     )
@@ -64,12 +81,7 @@ class RunUploadForm(forms.Form):
         help_text="For a log in the combined form: each answer carries expected_behaviour and "
         "expected_values. The set version above becomes a new version of the set named below.",
     )
-    set_name = forms.CharField(
-        required=False,
-        max_length=logfile.SET_NAME_MAX_LENGTH,
-        validators=[_set_name_validator],
-        widget=forms.TextInput(attrs={"list": "set-names", "autocomplete": "off"}),
-        label="Question set name",
+    set_name = _set_name_field(
         help_text="With the option above: the set to revise (its latest version is the base); "
         "empty for the default set.",
     )
@@ -494,30 +506,18 @@ class ImportConfirmForm(forms.Form):
     and what each of the run log's fields is read from."""
 
     key = forms.CharField(widget=forms.HiddenInput)
-    assistant_version = forms.CharField(
-        max_length=logfile.LABEL_MAX_LENGTH,
-        validators=[_label_validator],
-        widget=forms.TextInput(attrs={"list": "assistant-versions", "autocomplete": "off"}),
+    assistant_version = _label_field(
+        "assistant-versions",
         help_text="ASCII letters, digits, '.', '_', '-', '+'; a new label makes a new version.",
     )
-    set_version = forms.CharField(
-        max_length=logfile.LABEL_MAX_LENGTH,
-        validators=[_label_validator],
-        widget=forms.TextInput(attrs={"list": "set-versions", "autocomplete": "off"}),
-    )
+    set_version = _label_field("set-versions")
     set_from_file = forms.BooleanField(
         required=False,
         label="Create or revise the question set from this file",
         help_text="The questions, references and expected values become the set version above, a new "
         "version of the set named below. Untick it to score the answers against an existing set version.",
     )
-    set_name = forms.CharField(
-        required=False,
-        max_length=logfile.SET_NAME_MAX_LENGTH,
-        validators=[_set_name_validator],
-        widget=forms.TextInput(attrs={"list": "set-names", "autocomplete": "off"}),
-        label="Question set name",
-    )
+    set_name = _set_name_field()
     language = forms.CharField(
         max_length=logfile.LANGUAGE_MAX_LENGTH,
         initial="en",
