@@ -27,9 +27,17 @@ class ImportPageTests(TestCase):
     def start(self, upload, **fields):
         return self.client.post(reverse("run-import"), {"file": upload, **fields})
 
-    def confirm(self, key, **fields):
+    def confirm(self, key, assistant_version, set_version, *, action="import", from_file=True, **fields):
+        """Confirm a pending import in English, taking the set from the file unless ``from_file`` is False."""
+        data = {"key": key, "assistant_version": assistant_version, "set_version": set_version}
+        data |= {
+            "language": "en",
+            "action": action,
+            **({"set_from_file": "on"} if from_file else {}),
+            **fields,
+        }
         with self.captureOnCommitCallbacks(execute=True):
-            return self.client.post(reverse("run-import-confirm"), {"key": key, **fields})
+            return self.client.post(reverse("run-import-confirm"), data)
 
     def test_a_csv_is_previewed_then_imported_under_its_mapping_and_scored(self):
         page = self.start(example("answers_example.csv"))
@@ -54,10 +62,8 @@ class ImportPageTests(TestCase):
         key = form.initial["key"]
         preview = self.confirm(
             key,
-            assistant_version="bot-2.0",
-            set_version="csv-1",
-            set_from_file="on",
-            language="en",
+            "bot-2.0",
+            "csv-1",
             action="preview",
             **mapping,
         )
@@ -69,11 +75,8 @@ class ImportPageTests(TestCase):
 
         done = self.confirm(
             key,
-            assistant_version="bot-2.0",
-            set_version="csv-1",
-            set_from_file="on",
-            language="en",
-            action="import",
+            "bot-2.0",
+            "csv-1",
             **mapping,
         )
         run = Run.objects.get()
@@ -113,11 +116,8 @@ class ImportPageTests(TestCase):
         self.assertIn("retrieved_context_ids", page.context["form"].fields["map_retrieved_ids"].choices[0][1])
         self.confirm(
             key,
-            assistant_version="rag-1",
-            set_version="ragas-1",
-            set_from_file="on",
-            language="en",
-            action="import",
+            "rag-1",
+            "ragas-1",
             map_retrieved_ids="(none)",
         )
         run = Run.objects.get()
@@ -134,11 +134,8 @@ class ImportPageTests(TestCase):
         key = page.context["form"].initial["key"]
         response = self.confirm(
             key,
-            assistant_version="bot-2.0",
-            set_version="csv-1",
-            set_from_file="on",
-            language="en",
-            action="import",
+            "bot-2.0",
+            "csv-1",
             map_answer="Question",
             map_question_id="ID",
             map_reference="Nope",
@@ -157,11 +154,8 @@ class ImportPageTests(TestCase):
         key = page.context["form"].initial["key"]
         response = self.confirm(
             key,
-            assistant_version="bot-2.0",
-            set_version="csv-2",
-            set_from_file="on",
-            language="en",
-            action="import",
+            "bot-2.0",
+            "csv-2",
         )
         self.assertEqual(response.status_code, 400)
         self.assertTrue(
@@ -198,23 +192,17 @@ class ImportPageTests(TestCase):
         self.client.login(username="other", password=PASSWORD)
         response = self.confirm(
             key,
-            assistant_version="rag-1",
-            set_version="ragas-1",
-            set_from_file="on",
-            language="en",
-            action="import",
+            "rag-1",
+            "ragas-1",
         )
         self.assertRedirects(response, reverse("run-import"), fetch_redirect_response=False)
         self.assertFalse(Run.objects.exists())
 
     def test_a_second_model_on_the_same_set_scores_against_the_existing_version(self):
-        for label, from_file in (("rag-1", "on"), ("rag-2", "")):
+        for label, from_file in (("rag-1", True), ("rag-2", False)):
             page = self.start(example("ragas_example.jsonl"))
             key = page.context["form"].initial["key"]
-            fields = {"set_from_file": from_file} if from_file else {}
-            response = self.confirm(
-                key, assistant_version=label, set_version="ragas-1", language="en", action="import", **fields
-            )
+            response = self.confirm(key, label, "ragas-1", from_file=from_file)
             self.assertEqual(
                 response.status_code, 302, getattr(response, "context", None) and response.context["errors"]
             )
@@ -231,10 +219,9 @@ class ImportPageTests(TestCase):
             fields = {"set_from_file": from_file} if from_file else {}
             response = self.confirm(
                 key,
-                assistant_version="rag-1",
-                set_version="ragas-1",
-                language="en",
-                action="import",
+                "rag-1",
+                "ragas-1",
+                from_file=False,
                 **fields,
             )
             self.assertEqual(response.status_code, 302)
