@@ -15,9 +15,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
-import numpy as np
-
 from scoring.measures import COUNT_COLUMNS, FAILURE_MEASURES, MEASURES, AnswerCheck
+from scoring.rates import wilson_interval
 
 CLUSTER_METHOD = "cluster-robust by question (statsmodels), Wilson on the effective n"
 
@@ -114,17 +113,17 @@ def _measure_figures(entries: list[QuestionTally], *, repetitions: int, alpha: f
         distribution = dict.fromkeys(range(repetitions, -1, -1), 0)
         for entry in applying:
             distribution[min(entry.passed[index], repetitions)] += 1
-        k = np.array([e.counts[2 * index] for e in applying])
-        n = np.array([e.counts[2 * index + 1] for e in applying])
+        k = [e.counts[2 * index] for e in applying]
+        n = [e.counts[2 * index + 1] for e in applying]
         result[measure] = {
             "stable": {"k": distribution[repetitions], "n": len(applying)},
             "distribution": {f"{r} of {repetitions}": count for r, count in distribution.items()},
-            "over_attempts": clustered_rate(k, n, alpha=alpha) if n.sum() else None,
+            "over_attempts": clustered_rate(k, n, alpha=alpha) if sum(n) else None,
         }
     return result
 
 
-def clustered_rate(k: np.ndarray, n: np.ndarray, *, alpha: float = 0.05) -> dict:
+def clustered_rate(k: Sequence[int], n: Sequence[int], *, alpha: float = 0.05) -> dict:
     """The rate Σk / Σn over clusters (questions) holding n_q units with k_q
     successes each, with an interval that allows for units of one cluster
     being alike: statsmodels' cluster-robust variance of the mean, turned
@@ -132,8 +131,9 @@ def clustered_rate(k: np.ndarray, n: np.ndarray, *, alpha: float = 0.05) -> dict
     between the number of clusters and of units), then a Wilson interval on
     k_eff = p · n_eff of n_eff. Returns k, n, rate, low, high, clusters,
     effective_n and the method."""
+    # Imported here: only runs with repeated attempts need them.
+    import numpy as np
     import statsmodels.api as sm
-    from statsmodels.stats.proportion import proportion_confint
 
     k, n = np.asarray(k, dtype=np.int64), np.asarray(n, dtype=np.int64)
     keep = n > 0
@@ -151,7 +151,7 @@ def clustered_rate(k: np.ndarray, n: np.ndarray, *, alpha: float = 0.05) -> dict
         if variance > 0:
             effective = p * (1 - p) / variance
     effective = min(max(effective, float(clusters)), float(total_n))
-    low, high = proportion_confint(p * effective, effective, alpha=alpha, method="wilson")
+    low, high = wilson_interval(p * effective, effective, alpha=alpha)
     return {
         "k": total_k,
         "n": total_n,

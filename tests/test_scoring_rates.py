@@ -3,7 +3,14 @@
 import pytest
 from statsmodels.stats.proportion import proportion_confint
 
-from scoring.rates import INTERVAL_METHODS, WeightedRate, rate, severity_weighted_rate, stratified_rate
+from scoring.rates import (
+    INTERVAL_METHODS,
+    WeightedRate,
+    rate,
+    severity_weighted_rate,
+    stratified_rate,
+    wilson_interval,
+)
 
 SIZES = [1, 2, 5, 17, 200, 1000, 30_000, 1_000_000]
 
@@ -140,3 +147,38 @@ def test_a_severity_weighted_rate_counts_each_item_by_its_weight_on_kishs_effect
     assert (plain.low, plain.high) == (pytest.approx(rate(2, 4).low), pytest.approx(rate(2, 4).high))
     with pytest.raises(ValueError, match="every weight must be above 0"):
         severity_weighted_rate([True], [0.0])
+
+
+@pytest.mark.parametrize("alpha", [0.05, 0.1, 0.01])
+def test_wilson_is_statsmodels_wilson_without_importing_it_per_run(alpha):
+    # Whole and fractional counts (effective sizes), tiny and huge n.
+    cases = [(k, n) for n in (1, 2, 7, 30, 200, 10_000, 3_000_000) for k in {0, 1, n // 3, n - 1, n}]
+    cases += [(0.5, 1.7), (12.25, 40.5), (999.9, 1000.0)]
+    for k, n in cases:
+        low, high = wilson_interval(k, n, alpha=alpha)
+        expected_low, expected_high = proportion_confint(k, n, alpha=alpha, method="wilson")
+        assert low == pytest.approx(float(expected_low), rel=1e-12, abs=1e-15)
+        assert high == pytest.approx(float(expected_high), rel=1e-12, abs=1e-15)
+
+
+def test_the_scorer_imports_neither_statsmodels_nor_scipy_nor_pandas(tmp_path):
+    import subprocess
+    import sys
+
+    run = tmp_path / "run.jsonl"
+    run.write_text(
+        '{"question_id": "q1", "language": "en", "retrieved_ids": ["A_B_C"], "retrieved_values": [7.6],'
+        ' "answer": "It was 7.6 (A_B_C).", "cited_ids": ["A_B_C"], "declined": false,'
+        ' "expected_behaviour": "answer", "expected_values": [7.6]}\n'
+    )
+    script = (
+        "import sys, runpy; sys.argv = ['scoring', sys.argv[1], '--json']\n"
+        "try:\n    runpy.run_module('scoring', run_name='__main__')\n"
+        "except SystemExit:\n    pass\n"
+        "print(sorted(m for m in ('statsmodels', 'scipy', 'pandas') if m in sys.modules), file=sys.stderr)"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script, str(run)], capture_output=True, text=True, check=True
+    )
+    assert '"k": 1' in done.stdout
+    assert done.stderr.strip().splitlines()[-1] == "[]"
