@@ -9,14 +9,16 @@ form, carrying expected behaviour and values.
 from __future__ import annotations
 
 import argparse
+import io
 import json
 import sys
+import tempfile
 from pathlib import Path
 
-from scoring.logfile import LogFileError, is_combined_form, questions_from_combined, read_questions
+from scoring.logfile import LogFileError, is_combined_form, read_questions
 from scoring.measures import FAILURE_MEASURES, MEASURE_LABELS, MEASURES, Options, RunScores, denominator
 from scoring.rates import INTERVAL_METHODS, rate
-from scoring.runner import score_file
+from scoring.runner import FINDINGS_JSON, FINDINGS_TEXT, score_file
 
 
 def with_intervals(scores: RunScores, *, method: str) -> dict:
@@ -74,7 +76,7 @@ def format_table(scores: RunScores, *, method: str = "wilson") -> str:
     if scores.options.as_dict():
         lines.append("options: " + ", ".join(scores.options.as_dict()))
     lines += _repeat_lines(scores) + _timing_lines(scores)
-    lines += ["", f"findings: {len(scores.findings)}"]
+    lines += ["", f"findings: {scores.finding_count}"]
     lines += [f"  {f.question_id}: {f.kind}: {f.detail}" for f in scores.findings]
     return "\n".join(lines)
 
@@ -161,25 +163,58 @@ def main(argv: list[str] | None = None) -> int:
             file=sys.stderr,
         )
         return 2
-    try:
-        source = args.questions or args.run
-        questions = read_questions(args.questions) if args.questions else questions_from_combined(args.run)
-        source = args.run
-        scores = score_file(
-            args.run,
-            {q["question_id"]: q for q in questions},
-            slice_fields=tuple(args.slices or ("language",)),
-            options=Options(rounding=args.rounding, scale_words=args.scale_words, distinct=args.distinct),
-            workers=args.workers,
-        )
-    except LogFileError as error:
-        return _report(source, error)
-
-    if args.json:
-        print(json.dumps(with_intervals(scores, method=args.interval), ensure_ascii=False, indent=2))
-    else:
-        print(format_table(scores, method=args.interval))
+    # Findings go to a file as they are found, so that memory stays flat
+    # however many a run has; they are copied into the output at the end.
+    with tempfile.TemporaryFile() as findings:
+        try:
+            source = args.questions or args.run
+            questions = read_questions(args.questions) if args.questions else None
+            source = args.run
+            scores = score_file(
+                args.run,
+                None if questions is None else {q["question_id"]: q for q in questions},
+                slice_fields=tuple(args.slices or ("language",)),
+                options=Options(rounding=args.rounding, scale_words=args.scale_words, distinct=args.distinct),
+                workers=args.workers,
+                findings_to=findings,
+                findings_format=FINDINGS_JSON if args.json else FINDINGS_TEXT,
+            )
+        except LogFileError as error:
+            return _report(source, error)
+        findings.seek(0)
+        text = io.TextIOWrapper(findings, encoding="utf-8")
+        if args.json:
+            head, tail = json.dumps(
+                {**with_intervals(scores, method=args.interval), "findings": _FINDINGS},
+                ensure_ascii=False,
+                indent=2,
+            ).split(json.dumps(_FINDINGS))
+            sys.stdout.write(head)
+            if scores.finding_count:
+                sys.stdout.write("[\n")
+                _copy(text, drop_last=len(",\n"))
+                sys.stdout.write("\n  ]")
+            else:
+                sys.stdout.write("[]")
+            sys.stdout.write(tail + "\n")
+        else:
+            sys.stdout.write(format_table(scores, method=args.interval) + "\n")
+            _copy(text)
+        text.detach()
     return 0
+
+
+# Where the findings go in the JSON printed.
+_FINDINGS = "\x00findings\x00"
+
+
+def _copy(text: io.TextIOBase, *, drop_last: int = 0) -> None:
+    """Copy ``text`` to standard output in blocks, leaving out its last ``drop_last`` characters."""
+    held = ""
+    while block := text.read(1 << 20):
+        block = held + block
+        held = block[len(block) - drop_last :] if drop_last else ""
+        sys.stdout.write(block[: len(block) - drop_last] if drop_last else block)
 
 
 def _report(path: Path, error: LogFileError) -> int:

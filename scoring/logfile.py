@@ -408,14 +408,17 @@ def _all_strings(values: list) -> bool:
     return set(map(type, values)) <= _STRING_TYPE
 
 
-def answer_errors(number: int, record: dict, *, repetitions: int = DEFAULT_REPETITIONS) -> list[LineError]:
+def answer_errors(
+    number: int, record: dict, *, repetitions: int = DEFAULT_REPETITIONS, moments: dict | None = None
+) -> list[LineError]:
     """Everything wrong with one answer line (empty when it is valid), for a
     run whose header declares ``repetitions``.
 
     A line whose status is not "ok" (an error, timeout, cancellation or quota
     refusal) needs only question_id and language; the answer's own fields,
     when it gives them, still have their types. Timing and tool-call fields
-    are checked by scoring.timing.timing_errors."""
+    are checked by scoring.timing.timing_errors, which keeps the timestamps
+    it parses in ``moments`` when given."""
     errors = []
     status = record.get("status")
     # An unknown status is timing_errors' to name; the line is not held to
@@ -433,7 +436,7 @@ def answer_errors(number: int, record: dict, *, repetitions: int = DEFAULT_REPET
     reason = record.get("status_reason")
     if reason is not None and type(reason) is not str:
         errors.append(LineError(number, "status_reason", _type_error("status_reason", str, reason)))
-    errors.extend(LineError(number, field, message) for field, message in timing_errors(record))
+    errors.extend(LineError(number, field, message) for field, message in timing_errors(record, moments))
     if errors:
         return errors
     # The usual id is short and printable: only an unusual one pays for the
@@ -514,7 +517,12 @@ def _record_errors(number: int, records) -> list[LineError]:
 
 
 def check_answer_line(
-    number: int, raw: bytes, seen: AttemptBook | None = None, *, repetitions: int = DEFAULT_REPETITIONS
+    number: int,
+    raw: bytes,
+    seen: AttemptBook | None = None,
+    *,
+    repetitions: int = DEFAULT_REPETITIONS,
+    moments: dict | None = None,
 ) -> tuple[dict | None, list[LineError]]:
     """Parse and validate one line of a run log: (answer, []) or (None, errors).
     The answer is normalised (see normalise_answer): it always holds an int
@@ -523,6 +531,7 @@ def check_answer_line(
     ``repetitions`` is the header's (see read_plan). ``seen``, when given,
     takes the place of ``repetitions`` with its own and records the line:
     an id outside its question set or an attempt answered twice is an error.
+    ``moments`` receives the timestamps parsed (see timing.timing_errors).
     """
     if seen is not None:
         repetitions = seen.repetitions
@@ -541,7 +550,7 @@ def check_answer_line(
     # A plain search first: the walk is for the rare line that may hold one.
     if b"\\u0000" in raw and (error := _nul_error(number, record)):
         return None, [error]
-    errors = answer_errors(number, record, repetitions=repetitions)
+    errors = answer_errors(number, record, repetitions=repetitions, moments=moments)
     if errors:
         return None, errors
     normalise_answer(record)
@@ -632,24 +641,28 @@ def _decode(raw: bytes) -> str | None:
         return None
 
 
-def question_errors(number: int, record: dict) -> list[LineError]:
-    """Everything wrong with one question line (empty when it is valid)."""
+def question_errors(number: int, record: dict, *, answer_checked: bool = False) -> list[LineError]:
+    """Everything wrong with one question line (empty when it is valid).
+    ``answer_checked`` says the line is an answer of the combined form that
+    answer_errors found valid: its id and language need no second look."""
     errors = []
     for name, expected in QUESTION_FIELDS.items():
-        if name not in record:
+        value = record.get(name, _MISSING)
+        if value is _MISSING:
             errors.append(LineError(number, name, "missing"))
-        elif not isinstance(record[name], expected):
-            errors.append(LineError(number, name, _type_error(name, expected, record[name])))
+        elif type(value) is not expected and not isinstance(value, expected):
+            errors.append(LineError(number, name, _type_error(name, expected, value)))
     for name, expected in QUESTION_OPTIONAL.items():
         value = record.get(name)
-        if value is not None and not isinstance(value, expected):
+        if value is not None and type(value) is not expected and not isinstance(value, expected):
             errors.append(LineError(number, name, _type_error(name, expected, value)))
     if errors:
         return errors
-    if problem := question_id_problem(record["question_id"]):
-        errors.append(LineError(number, "question_id", problem))
-    if problem := language_problem(record["language"]):
-        errors.append(LineError(number, "language", problem))
+    if not answer_checked:
+        if problem := question_id_problem(record["question_id"]):
+            errors.append(LineError(number, "question_id", problem))
+        if problem := language_problem(record["language"]):
+            errors.append(LineError(number, "language", problem))
     for name, limit in QUESTION_TEXT_LIMITS.items():
         value = record.get(name)
         if value and len(value) > limit:
@@ -660,12 +673,13 @@ def question_errors(number: int, record: dict) -> list[LineError]:
         errors.append(LineError(number, "stratum", f"holds {_character(bad)}; a stratum is printable text"))
     if record["expected_behaviour"] not in BEHAVIOURS:
         errors.append(LineError(number, "expected_behaviour", 'must be "answer" or "decline"'))
-    if not all(_is_number(v) for v in record["expected_values"]):
+    expected_values = record["expected_values"]
+    if not _all_numbers(expected_values) and not all(_is_number(v) for v in expected_values):
         errors.append(LineError(number, "expected_values", "must be a list of numbers"))
     if record.get("split") is not None and record["split"] not in SPLITS:
         errors.append(LineError(number, "split", 'must be "tuning" or "sealed"'))
     caveats = record.get("expected_caveats") or []
-    if not all(isinstance(c, str) for c in caveats):
+    if not _all_strings(caveats) and not all(isinstance(c, str) for c in caveats):
         errors.append(LineError(number, "expected_caveats", "must be a list of strings"))
     return errors
 

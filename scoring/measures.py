@@ -13,9 +13,6 @@ from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import NamedTuple
 
-import numpy as np
-import pandas as pd
-
 from scoring.numbers import Number, extract_numbers, match_value
 
 # In the order they are shown.
@@ -259,9 +256,7 @@ def check_answer(
     numbers = extract_numbers(text, language=answer.get("language") or "", scale_words=options.scale_words)
 
     if question["expected_behaviour"] == "answer":
-        hit = not declined and any(
-            match_value(n, expected_values, rounding=options.rounding) is not None for n in numbers
-        )
+        hit = not declined and _any_supported(numbers, expected_values, options.rounding)
         counts[NUMERIC_N] = counts[ANSWER_N] = 1
         counts[NUMERIC_K] = int(hit)
         counts[ANSWER_K] = int(not declined)
@@ -315,6 +310,15 @@ def check_answer(
     else:
         fields = tuple(answer[name] if name in answer else question.get(name) for name in slice_fields)
     return AnswerCheck(question_id, fields, counts, number_checks, findings)
+
+
+def _any_supported(numbers: Sequence[Number], values: Collection[float], rounding: bool) -> bool:
+    """True when one of ``numbers`` matches one of ``values`` (see match_value)."""
+    for number in numbers:
+        # An exact match, the usual one, is found in C.
+        if number.value in values or match_value(number, values, rounding=rounding) is not None:
+            return True
+    return False
 
 
 def _question_failure_counts(question: Mapping) -> list[int]:
@@ -386,14 +390,27 @@ def slice_counts(
     """
     if not checks:
         return {}
-    counts = np.array([check.counts for check in checks], dtype=np.int64)
-    totals = {"all": counts.sum(axis=0)}
-    for position, name in enumerate(slice_fields):
-        keys = pd.Series([check.fields[position] for check in checks], dtype=object)
-        frame = pd.DataFrame(counts)
-        for value, row in frame.groupby(keys.to_numpy(), sort=True, dropna=True).sum().iterrows():
-            totals[f"{name}={value}"] = row.to_numpy()
+    width = len(COUNT_COLUMNS)
+    totals: dict[str, list[int]] = {"all": [0] * width}
+    by_field: list[dict] = [{} for _ in slice_fields]
+    for check in checks:
+        _add(totals["all"], check.counts)
+        for position, value in enumerate(check.fields):
+            if value is not None:
+                target = by_field[position].get(value)
+                if target is None:
+                    target = by_field[position][value] = [0] * width
+                _add(target, check.counts)
+    for name, groups in zip(slice_fields, by_field, strict=True):
+        for value in sorted(groups, key=str):
+            totals[f"{name}={value}"] = groups[value]
     return {name: _measure_counts(row) for name, row in totals.items()}
+
+
+def _add(total: list[int], counts: list[int]) -> None:
+    for index, count in enumerate(counts):
+        if count:
+            total[index] += count
 
 
 def _measure_counts(row) -> dict[str, dict[str, int]]:
@@ -428,6 +445,13 @@ class RunScores:
     repetitions: int = 1
     stable: dict = field(default_factory=dict)  # per slice and measure, when R >= 2
     timing: dict = field(default_factory=dict)  # per slice, spec 004's timing summary
+    # How many findings there are: more than ``findings`` holds when they
+    # were written out as they were found (scoring.runner.score_file).
+    finding_count: int | None = None
+
+    def __post_init__(self):
+        if self.finding_count is None:
+            self.finding_count = len(self.findings)
 
     def as_dict(self) -> dict:
         result = {

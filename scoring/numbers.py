@@ -164,15 +164,16 @@ def extract_numbers(text: str, *, language: str = "", scale_words: bool = False)
     thousands; ``scale_words`` adds the scaled reading of "1.2 million"."""
     if not _DIGIT.search(text):
         return []
-    # Blanking is slow; most answers hold neither a date nor "per".
-    blanked = _DATE.sub(_blank, text) if "-" in text else text
-    if "er" in blanked or "ER" in blanked or "Er" in blanked or "eR" in blanked:
+    # Blanking is slow; most answers hold neither a date nor "per". A date
+    # is always ten characters, so its blank is too.
+    blanked = _DATE.sub(_DATE_BLANK, text) if "-" in text else text
+    if "per" in blanked.lower():
         blanked = _DENOMINATOR.sub(_blank, blanked)
     dot_groups = language[:2].lower() in DOT_GROUPING_LANGUAGES
     scale_text = _IDENTIFIER.sub(_blank, blanked) if scale_words else ""
     numbers = []
     for match in _TOKEN.finditer(blanked):
-        sign, body = match.group("sign", "body")
+        sign, body = match.groups()
         start, end = match.span()
         digits_at = end - len(body)
         if digits_at >= 2 and text[digits_at - 1] in "-\u2010" and text[digits_at - 2].isalpha():
@@ -183,8 +184,13 @@ def extract_numbers(text: str, *, language: str = "", scale_words: bool = False)
             word = " ".join(scale["word"].lower().split())
             factor = 1e9 if word == "mil millones" else SCALE_WORDS[word]
             values += tuple(value * factor for value in values)
-        numbers.append(Number(values[0], text[start:end], start, end, values, decimals, bool(sign)))
+        # tuple.__new__ skips the named tuple's Python-level constructor.
+        numbers.append(_new(Number, (values[0], text[start:end], start, end, values, decimals, bool(sign))))
     return numbers
+
+
+_new = tuple.__new__
+_DATE_BLANK = " " * len("2024-03-31")
 
 
 # Figures repeat (years, common values): reading each token once pays.

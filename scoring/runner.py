@@ -1,15 +1,22 @@
 """Score a run file end to end: read, validate and check every answer, on one
 core or on several, and add up the slices.
 
-The file is read in chunks of lines; each chunk is parsed, validated and
-scored on its own (in a worker process when asked), and the parent adds up
-the counts and checks what only the whole file can tell (an attempt given
-twice, a gap in a question's attempts). The header's plan (repetitions) is
-read first, since every line's attempt is checked against it.
+The file is cut into byte ranges of whole lines, each read from the file by
+the process that scores it, so that no process holds the whole file. Each
+range is parsed, validated and scored on its own (in a worker process when
+asked) into counts, timing columns and its findings already written out;
+the parent adds them up in file order and checks what only the whole file
+can tell (an answer given twice, a gap in a question's attempts). The
+header's plan (repetitions) is read first, since every line's attempt is
+checked against it.
+
+A log in the combined form needs no question set: each answer line carries
+its question's expected behaviour and values, and is checked against them.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import gc
 import multiprocessing
 import os
@@ -17,6 +24,9 @@ from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import BinaryIO
+
+import orjson
 
 from scoring import logfile, repeats, timing
 from scoring.measures import (
@@ -28,14 +38,21 @@ from scoring.measures import (
     answered,
     check_answer,
     merge_slice_counts,
+    not_run_check,
     not_run_checks,
     slice_counts,
 )
 
-CHUNK_LINES = 20_000
+# About 8,000 answers of the usual size: small enough that both cores stay
+# busy to the end, large enough that each costs the parent little.
+CHUNK_BYTES = 8 << 20
 
 # Fields that make a line worth a timing record.
 TIMING_FIELDS = (*timing.TIMESTAMP_FIELDS, "latency_ms", "tool_calls")
+
+# How findings are kept: as Finding objects, or written out as the lines
+# of the CLI's JSON or its text.
+FINDINGS_KEPT, FINDINGS_JSON, FINDINGS_TEXT = "kept", "json", "text"
 
 
 @contextmanager
@@ -54,22 +71,33 @@ def gc_paused():
 
 @dataclass
 class ChunkResult:
+    lines: int = 0  # lines read, to number the next chunk's
     answers: int = 0
     slices: dict = field(default_factory=dict)
     findings: list[Finding] = field(default_factory=list)
+    # The findings written out (see FINDINGS_JSON, FINDINGS_TEXT), and how many.
+    findings_written: bytes = b""
+    finding_count: int = 0
     errors: list[logfile.LineError] = field(default_factory=list)
     error_total: int = 0
-    # (question id, attempt, line) of every valid line, for the whole-file checks.
+    # The question id of every valid line, in order: enough to find an
+    # answer given twice in a run made once.
+    question_ids: list[str] = field(default_factory=list)
+    # With repetitions, (question id, attempt, line) of every valid line.
     question_lines: list[tuple[str, int, int]] = field(default_factory=list)
+    # In the combined form with repetitions, each question as first stated
+    # in the chunk, for the attempts the run did not make.
+    questions: dict = field(default_factory=dict)
     # With repeated attempts, each question's attempts tallied (scoring.repeats).
     tallies: dict = field(default_factory=dict)
-    # (slice fields, timing) of each line that logged any timing.
-    timings: list[tuple[tuple, timing.AnswerTiming]] = field(default_factory=list)
+    # Each slice's timing columns ("all" and "field=value"), when any line logged timing.
+    timings: dict[str, timing.TimingColumns] = field(default_factory=dict)
 
 
 # Set in the parent before worker processes fork, so that each worker has
-# the questions without receiving them with every chunk.
-_QUESTIONS: Mapping[str, Mapping] = {}
+# the questions without receiving them with every chunk; None for the
+# combined form.
+_QUESTIONS: Mapping[str, Mapping] | None = {}
 
 
 def score_chunk(
@@ -81,194 +109,355 @@ def score_chunk(
     max_errors: int = 200,
     header_allowed: bool = False,
     questions: Mapping[str, Mapping] | None = None,
+    combined: bool = False,
     repetitions: int = logfile.DEFAULT_REPETITIONS,
+    findings_format: str = FINDINGS_KEPT,
 ) -> ChunkResult:
     """Parse, validate and score consecutive lines numbered from ``first_line``
-    of a run whose header declares ``repetitions``."""
+    of a run whose header declares ``repetitions``, against ``questions``
+    or, with ``combined``, against the expected values each line carries."""
     questions = _QUESTIONS if questions is None else questions
-    result = ChunkResult()
+    result = ChunkResult(lines=len(lines))
     checks = []
     errors: list[logfile.LineError] = []
+    timing_rows: list[tuple] = []
+    written: list[bytes] = []
     for number, raw in enumerate(lines, start=first_line):
         if not raw or raw.isspace():
             continue
-        record, line_errors = logfile.check_answer_line(number, raw, repetitions=repetitions)
+        moments: dict = {}
+        record, line_errors = logfile.check_answer_line(number, raw, repetitions=repetitions, moments=moments)
         if header_allowed:
             header_allowed = False
             if not line_errors or record is None:
                 parsed = logfile.parse_object(number, logfile._decode(raw))[0]
                 if parsed is not None and logfile.is_header(parsed):
                     continue
-        if not line_errors and record["question_id"] not in questions:
-            line_errors.append(
-                logfile.LineError(
-                    number, "question_id", f"{record['question_id']!r} is not in the question set"
+        if combined:
+            if record is not None:
+                line_errors = logfile.question_errors(number, record, answer_checked=True)
+                question = record
+        elif not line_errors:
+            question = questions.get(record["question_id"])
+            if question is None:
+                line_errors.append(
+                    logfile.LineError(
+                        number, "question_id", f"{record['question_id']!r} is not in the question set"
+                    )
                 )
-            )
         if line_errors:
             result.error_total += len(line_errors)
             errors.extend(line_errors[: max(0, max_errors - len(errors))])
             continue
-        result.question_lines.append((record["question_id"], record["attempt"], number))
-        check = check_answer(
-            record,
-            questions[record["question_id"]],
-            slice_fields=slice_fields,
-            options=options,
-            keep_numbers=False,
-        )
+        question_id = record["question_id"]
+        if repetitions > 1:
+            result.question_lines.append((question_id, record["attempt"], number))
+            if combined and question_id not in result.questions:
+                result.questions[question_id] = _question_of(record, slice_fields)
+        else:
+            result.question_ids.append(question_id)
+        check = check_answer(record, question, slice_fields=slice_fields, options=options, keep_numbers=False)
         checks.append(check)
-        result.findings.extend(check.findings)
+        if check.findings:
+            _keep_findings(check.findings, findings_format, result, written)
         if any(name in record for name in TIMING_FIELDS):
-            # check_answer_line has checked the timing fields already.
-            result.timings.append((check.fields, timing.answer_timing(record, validated=True)))
+            # check_answer_line has checked the timing fields, and parsed them.
+            timing_rows.append((check.fields, timing.timing_row(record, moments)))
     result.answers = len(checks)
     if repetitions > 1:
         result.tallies = repeats.tally(checks, answered=answered)
     result.errors = errors
+    result.findings_written = b"".join(written)
+    result.timings = _timing_columns(timing_rows, slice_fields)
     if not result.error_total:
         result.slices = slice_counts(checks, slice_fields=slice_fields)
     return result
 
 
-def _chunk_ranges(data: bytes, size: int) -> Iterator[tuple[int, int, int]]:
-    """(first line number, start, end) of consecutive byte ranges of about
-    ``size`` lines each, cut at line ends."""
-    start, first_line = 0, 1
-    while start < len(data):
-        end = start
-        for _ in range(size):
-            end = data.find(b"\n", end) + 1
-            if end == 0:
-                end = len(data)
-                break
-        yield first_line, start, end
-        first_line += data.count(b"\n", start, end)
-        start = end
+def _question_of(record: Mapping, slice_fields: Sequence[str]) -> dict:
+    """What an attempt not run needs of a combined-form line's question."""
+    kept = ("question_id", "expected_behaviour", "expected_values", *slice_fields)
+    return {name: record[name] for name in kept if name in record}
 
 
-# The file's bytes, shared with forked workers without copying or pickling.
-_DATA = b""
+def _keep_findings(findings: list[Finding], findings_format: str, result: ChunkResult, written: list) -> None:
+    result.finding_count += len(findings)
+    if findings_format == FINDINGS_KEPT:
+        result.findings.extend(findings)
+    else:
+        written.append(encode_findings(findings, findings_format))
 
 
-def _score_range(job) -> ChunkResult:
-    first_line, start, end, kwargs = job
-    return score_chunk(first_line, _DATA[start:end].split(b"\n"), **kwargs)
+def encode_findings(findings: Sequence[Finding], findings_format: str) -> bytes:
+    """Findings as lines of the CLI's output: in JSON, each object on its own
+    line followed by a comma; in text, indented "id: kind: detail"."""
+    if findings_format == FINDINGS_JSON:
+        return b"".join(b"    " + orjson.dumps(finding.as_dict()) + b",\n" for finding in findings)
+    return "".join(f"  {f.question_id}: {f.kind}: {f.detail}\n" for f in findings).encode()
+
+
+def _timing_columns(rows: list[tuple], slice_fields: Sequence[str]) -> dict[str, timing.TimingColumns]:
+    """Each slice's timing columns, from (slice values, timing row) pairs."""
+    if not rows:
+        return {}
+    groups: dict[str, list[tuple]] = {"all": [row for _, row in rows]}
+    for position, name in enumerate(slice_fields):
+        for fields, row in rows:
+            if fields[position] is not None:
+                groups.setdefault(f"{name}={fields[position]}", []).append(row)
+    return {name: timing.TimingColumns.from_rows(group) for name, group in groups.items()}
+
+
+def _chunk_ranges(path: Path, size: int) -> list[tuple[int, int]]:
+    """Byte ranges of about ``size`` bytes covering the file; each range's
+    reader takes the lines that start in it (see _read_range)."""
+    total = path.stat().st_size
+    return [(start, min(start + size, total)) for start in range(0, total, size)] or [(0, 0)]
+
+
+def _read_range(stream: BinaryIO, start: int, end: int) -> list[bytes]:
+    """The lines that start within [start, end) of the file, whole."""
+    if start:
+        stream.seek(start - 1)
+        data = stream.read(end - start + 1)
+        cut = data.find(b"\n")
+        if cut == -1:
+            return []  # inside one line, which an earlier range reads
+        data = data[cut + 1 :]
+    else:
+        stream.seek(0)
+        data = stream.read(end)
+    if data and not data.endswith(b"\n"):
+        data += stream.readline()
+    lines = data.split(b"\n")
+    if lines and lines[-1] == b"":
+        lines.pop()
+    return lines
+
+
+# The path and the scoring options, shared with forked workers.
+_JOB: dict = {}
+
+
+def _score_range(job: tuple[int, int, bool]) -> ChunkResult:
+    start, end, first = job
+    with open(_JOB["path"], "rb") as stream:
+        lines = _read_range(stream, start, end)
+    # Lines are numbered from 1 in each chunk; the parent adds the lines before.
+    return score_chunk(1, lines, header_allowed=first, **_JOB["kwargs"])
 
 
 def score_file(
     path: Path,
-    questions: Mapping[str, Mapping],
+    questions: Mapping[str, Mapping] | None,
     *,
     slice_fields: Sequence[str] = DEFAULT_SLICES,
     options: Options = DEFAULT_OPTIONS,
     workers: int = 1,
     max_errors: int = 200,
-    chunk_lines: int = CHUNK_LINES,
+    chunk_bytes: int = CHUNK_BYTES,
+    findings_to: BinaryIO | None = None,
+    findings_format: str = FINDINGS_KEPT,
 ) -> RunScores:
-    """Score a run log against ``questions``; raise LogFileError listing the
-    bad lines (the first ``max_errors``) when any line is bad. ``workers``
-    above 1 spreads chunks over that many processes; 0 uses every core."""
-    global _QUESTIONS, _DATA
+    """Score a run log against ``questions`` (None: the log is in the
+    combined form); raise LogFileError listing the bad lines (the first
+    ``max_errors``) when any line is bad. ``workers`` above 1 spreads chunks
+    over that many processes; 0 uses every core.
+
+    Findings are kept in the result, unless ``findings_to`` is given: then
+    they are written to it in ``findings_format`` (FINDINGS_JSON or
+    FINDINGS_TEXT) in file order, the result's ``finding_count`` says how
+    many, and memory stays flat however many there are."""
+    global _QUESTIONS
+    path = Path(path)
     workers = workers or os.cpu_count() or 1
-    plan, header_errors = logfile.read_plan(Path(path))
-    kwargs = {
-        "slice_fields": slice_fields,
-        "options": options,
-        "max_errors": max_errors,
-        "repetitions": plan.repetitions,
-    }
-    _DATA = Path(path).read_bytes()
+    plan, header_errors = logfile.read_plan(path)
+    combined = questions is None
+    if findings_to is None:
+        findings_format = FINDINGS_KEPT
+    _JOB.update(
+        path=path,
+        kwargs={
+            "slice_fields": slice_fields,
+            "options": options,
+            "max_errors": max_errors,
+            "repetitions": plan.repetitions,
+            "combined": combined,
+            "findings_format": findings_format,
+        },
+    )
     _QUESTIONS = questions
-    jobs = [
-        (first, start, end, {**kwargs, "header_allowed": first == 1})
-        for first, start, end in _chunk_ranges(_DATA, chunk_lines)
-    ]
+    jobs = [(start, end, start == 0) for start, end in _chunk_ranges(path, chunk_bytes)]
+    totals = _Totals(path, plan.repetitions, max_errors, header_errors, findings_to, findings_format)
     try:
         with gc_paused():
-            if workers == 1:
-                results = [_score_range(job) for job in jobs]
+            if workers == 1 or len(jobs) == 1:
+                for job in jobs:
+                    totals.add(_score_range(job))
             else:
                 context = multiprocessing.get_context("fork")
-                with context.Pool(workers, initializer=gc.disable) as pool:
-                    results = pool.map(_score_range, jobs, chunksize=1)
+                with context.Pool(min(workers, len(jobs)), initializer=gc.disable) as pool:
+                    for result in pool.imap(_score_range, jobs):
+                        totals.add(result)
     finally:
-        _QUESTIONS, _DATA = {}, b""
-    # The header's errors go first, as the errors of a chunk before the others.
-    results.insert(0, ChunkResult(errors=header_errors, error_total=len(header_errors)))
-    return _combine(
-        results,
-        questions,
-        max_errors=max_errors,
-        options=options,
-        slice_fields=slice_fields,
-        repetitions=plan.repetitions,
-    )
+        _QUESTIONS = {}
+        _JOB.clear()
+    return totals.finish(questions, combined=combined, options=options, slice_fields=slice_fields)
 
 
-def _combine(
-    results: list[ChunkResult],
-    questions: Mapping[str, Mapping],
-    *,
-    max_errors: int,
-    options: Options,
-    slice_fields: Sequence[str],
-    repetitions: int = logfile.DEFAULT_REPETITIONS,
-) -> RunScores:
-    errors = [error for result in results for error in result.errors]
-    total = sum(result.error_total for result in results)
-    # Chunks come in line order, so an attempt given twice is named on its later line.
-    book = logfile.AttemptBook(repetitions=repetitions)
-    for result in results:
+class _Totals:
+    """The chunks' results added up in file order, holding per answer only
+    its question id (and, with repetitions, its attempt and line)."""
+
+    def __init__(
+        self,
+        path: Path,
+        repetitions: int,
+        max_errors: int,
+        header_errors: list[logfile.LineError],
+        findings_to: BinaryIO | None,
+        findings_format: str,
+    ):
+        self.path = path
+        self.findings_format = findings_format
+        self.repetitions = repetitions
+        self.max_errors = max_errors
+        self.errors = list(header_errors)
+        self.error_total = len(header_errors)
+        self.lines = 0
+        self.answers = 0
+        self.slices: list[dict] = []
+        self.findings: list[Finding] = []
+        self.finding_count = 0
+        self.findings_to = findings_to
+        self.tallies: list[dict] = []
+        self.timings: dict[str, timing.TimingColumns] = {}
+        self.questions: dict[str, dict] = {}
+        self.answered: set[str] = set()
+        self.twice: set[str] = set()  # ids answered twice in a run made once
+        self.book = logfile.AttemptBook(repetitions=repetitions)
+
+    def add(self, result: ChunkResult) -> None:
+        offset = self.lines
+        self.lines += result.lines
+        self.error_total += result.error_total
+        room = self.max_errors - len(self.errors)
+        if result.errors and room > 0:
+            self.errors += [dataclasses.replace(e, line=e.line + offset) for e in result.errors[:room]]
+        self.answers += result.answers
+        self.slices.append(result.slices)
+        self.findings += result.findings
+        self.finding_count += result.finding_count
+        if result.findings_written:
+            self.findings_to.write(result.findings_written)
+        if result.tallies:
+            self.tallies.append(result.tallies)
+        for name, columns in result.timings.items():
+            self.timings.setdefault(name, timing.TimingColumns()).extend(columns)
+        for question_id, question in result.questions.items():
+            self.questions.setdefault(question_id, question)
+        ids = result.question_ids
+        if ids:
+            chunk_ids = set(ids)
+            if len(chunk_ids) < len(ids) or not self.answered.isdisjoint(chunk_ids):
+                self.twice.update(self._repeated(ids))
+            self.answered |= chunk_ids
         for question_id, attempt, line in result.question_lines:
-            if error := book.add(line, question_id, attempt):
-                total += 1
-                errors.append(error)
-    gaps = book.gap_errors()
-    total += len(gaps)
-    errors += gaps
-    answers = sum(result.answers for result in results)
-    if not answers and not total:
-        errors, total = [logfile.LineError(1, None, "the file holds no answers")], 1
-    if total:
-        errors.sort(key=lambda error: error.line)
-        raise logfile.LogFileError(errors[:max_errors], total=total)
-    # Every attempt the run did not make stays in N, as a failure.
-    not_run = not_run_checks(
-        questions,
-        {question_id: book.attempts(question_id) for question_id in questions},
-        repetitions=repetitions,
-        slice_fields=slice_fields,
-    )
-    stable = {}
-    if repetitions > 1:
-        tallies = repeats.merge_tallies(
-            [*(result.tallies for result in results), repeats.tally(not_run, answered=answered)]
+            if error := self.book.add(line + offset, question_id, attempt):
+                self._error(error)
+
+    def _repeated(self, ids: list[str]) -> set[str]:
+        seen = set(self.answered)
+        repeated = set()
+        for question_id in ids:
+            if question_id in seen:
+                repeated.add(question_id)
+            seen.add(question_id)
+        return repeated
+
+    def _error(self, error: logfile.LineError) -> None:
+        self.error_total += 1
+        self.errors.append(error)
+
+    def finish(
+        self,
+        questions: Mapping[str, Mapping] | None,
+        *,
+        combined: bool,
+        options: Options,
+        slice_fields: Sequence[str],
+    ) -> RunScores:
+        if self.twice:
+            for error in self._twice_errors(combined):
+                self._error(error)
+        for error in self.book.gap_errors():
+            self._error(error)
+        if not self.answers and not self.error_total:
+            self.errors, self.error_total = [logfile.LineError(1, None, "the file holds no answers")], 1
+        if self.error_total:
+            self.errors.sort(key=lambda error: error.line)
+            raise logfile.LogFileError(self.errors[: self.max_errors], total=self.error_total)
+        if questions is None:
+            questions = self.questions  # the combined form states its own
+        # Every attempt the run did not make stays in N, as a failure.
+        if self.repetitions > 1:
+            attempts = {question_id: self.book.attempts(question_id) for question_id in questions}
+            not_run = not_run_checks(
+                questions, attempts, repetitions=self.repetitions, slice_fields=slice_fields
+            )
+        else:
+            not_run = [
+                not_run_check(question, slice_fields=slice_fields)
+                for question_id, question in questions.items()
+                if question_id not in self.answered
+            ]
+        not_run_findings = [finding for check in not_run for finding in check.findings]
+        if self.findings_to is not None:
+            self.findings_to.write(encode_findings(not_run_findings, self.findings_format))
+        stable = {}
+        if self.repetitions > 1:
+            tallies = repeats.merge_tallies([*self.tallies, repeats.tally(not_run, answered=answered)])
+            stable = repeats.repeat_figures(tallies, repetitions=self.repetitions, slice_fields=slice_fields)
+        return RunScores(
+            answers=self.answers,
+            slices=merge_slice_counts(*self.slices, slice_counts(not_run, slice_fields=slice_fields)),
+            findings=[] if self.findings_to is not None else self.findings + not_run_findings,
+            finding_count=self.finding_count + len(not_run_findings),
+            options=options,
+            not_run=len(not_run),
+            repetitions=self.repetitions,
+            stable=stable,
+            timing=_timing_by_slice(self.timings),
         )
-        stable = repeats.repeat_figures(tallies, repetitions=repetitions, slice_fields=slice_fields)
-    return RunScores(
-        answers=answers,
-        slices=merge_slice_counts(
-            *(result.slices for result in results), slice_counts(not_run, slice_fields=slice_fields)
-        ),
-        findings=[finding for result in results for finding in result.findings]
-        + [finding for check in not_run for finding in check.findings],
-        options=options,
-        not_run=len(not_run),
-        repetitions=repetitions,
-        stable=stable,
-        timing=_timing_by_slice([entry for result in results for entry in result.timings], slice_fields),
-    )
+
+    def _twice_errors(self, combined: bool) -> Iterator[logfile.LineError]:
+        """The error of each later line of a question answered twice, naming
+        its first: the file is read again for these few questions (a run
+        with such an error is refused, so its speed matters little)."""
+        first: dict[str, int] = {}
+        with open(self.path, "rb") as stream:
+            for number, raw in enumerate(stream, start=1):
+                try:
+                    parsed = orjson.loads(raw)
+                except orjson.JSONDecodeError:
+                    continue
+                question_id = parsed.get("question_id") if type(parsed) is dict else None
+                if type(question_id) is not str or question_id not in self.twice:
+                    continue
+                record, problems = logfile.check_answer_line(number, raw.removesuffix(b"\n"))
+                if problems or (combined and logfile.question_errors(number, record, answer_checked=True)):
+                    continue
+                if question_id in first:
+                    message = f"{question_id!r} already answered on line {first[question_id]}"
+                    yield logfile.LineError(number, "question_id", message)
+                else:
+                    first[question_id] = number
 
 
-def _timing_by_slice(entries: list[tuple[tuple, timing.AnswerTiming]], slice_fields: Sequence[str]) -> dict:
+def _timing_by_slice(timings: dict[str, timing.TimingColumns]) -> dict:
     """Spec 004's timing summary for "all" and each slice; empty when the log
     holds no timing at all."""
-    if not entries:
+    if "all" not in timings:
         return {}
-    groups: dict[str, list[timing.AnswerTiming]] = {"all": [entry for _, entry in entries]}
-    for position, name in enumerate(slice_fields):
-        for fields, entry in entries:
-            if fields[position] is not None:
-                groups.setdefault(f"{name}={fields[position]}", []).append(entry)
-    return {name: timing.timing_summary(group) for name, group in groups.items()}
+    names = ["all", *sorted(name for name in timings if name != "all")]
+    return {name: timing.timing_summary(timings[name]) for name in names}

@@ -18,11 +18,13 @@ from __future__ import annotations
 
 import json
 import math
+from array import array
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
 from datetime import datetime
-
-import numpy as np
+from itertools import compress
+from operator import attrgetter
+from statistics import median
 
 UNIT = "seconds"
 
@@ -91,14 +93,18 @@ def parse_timestamp(value: str) -> datetime:
     if not isinstance(value, str):
         raise ValueError(f"{_shown(value)} is not a timestamp: write it as text such as 2026-03-01T10:00:00Z")
     try:
-        moment = datetime.fromisoformat(value)
+        moment = _from_iso(value)
     except ValueError:
         raise ValueError(
             f"{_shown(value)} is not an ISO 8601 timestamp: write it as 2026-03-01T10:00:00Z or with +01:00"
         ) from None
-    if moment.utcoffset() is None:
+    # fromisoformat gives a fixed offset whenever the text names one.
+    if moment.tzinfo is None:
         raise ValueError(f"{_shown(value)} has no time zone: write it as 2026-03-01T10:00:00Z or with +01:00")
     return moment
+
+
+_from_iso = datetime.fromisoformat
 
 
 @dataclass(frozen=True, slots=True)
@@ -137,44 +143,54 @@ class TimingError(ValueError):
         super().__init__("; ".join(f"{field}: {message}" for field, message in problems))
 
 
-def _present(record: Mapping, field: str) -> bool:
-    # JSON null is how many loggers write "not captured".
-    return record.get(field) is not None
-
-
 def _is_number(value: object) -> bool:
     return isinstance(value, int | float) and not isinstance(value, bool)
 
 
-def _tool_call_errors(calls: object) -> list[tuple[str, str]]:
-    if not isinstance(calls, list):
+def _tool_call_errors(calls: object, moments: list[datetime] | None = None) -> list[tuple[str, str]]:
+    """The problems of a line's tool calls; ``moments``, when given, receives
+    every call's parsed ``*_at`` timestamp."""
+    if type(calls) is not list:
         return [("tool_calls", f"must be a list of tool calls, each with its id, not {_shown(calls)}")]
     problems = []
+    if moments is None:
+        moments = []
     for index, call in enumerate(calls):
-        where = f"tool_calls[{index}]"
-        if not isinstance(call, dict):
-            problems.append((where, "must be an object with the call's id"))
+        if type(call) is not dict:
+            problems.append((f"tool_calls[{index}]", "must be an object with the call's id"))
             continue
         call_id = call.get("id")
-        if not isinstance(call_id, str) or not call_id.strip():
+        if type(call_id) is not str or not call_id or call_id.isspace():
             problems.append(
-                (f"{where}.id", "missing or not a text id: repeated events of one call are told apart by it")
+                (
+                    f"tool_calls[{index}].id",
+                    "missing or not a text id: repeated events of one call are told apart by it",
+                )
             )
-        if "name" in call and not isinstance(call["name"], str):
-            problems.append((f"{where}.name", "must be text"))
-        moments = {}
+        if "name" in call and type(call["name"]) is not str:
+            problems.append((f"tool_calls[{index}].name", "must be text"))
+        started = ended = None
         for key, value in call.items():
-            if key.endswith("_at") and value is not None:
-                try:
-                    moments[key] = parse_timestamp(value)
-                except ValueError as error:
-                    problems.append((f"{where}.{key}", str(error)))
-        if "started_at" in moments and "ended_at" in moments and moments["ended_at"] < moments["started_at"]:
-            problems.append((f"{where}.ended_at", "is before started_at: check the clocks and time zones"))
+            if value is None or not key.endswith("_at"):
+                continue
+            try:
+                moment = parse_timestamp(value)
+            except ValueError as error:
+                problems.append((f"tool_calls[{index}].{key}", str(error)))
+                continue
+            moments.append(moment)
+            if key == "started_at":
+                started = moment
+            elif key == "ended_at":
+                ended = moment
+        if started is not None and ended is not None and ended < started:
+            problems.append(
+                (f"tool_calls[{index}].ended_at", "is before started_at: check the clocks and time zones")
+            )
     return problems
 
 
-def timing_errors(record: Mapping) -> list[tuple[str, str]]:
+def timing_errors(record: Mapping, moments: dict | None = None) -> list[tuple[str, str]]:
     """Every problem with the timing fields of one answer line, as (field,
     message) pairs, without raising; empty when the line can be measured.
 
@@ -183,18 +199,24 @@ def timing_errors(record: Mapping) -> list[tuple[str, str]]:
     platform_sent_at before platform_created_at; a latency_ms that is not a
     finite number of at least 0; an unknown status; tool calls that are not a
     list of objects with text ids (or a count of at least 0), and a tool call
-    that ends before it starts."""
+    that ends before it starts.
+
+    ``moments``, when given, receives each timestamp parsed (by field name,
+    and the tool calls' under "tool_calls"), so that ``answer_timing`` need
+    not parse them again."""
     problems: list[tuple[str, str]] = []
-    moments: dict[str, datetime] = {}
+    if moments is None:
+        moments = {}
     for field in TIMESTAMP_FIELDS:
-        if _present(record, field):
+        value = record.get(field)
+        if value is not None:
             try:
-                moments[field] = parse_timestamp(record[field])
+                moments[field] = parse_timestamp(value)
             except ValueError as error:
                 problems.append((field, str(error)))
     submitted = moments.get("submitted_at")
     if submitted is not None:
-        for field in ("received_at", *EVENTS.values(), "stopped_at"):
+        for field in _AFTER_SUBMITTED:
             if field in moments and moments[field] < submitted:
                 problems.append(
                     (
@@ -206,44 +228,40 @@ def timing_errors(record: Mapping) -> list[tuple[str, str]]:
     created, sent = moments.get("platform_created_at"), moments.get("platform_sent_at")
     if created is not None and sent is not None and sent < created:
         problems.append(("platform_sent_at", "is before platform_created_at: check the platform's receipts"))
-    if _present(record, "latency_ms"):
-        latency = record["latency_ms"]
+    latency = record.get("latency_ms")
+    if latency is not None:
         if not _is_number(latency) or not math.isfinite(latency):
             problems.append(("latency_ms", f"must be a number of milliseconds, not {_shown(latency)}"))
         elif latency < 0:
             problems.append(("latency_ms", f"must not be negative, not {latency}"))
-    if _present(record, "status") and record["status"] not in STATUSES:
-        problems.append(("status", f"must be one of {', '.join(STATUSES)}, not {_shown(record['status'])}"))
-    if _present(record, "tool_calls"):
-        problems.extend(_tool_call_errors(record["tool_calls"]))
+    status = record.get("status")
+    if status is not None and status not in STATUSES:
+        problems.append(("status", f"must be one of {', '.join(STATUSES)}, not {_shown(status)}"))
+    calls = record.get("tool_calls")
+    if calls is not None:
+        call_moments: list[datetime] = []
+        problems.extend(_tool_call_errors(calls, call_moments))
+        moments["tool_calls"] = call_moments
     return problems
+
+
+_AFTER_SUBMITTED = ("received_at", *EVENTS.values(), "stopped_at")
 
 
 def _seconds(start: datetime | None, end: datetime | None) -> float | None:
     return None if start is None or end is None else (end - start).total_seconds()
 
 
-def _moment(record: Mapping, field: str) -> datetime | None:
-    return parse_timestamp(record[field]) if _present(record, field) else None
-
-
-def _tool_calls(calls: object) -> tuple[int | None, str | None, float | None]:
-    if calls is None:
-        return None, None, None
+def _tool_calls(calls: list, moments: list[datetime]) -> tuple[int, str, float | None]:
     ids = {call["id"] for call in calls}
-    moments = [
-        parse_timestamp(value)
-        for call in calls
-        for key, value in call.items()
-        if key.endswith("_at") and value is not None
-    ]
     span = (max(moments) - min(moments)).total_seconds() if len(moments) >= 2 else None
     return len(ids), "unique ids", span
 
 
-def answer_timing(record: Mapping, *, validated: bool = False) -> AnswerTiming:
+def answer_timing(record: Mapping, *, validated: bool = False, moments: dict | None = None) -> AnswerTiming:
     """The timing of one answer line (see AnswerTiming). ``validated`` skips
-    the checks for a line already checked (a stored run's).
+    the checks for a line already checked (a stored run's); ``moments`` are
+    the timestamps timing_errors parsed when it checked the line.
 
     E2E comes from submitted_at and received_at when both were logged, else
     from latency_ms (the duration the runner measured), else it is missing.
@@ -251,28 +269,44 @@ def answer_timing(record: Mapping, *, validated: bool = False) -> AnswerTiming:
     no final answer) but its waiting time, stopped_at − submitted_at, when
     both were logged. Refuses, with TimingError (a ValueError), any line
     timing_errors finds a problem with."""
-    if not validated and (problems := timing_errors(record)):
-        raise TimingError(problems)
+    if moments is None:
+        moments = {}
+        problems = timing_errors(record, moments)
+        if problems and not validated:
+            raise TimingError(problems)
+    return AnswerTiming(*timing_row(record, moments))
+
+
+def timing_row(record: Mapping, moments: dict) -> tuple:
+    """The figures of answer_timing as a plain tuple in AnswerTiming's field
+    order, from the timestamps timing_errors parsed (``moments``): the
+    scorer keeps millions of these, and a tuple costs a fraction of the object."""
     status = record.get("status") or "ok"
-    submitted = _moment(record, "submitted_at")
-    events = {name: _seconds(submitted, _moment(record, field)) for name, field in EVENTS.items()}
-    tool_calls, tool_calls_source, tool_span = _tool_calls(record.get("tool_calls"))
-    common = {
-        "status": status,
-        **events,
-        "tool_calls": tool_calls,
-        "tool_calls_source": tool_calls_source,
-        "tool_span_s": tool_span,
-    }
+    submitted = moments.get("submitted_at")
+    if submitted is not None and len(moments) > 1:
+        events = [
+            None if (moment := moments.get(field)) is None else (moment - submitted).total_seconds()
+            for field in _EVENT_FIELDS
+        ]
+    else:
+        events = [None, None, None, None]
+    calls = record.get("tool_calls")
+    if calls is None:
+        tool_calls = tool_calls_source = tool_span = None
+    else:
+        tool_calls, tool_calls_source, tool_span = _tool_calls(calls, moments["tool_calls"])
     if status != "ok":
-        return AnswerTiming(**common, wait_s=_seconds(submitted, _moment(record, "stopped_at")))
-    e2e, source = _seconds(submitted, _moment(record, "received_at")), "timestamps"
-    if e2e is None and _present(record, "latency_ms"):
-        e2e, source = record["latency_ms"] / 1000, "latency_ms"
-    platform = _seconds(_moment(record, "platform_created_at"), _moment(record, "platform_sent_at"))
-    return AnswerTiming(
-        **common, e2e_s=e2e, e2e_source=source if e2e is not None else None, platform_e2e_s=platform
-    )
+        wait = _seconds(submitted, moments.get("stopped_at"))
+        return (status, None, None, None, *events, wait, tool_calls, tool_calls_source, tool_span)
+    e2e, source = _seconds(submitted, moments.get("received_at")), "timestamps"
+    if e2e is None:
+        latency = record.get("latency_ms")
+        e2e, source = (None, None) if latency is None else (latency / 1000, "latency_ms")
+    platform = _seconds(moments.get("platform_created_at"), moments.get("platform_sent_at"))
+    return (status, e2e, source, platform, *events, None, tool_calls, tool_calls_source, tool_span)
+
+
+_EVENT_FIELDS = tuple(EVENTS.values())
 
 
 @dataclass(frozen=True, slots=True)
@@ -300,21 +334,17 @@ def summarise(values: Sequence[float]) -> Summary:
         raise ValueError("a summary takes only measured values: count a missing one as missing instead")
     if len(values) == 0:
         return Summary(n=0)
-    samples = np.asarray(values, dtype=float)
+    samples = sorted(values)
+    count = len(samples)
     return Summary(
-        n=len(samples),
-        mean=float(np.mean(samples)),
-        p50=float(np.median(samples)),
-        # inverted_cdf is the nearest-rank percentile: the ⌈0.9·n⌉-th sorted value.
-        p90=float(np.percentile(samples, 90, method="inverted_cdf")),
-        min=float(np.min(samples)),
-        max=float(np.max(samples)),
+        n=count,
+        mean=math.fsum(samples) / count,
+        p50=float(median(samples)),
+        # The nearest rank, the ⌈0.9·n⌉-th sorted value, in whole numbers.
+        p90=float(samples[(9 * count + 9) // 10 - 1]),
+        min=float(samples[0]),
+        max=float(samples[-1]),
     )
-
-
-def _measure(values: list[float | None], label: str) -> dict:
-    present = [value for value in values if value is not None]
-    return {"label": label, **summarise(present).as_dict(), "missing": len(values) - len(present)}
 
 
 def _per_question(pairs: list[tuple[str, float | None]], attempts: dict[str, int]) -> dict:
@@ -326,7 +356,7 @@ def _per_question(pairs: list[tuple[str, float | None]], attempts: dict[str, int
         question_id: {
             "attempts": attempts[question_id],
             "samples": len(values),
-            "median_s": float(np.median(values)) if values else None,
+            "median_s": float(median(values)) if values else None,
         }
         for question_id, values in samples.items()
     }
@@ -338,27 +368,92 @@ def _per_question(pairs: list[tuple[str, float | None]], attempts: dict[str, int
     }
 
 
-def _by_source(
-    values: list[float | None], sources: list[str | None], known: Sequence[str], labels: Mapping[str, str]
-) -> dict[str, dict]:
-    """One summary for each source the values came from: figures measured two
-    ways are not the same definition, so they are never pooled."""
-    return {
-        source: {
-            "label": labels[source],
-            **summarise([value for value, of in zip(values, sources, strict=True) if of == source]).as_dict(),
-        }
-        for source in known
-        if source in sources
-    }
+TIMING_NAMES = tuple(AnswerTiming.__dataclass_fields__)
+_as_row = attrgetter(*TIMING_NAMES)
+_STATUS_CODES = {status: code for code, status in enumerate(STATUSES)}
+_E2E_SOURCE_CODES = {None: 0, **{source: code for code, source in enumerate(E2E_SOURCES, start=1)}}
+
+# The figures of AnswerTiming that are numbers, kept as columns.
+NUMBER_FIELDS = ("e2e_s", "platform_e2e_s", *EVENTS, "wait_s", "tool_calls", "tool_span_s")
+_NAN = float("nan")
 
 
-def _source_name(sources: list[str | None]) -> str | None:
-    seen = {source for source in sources if source is not None}
-    return None if not seen else seen.pop() if len(seen) == 1 else "mixed"
+def _selector(codes: Sequence[int]) -> bytes:
+    """A bytes.translate table that maps each of ``codes`` to 1, the rest to 0."""
+    return bytes(int(code in codes) for code in range(256))
 
 
-def timing_summary(timings: Sequence[AnswerTiming], *, question_ids: Sequence[str] | None = None) -> dict:
+class TimingColumns:
+    """The timing of many answer lines, in line order, as columns: each
+    number an array of doubles (NaN where it was not logged, and no array at
+    all when no line logged it), status and sources as one byte each. A
+    million lines cost tens of megabytes instead of the hundreds their
+    AnswerTiming objects would."""
+
+    def __init__(self):
+        self.rows = 0
+        self.status = bytearray()  # index into STATUSES
+        self.e2e_source = bytearray()  # 0: none, else 1 + index into E2E_SOURCES
+        self.counted_calls = bytearray()  # 1: a delivered answer whose tool calls were counted by id
+        self.numbers: dict[str, array] = {}
+
+    @classmethod
+    def from_rows(cls, rows: Sequence[tuple]) -> TimingColumns:
+        """Columns of timing rows (see timing_row), built a column at a time."""
+        table = cls()
+        if not rows:
+            return table
+        columns = dict(zip(TIMING_NAMES, zip(*rows, strict=True), strict=True))
+        table.rows = len(rows)
+        table.status = bytearray(map(_STATUS_CODES.__getitem__, columns["status"]))
+        table.e2e_source = bytearray(map(_E2E_SOURCE_CODES.__getitem__, columns["e2e_source"]))
+        table.counted_calls = bytearray(
+            status == "ok" and source is not None
+            for status, source in zip(columns["status"], columns["tool_calls_source"], strict=True)
+        )
+        for name in NUMBER_FIELDS:
+            column = columns[name]
+            if column.count(None) < len(column):
+                table.numbers[name] = array("d", [_NAN if value is None else value for value in column])
+        return table
+
+    def extend(self, other: TimingColumns) -> None:
+        """Add ``other``'s lines after these."""
+        for name in self.numbers.keys() | other.numbers.keys():
+            mine = self.numbers.setdefault(name, array("d", [_NAN]) * self.rows)
+            mine.extend(other.numbers.get(name) or array("d", [_NAN]) * other.rows)
+        self.status += other.status
+        self.e2e_source += other.e2e_source
+        self.counted_calls += other.counted_calls
+        self.rows += other.rows
+
+    def values(self, name: str, mask: bytes) -> list[float]:
+        """The logged values of ``name`` on the rows ``mask`` marks with 1."""
+        column = self.numbers.get(name)
+        if column is None:
+            return []
+        return [value for value in compress(column, mask) if value == value]  # NaN is not equal to itself
+
+    def row_values(self, name: str, mask: bytes) -> list[float | None]:
+        """``name`` on every row, None where it was not logged or ``mask`` has 0."""
+        column = self.numbers.get(name) or array("d", [_NAN]) * self.rows
+        return [
+            value if selected and value == value else None
+            for value, selected in zip(column, mask, strict=True)
+        ]
+
+
+def _source_name(sources: list[str]) -> str | None:
+    return None if not sources else sources[0] if len(sources) == 1 else "mixed"
+
+
+_DELIVERED = _selector((0,))
+_FAILED = _selector(range(1, len(STATUSES)))
+
+
+def timing_summary(
+    timings: Sequence[AnswerTiming] | TimingColumns, *, question_ids: Sequence[str] | None = None
+) -> dict:
     """Time and tool-call figures of a run, as plain JSON-ready data in seconds.
 
     Latency figures (E2E, platform E2E, named events, tool calls and span) are
@@ -370,64 +465,80 @@ def timing_summary(timings: Sequence[AnswerTiming], *, question_ids: Sequence[st
     ``question_ids`` (one per timing, in order: repeats of a question share
     it), each E2E source also gives every question's median and a summary of
     those medians. Refuses (ValueError) question_ids of another length."""
-    if question_ids is not None and len(question_ids) != len(timings):
-        raise ValueError(f"{len(question_ids)} question ids for {len(timings)} answers: give one per answer")
-    delivered = [timing for timing in timings if timing.delivered]
-    failed = [timing for timing in timings if not timing.delivered]
+    if isinstance(timings, TimingColumns):
+        table = timings
+    else:
+        table = TimingColumns.from_rows([_as_row(timing) for timing in timings])
+    if question_ids is not None and len(question_ids) != table.rows:
+        raise ValueError(f"{len(question_ids)} question ids for {table.rows} answers: give one per answer")
+    delivered_mask = table.status.translate(_DELIVERED)
+    failed_mask = table.status.translate(_FAILED)
+    delivered = delivered_mask.count(1)
 
-    e2e_values = [timing.e2e_s for timing in delivered]
-    e2e_sources = [timing.e2e_source for timing in delivered]
-    e2e_labels = {source: LABELS[f"e2e:{source}"] for source in E2E_SOURCES}
+    def measure(name: str, mask: bytes, n: int, label: str) -> dict:
+        present = table.values(name, mask)
+        return {"label": label, **summarise(present).as_dict(), "missing": n - len(present)}
+
+    e2e_by_source = {}
+    for code, source in enumerate(E2E_SOURCES, start=1):
+        mask = table.e2e_source.translate(_selector((code,)))
+        if 1 in mask:
+            e2e_by_source[source] = (
+                mask,
+                {"label": LABELS[f"e2e:{source}"], **summarise(table.values("e2e_s", mask)).as_dict()},
+            )
     e2e = {
         "label": LABELS["e2e"],
-        "source": _source_name(e2e_sources),
-        "by_source": _by_source(e2e_values, e2e_sources, E2E_SOURCES, e2e_labels),
-        "missing": e2e_values.count(None),
+        "source": None
+        if not e2e_by_source
+        else "mixed"
+        if len(e2e_by_source) > 1
+        else next(iter(e2e_by_source)),
+        "by_source": {source: block for source, (_, block) in e2e_by_source.items()},
+        "missing": delivered - sum(block["n"] for _, block in e2e_by_source.values()),
     }
     if question_ids is not None:
         attempts: dict[str, int] = {}
         for question_id in question_ids:
             attempts[question_id] = attempts.get(question_id, 0) + 1
-        for source, block in e2e["by_source"].items():
-            pairs = [
-                (question_id, timing.e2e_s if timing.e2e_source == source else None)
-                for question_id, timing in zip(question_ids, timings, strict=True)
-            ]
-            block.update(_per_question(pairs, attempts))
+        for mask, block in e2e_by_source.values():
+            values = table.row_values("e2e_s", mask)
+            block.update(_per_question(list(zip(question_ids, values, strict=True)), attempts))
 
-    counts = [timing.tool_calls for timing in delivered]
-    count_sources = [timing.tool_calls_source for timing in delivered]
-    count_labels = {"unique ids": "unique call ids per answer"}
+    counted = bytes(table.counted_calls)
+    tool_calls = table.values("tool_calls", counted)
+    by_source = (
+        {"unique ids": {"label": "unique call ids per answer", **summarise(tool_calls).as_dict()}}
+        if 1 in counted
+        else {}
+    )
     return {
         "unit": UNIT,
-        "attempts": len(timings),
-        "delivered": len(delivered),
+        "attempts": table.rows,
+        "delivered": delivered,
         "e2e": e2e,
         "platform_e2e": {
-            **_measure([t.platform_e2e_s for t in delivered], LABELS["platform_e2e"]),
+            **measure("platform_e2e_s", delivered_mask, delivered, LABELS["platform_e2e"]),
             "proxy": True,
         },
-        "events": {name: _measure([getattr(t, name) for t in delivered], LABELS[name]) for name in EVENTS},
+        "events": {name: measure(name, delivered_mask, delivered, LABELS[name]) for name in EVENTS},
         "failures": {
-            "n": len(timings),
-            "counts": {status: sum(t.status == status for t in failed) for status in FAILURE_STATUSES},
-            "wait": _measure([t.wait_s for t in failed], LABELS["wait_s"]),
+            "n": table.rows,
+            "counts": {status: table.status.count(code) for code, status in enumerate(STATUSES) if code},
+            "wait": measure("wait_s", failed_mask, table.rows - delivered, LABELS["wait_s"]),
         },
         "tool_calls": {
             "label": LABELS["tool_calls"],
-            "source": _source_name(count_sources),
-            "by_source": _by_source(counts, count_sources, TOOL_CALL_SOURCES, count_labels),
-            "missing": counts.count(None),
+            "source": "unique ids" if by_source else None,
+            "by_source": by_source,
+            "missing": delivered - len(tool_calls) if by_source else delivered,
             "coverage": TOOL_CALL_COVERAGE,
             "span": {
-                **_measure([t.tool_span_s for t in delivered], LABELS["tool_span_s"]),
+                **measure("tool_span_s", delivered_mask, delivered, LABELS["tool_span_s"]),
                 "note": TOOL_SPAN_NOTE,
             },
         },
     }
-
-
-TIMING_NAMES = tuple(AnswerTiming.__dataclass_fields__)
 
 
 def logged(timing: AnswerTiming) -> dict:

@@ -42,8 +42,8 @@ def test_it_scores_a_file_alike_on_one_core_and_several(tmp_path):
     answers, questions = generated(5, size=3000)
     path = tmp_path / "run.jsonl"
     synthetic.write_jsonl(path, answers, header={"assistant_version": "a-1", "set_version": "s"})
-    one = score_file(path, questions, chunk_lines=700)
-    two = score_file(path, questions, workers=2, chunk_lines=700)
+    one = score_file(path, questions, chunk_bytes=300_000)
+    two = score_file(path, questions, workers=2, chunk_bytes=300_000)
     assert one.slices == two.slices == reference_score(answers, questions)
     assert [f.as_dict() for f in one.findings] == [f.as_dict() for f in two.findings]
 

@@ -474,7 +474,7 @@ def test_it_reads_three_attempts_of_each_question(tmp_path):
         (6, "q1", 3, "ok"),
         (7, "q2", 3, "ok"),
     ]
-    assert score_file(path, QUESTIONS, chunk_lines=2).answers == 6
+    assert score_file(path, QUESTIONS, chunk_bytes=200).answers == 6
 
 
 def test_it_takes_fewer_attempts_than_planned_and_attempts_in_any_order(tmp_path):

@@ -1,0 +1,166 @@
+"""score_file: byte-range chunks read by each worker, findings written as
+they are found, the combined form read once, timing kept as columns."""
+
+import io
+import json
+
+import pytest
+
+from scoring import synthetic, timing
+from scoring.__main__ import main
+from scoring.logfile import LogFileError, questions_from_combined
+from scoring.measures import score_run
+from scoring.runner import FINDINGS_JSON, FINDINGS_TEXT, _chunk_ranges, _read_range, score_file
+
+
+def generated(tmp_path, *, size=400, repetitions=1, timeout_share=0.0, combined=False):
+    questions = synthetic.generate_question_set(questions=size, seed=11)
+    answers = synthetic.generate_run(
+        question_set=questions,
+        answers=size,
+        seed=12,
+        repetitions=repetitions,
+        timeout_share=timeout_share,
+    )
+    by_id = {q["question_id"]: q for q in questions}
+    if combined:
+        for answer in answers:
+            question = by_id[answer["question_id"]]
+            answer["expected_behaviour"] = question["expected_behaviour"]
+            answer["expected_values"] = question["expected_values"]
+    path = tmp_path / "run.jsonl"
+    header = {"assistant_version": "a-1", "set_version": "s"}
+    if repetitions > 1:
+        header["repetitions"] = repetitions
+    synthetic.write_jsonl(path, answers, header=header)
+    return path, answers, by_id
+
+
+def figures(scores):
+    return scores.answers, scores.not_run, scores.slices, scores.stable, scores.timing
+
+
+@pytest.mark.parametrize("repetitions", [1, 3])
+def test_every_chunk_size_and_worker_count_gives_the_same_scores(tmp_path, repetitions):
+    # Chunks that cut lines anywhere, about a line per chunk and several, and one chunk.
+    path, answers, questions = generated(tmp_path, size=150, repetitions=repetitions, timeout_share=0.05)
+    whole = score_file(path, questions, chunk_bytes=1 << 30)
+    in_memory = score_run(answers, questions, repetitions=repetitions)
+    assert whole.slices == in_memory.slices
+    assert [f.as_dict() for f in whole.findings] == [f.as_dict() for f in in_memory.findings]
+    for chunk_bytes, workers in ((700, 1), (1000, 2), (7777, 2)):
+        scores = score_file(path, questions, chunk_bytes=chunk_bytes, workers=workers)
+        assert figures(scores) == figures(whole), (chunk_bytes, workers)
+        assert scores.findings == whole.findings
+
+
+def test_each_line_is_read_by_exactly_one_chunk_wherever_the_cuts_fall(tmp_path):
+    path = tmp_path / "lines.txt"
+    lines = [b"a" * length for length in (0, 5, 1, 0, 12, 3)]
+    path.write_bytes(b"\n".join(lines))  # no newline at the end
+    for size in range(1, 30):
+        with open(path, "rb") as stream:
+            read = [
+                line for start, end in _chunk_ranges(path, size) for line in _read_range(stream, start, end)
+            ]
+        assert read == lines, size
+
+
+def test_timing_by_slice_equals_the_summary_of_each_lines_timing(tmp_path):
+    path, answers, questions = generated(tmp_path, size=300, timeout_share=0.1)
+    scores = score_file(path, questions, chunk_bytes=5000, workers=2)
+    timings = [timing.answer_timing(answer) for answer in answers]
+    assert scores.timing["all"] == timing.timing_summary(timings)
+    french = [t for t, answer in zip(timings, answers, strict=True) if answer["language"] == "fr"]
+    assert scores.timing["language=fr"] == timing.timing_summary(french)
+    assert scores.timing["all"]["failures"]["counts"]["timeout"] > 0
+
+
+@pytest.mark.parametrize("findings_format", [FINDINGS_JSON, FINDINGS_TEXT])
+def test_findings_written_out_are_the_findings_kept_in_order(tmp_path, findings_format):
+    path, _, questions = generated(tmp_path)
+    kept = score_file(path, questions)
+    out = io.BytesIO()
+    written = score_file(path, questions, findings_to=out, findings_format=findings_format, chunk_bytes=4096)
+    assert written.findings == [] and written.finding_count == len(kept.findings) > 50
+    lines = out.getvalue().decode().splitlines()
+    if findings_format == FINDINGS_JSON:
+        assert [json.loads(line.strip().rstrip(",")) for line in lines] == [
+            f.as_dict() for f in kept.findings
+        ]
+    else:
+        assert lines == [f"  {f.question_id}: {f.kind}: {f.detail}" for f in kept.findings]
+
+
+def test_the_combined_form_scores_as_its_questions_would(tmp_path):
+    path, _, _ = generated(tmp_path, combined=True)
+    questions = {q["question_id"]: q for q in questions_from_combined(path)}
+    assert figures(score_file(path, None, chunk_bytes=3000, workers=2)) == figures(
+        score_file(path, questions)
+    )
+
+
+def test_the_combined_form_with_repetitions_counts_attempts_not_run(tmp_path):
+    path, answers, _ = generated(tmp_path, size=40, repetitions=2, combined=True)
+    # Drop the second attempt of the first question.
+    dropped = next(a for a in answers if a["attempt"] == 2)
+    kept = [a for a in answers if a is not dropped]
+    synthetic.write_jsonl(path, kept, header={"repetitions": 2})
+    scores = score_file(path, None, chunk_bytes=2000, workers=2)
+    assert scores.not_run == 1 and scores.answers == len(kept)
+    assert [f.question_id for f in scores.findings if f.kind == "not_run"] == [dropped["question_id"]]
+
+
+def test_a_question_answered_twice_is_named_on_its_later_lines_across_chunks(tmp_path):
+    path, answers, questions = generated(tmp_path, size=200)
+    twice = answers[3]
+    lines = [*answers[:150], dict(twice, answer="again"), *answers[150:], dict(twice, answer="thrice")]
+    synthetic.write_jsonl(path, lines, header={"assistant_version": "a-1", "set_version": "s"})
+    for workers in (1, 2):
+        with pytest.raises(LogFileError) as caught:
+            score_file(path, questions, chunk_bytes=3000, workers=workers)
+        qid = twice["question_id"]
+        assert [(e.line, e.field, e.message) for e in caught.value.errors] == [
+            (152, "question_id", f"{qid!r} already answered on line 5"),
+            (203, "question_id", f"{qid!r} already answered on line 5"),
+        ]
+
+
+def test_bad_lines_are_numbered_through_the_whole_file(tmp_path):
+    path, answers, questions = generated(tmp_path, size=300)
+    text = path.read_text().splitlines()
+    text[120] = "{not json"
+    text[250] = json.dumps({**answers[249], "retrieved_values": ["7"]})
+    path.write_text("\n".join(text) + "\n")
+    with pytest.raises(LogFileError) as caught:
+        score_file(path, questions, chunk_bytes=2500, workers=2)
+    assert [(e.line, e.field) for e in caught.value.errors] == [(121, None), (251, "retrieved_values")]
+
+
+def test_the_cli_prints_valid_json_with_every_finding(tmp_path, capsys):
+    path, _, _ = generated(tmp_path, combined=True)
+    kept = score_file(path, None)
+    assert main([str(path), "--json", "--workers", "2"]) == 0
+    printed = json.loads(capsys.readouterr().out)
+    assert printed["findings"] == [f.as_dict() for f in kept.findings]
+    assert printed["slices"]["all"]["numeric_accuracy"]["n"] == kept.slices["all"]["numeric_accuracy"]["n"]
+
+
+def test_the_cli_prints_an_empty_list_when_nothing_is_found(tmp_path, capsys):
+    line = {
+        "question_id": "q1",
+        "language": "en",
+        "retrieved_ids": ["A_B_C"],
+        "retrieved_values": [7.6],
+        "answer": "It was 7.6 (A_B_C).",
+        "cited_ids": ["A_B_C"],
+        "declined": False,
+        "expected_behaviour": "answer",
+        "expected_values": [7.6],
+    }
+    path = tmp_path / "run.jsonl"
+    path.write_text(json.dumps(line) + "\n")
+    assert main([str(path), "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["findings"] == []
+    assert main([str(path)]) == 0
+    assert capsys.readouterr().out.endswith("findings: 0\n")
