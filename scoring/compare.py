@@ -62,13 +62,33 @@ def paired(baseline: Mapping[str, bool], candidate: Mapping[str, bool], *, alpha
     its Newcombe interval and McNemar's exact p; with no common question,
     only the empty table and None for every figure.
     """
-    common = sorted(set(baseline) & set(candidate))
-    both = sum(baseline[q] and candidate[q] for q in common)
-    only_baseline = sum(baseline[q] and not candidate[q] for q in common)
-    only_candidate = sum(candidate[q] and not baseline[q] for q in common)
-    neither = len(common) - both - only_baseline - only_candidate
+    both = only_baseline = only_candidate = neither = 0
+    for question_id, base_success in baseline.items():
+        if question_id not in candidate:
+            continue
+        if candidate[question_id]:
+            if base_success:
+                both += 1
+            else:
+                only_candidate += 1
+        elif base_success:
+            only_baseline += 1
+        else:
+            neither += 1
+    return paired_from_table(((both, only_baseline), (only_candidate, neither)), alpha=alpha)
+
+
+def paired_from_table(table: tuple[tuple[int, int], tuple[int, int]], *, alpha: float = 0.05) -> Paired:
+    """The figures of ``paired`` from its table alone ([[both succeed, only
+    the baseline], [only the candidate, both fail]] over the common
+    questions), for callers that count the table elsewhere, such as in a
+    database. Refuses negative counts with ValueError."""
+    # A database may hand counts back as Decimal or bool-summed ints.
+    (both, only_baseline), (only_candidate, neither) = ((int(cell) for cell in row) for row in table)
+    if min(both, only_baseline, only_candidate, neither) < 0:
+        raise ValueError(f"counts cannot be negative; got {table}")
     table = ((both, only_baseline), (only_candidate, neither))
-    n = len(common)
+    n = both + only_baseline + only_candidate + neither
     if not n:
         return Paired(0, table, None, None, None, None, None, None)
     low, high = _candidate_minus_baseline(table, alpha=alpha)

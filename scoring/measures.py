@@ -390,27 +390,20 @@ def slice_counts(
     """
     if not checks:
         return {}
-    width = len(COUNT_COLUMNS)
-    totals: dict[str, list[int]] = {"all": [0] * width}
-    by_field: list[dict] = [{} for _ in slice_fields]
+    groups: list[dict] = [{} for _ in slice_fields]
     for check in checks:
-        _add(totals["all"], check.counts)
         for position, value in enumerate(check.fields):
             if value is not None:
-                target = by_field[position].get(value)
-                if target is None:
-                    target = by_field[position][value] = [0] * width
-                _add(target, check.counts)
-    for name, groups in zip(slice_fields, by_field, strict=True):
-        for value in sorted(groups, key=str):
-            totals[f"{name}={value}"] = groups[value]
+                groups[position].setdefault(value, []).append(check.counts)
+    totals = {"all": _column_sums([check.counts for check in checks])}
+    for name, by_value in zip(slice_fields, groups, strict=True):
+        for value in sorted(by_value, key=str):
+            totals[f"{name}={value}"] = _column_sums(by_value[value])
     return {name: _measure_counts(row) for name, row in totals.items()}
 
 
-def _add(total: list[int], counts: list[int]) -> None:
-    for index, count in enumerate(counts):
-        if count:
-            total[index] += count
+def _column_sums(rows: list[list[int]]) -> list[int]:
+    return [sum(column) for column in zip(*rows, strict=True)]
 
 
 def _measure_counts(row) -> dict[str, dict[str, int]]:
