@@ -495,10 +495,33 @@ def normalise_answer(record: dict) -> dict:
 _MISSING = object()
 
 
+_TEXT_OR_NONE = frozenset({str, type(None)})
+_RECORD_TEXTS = ("label", "period", "unit")
+
+
+def _usual_record(record) -> bool:
+    """True for a valid retrieved record, looked at in as few steps as can be."""
+    if type(record) is not dict or type(record.get("id")) is not str:
+        return False
+    values, caveats = record.get("values", _NO_ITEMS), record.get("caveats", _NO_ITEMS)
+    return (
+        type(values) is list
+        and type(caveats) is list
+        and _all_numbers(values)
+        and _all_strings(caveats)
+        and set(map(type, map(record.get, _RECORD_TEXTS))) <= _TEXT_OR_NONE
+    )
+
+
+_NO_ITEMS: list = []
+
+
 def _record_errors(number: int, records) -> list[LineError]:
     name = "retrieved_records"
     if type(records) is not list:
         return [LineError(number, name, _type_error(name, list, records))]
+    if all(map(_usual_record, records)):
+        return []
     errors = []
     for index, record in enumerate(records):
         where = f"{name}[{index}]"

@@ -49,6 +49,7 @@ CHUNK_BYTES = 8 << 20
 
 # Fields that make a line worth a timing record.
 TIMING_FIELDS = (*timing.TIMESTAMP_FIELDS, "latency_ms", "tool_calls")
+_TIMING_FIELDS = frozenset(TIMING_FIELDS)
 
 # How findings are kept: as Finding objects, or written out as the lines
 # of the CLI's JSON or its text.
@@ -160,7 +161,7 @@ def score_chunk(
         checks.append(check)
         if check.findings:
             _keep_findings(check.findings, findings_format, result, written)
-        if any(name in record for name in TIMING_FIELDS):
+        if not _TIMING_FIELDS.isdisjoint(record):
             # check_answer_line has checked the timing fields, and parsed them.
             timing_rows.append((check.fields, timing.timing_row(record, moments)))
     result.answers = len(checks)

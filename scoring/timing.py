@@ -147,6 +147,32 @@ def _is_number(value: object) -> bool:
     return isinstance(value, int | float) and not isinstance(value, bool)
 
 
+# The fields of a tool call as runners usually log them.
+_CALL_FIELDS = frozenset({"id", "name", "started_at", "ended_at"})
+
+
+def _usual_call(call: object, moments: list[datetime]) -> bool:
+    """True, with its moments kept, for a valid call of the usual fields;
+    anything else is left to the full check, which names each problem."""
+    if type(call) is not dict or not call.keys() <= _CALL_FIELDS:
+        return False
+    call_id, name = call.get("id"), call.get("name", "")
+    if type(call_id) is not str or not call_id or call_id.isspace() or type(name) is not str:
+        return False
+    started, ended = call.get("started_at"), call.get("ended_at")
+    try:
+        started = None if started is None else _from_iso(started)
+        ended = None if ended is None else _from_iso(ended)
+    except (TypeError, ValueError):
+        return False
+    if (started is not None and started.tzinfo is None) or (ended is not None and ended.tzinfo is None):
+        return False
+    if started is not None and ended is not None and ended < started:
+        return False
+    moments.extend(moment for moment in (started, ended) if moment is not None)
+    return True
+
+
 def _tool_call_errors(calls: object, moments: list[datetime] | None = None) -> list[tuple[str, str]]:
     """The problems of a line's tool calls; ``moments``, when given, receives
     every call's parsed ``*_at`` timestamp."""
@@ -156,6 +182,8 @@ def _tool_call_errors(calls: object, moments: list[datetime] | None = None) -> l
     if moments is None:
         moments = []
     for index, call in enumerate(calls):
+        if _usual_call(call, moments):
+            continue
         if type(call) is not dict:
             problems.append((f"tool_calls[{index}]", "must be an object with the call's id"))
             continue
