@@ -20,9 +20,12 @@ import dataclasses
 import gc
 import multiprocessing
 import os
+import tempfile
+from array import array
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from itertools import pairwise
 from pathlib import Path
 from typing import BinaryIO
 
@@ -81,9 +84,11 @@ class ChunkResult:
     finding_count: int = 0
     errors: list[logfile.LineError] = field(default_factory=list)
     error_total: int = 0
-    # The question id of every valid line, in order: enough to find an
-    # answer given twice in a run made once.
+    # The question id of every valid line, in order, against a question set;
+    # in the combined form, only their hashes, in a run made once: enough
+    # to find an answer given twice, in 8 bytes an answer.
     question_ids: list[str] = field(default_factory=list)
+    id_hashes: array = field(default_factory=lambda: array("q"))
     # With repetitions, (question id, attempt, line) of every valid line.
     question_lines: list[tuple[str, int, int]] = field(default_factory=list)
     # In the combined form with repetitions, each question as first stated
@@ -91,8 +96,11 @@ class ChunkResult:
     questions: dict = field(default_factory=dict)
     # With repeated attempts, each question's attempts tallied (scoring.repeats).
     tallies: dict = field(default_factory=dict)
-    # Each slice's timing columns ("all" and "field=value"), when any line logged timing.
-    timings: dict[str, timing.TimingColumns] = field(default_factory=dict)
+    # The timing of each line that logged any, and each one's value of each
+    # slice field: a code into the chunk's list of that field's values.
+    timings: timing.TimingColumns | None = None
+    slice_values: list[list] = field(default_factory=list)
+    slice_codes: list[array] = field(default_factory=list)
 
 
 # Set in the parent before worker processes fork, so that each worker has
@@ -169,7 +177,12 @@ def score_chunk(
         result.tallies = repeats.tally(checks, answered=answered)
     result.errors = errors
     result.findings_written = b"".join(written)
-    result.timings = _timing_columns(timing_rows, slice_fields)
+    if timing_rows:
+        result.timings = timing.TimingColumns.from_rows([row for _, row in timing_rows])
+        result.slice_values, result.slice_codes = _slice_codes([fields for fields, _ in timing_rows])
+    if combined and repetitions == 1:
+        result.id_hashes = array("q", map(hash, result.question_ids))
+        result.question_ids = []
     if not result.error_total:
         result.slices = slice_counts(checks, slice_fields=slice_fields)
     return result
@@ -197,16 +210,16 @@ def encode_findings(findings: Sequence[Finding], findings_format: str) -> bytes:
     return "".join(f"  {f.question_id}: {f.kind}: {f.detail}\n" for f in findings).encode()
 
 
-def _timing_columns(rows: list[tuple], slice_fields: Sequence[str]) -> dict[str, timing.TimingColumns]:
-    """Each slice's timing columns, from (slice values, timing row) pairs."""
-    if not rows:
-        return {}
-    groups: dict[str, list[tuple]] = {"all": [row for _, row in rows]}
-    for position, name in enumerate(slice_fields):
-        for fields, row in rows:
-            if fields[position] is not None:
-                groups.setdefault(f"{name}={fields[position]}", []).append(row)
-    return {name: timing.TimingColumns.from_rows(group) for name, group in groups.items()}
+def _slice_codes(rows: list[tuple]) -> tuple[list[list], list[array]]:
+    """For each slice field, its values in the order first seen and each
+    row's code: 0 for no value, else 1 + the value's position."""
+    values: list[list] = []
+    codes: list[array] = []
+    for column in zip(*rows, strict=True):
+        seen: dict = {}
+        codes.append(array("H", [0 if v is None else seen.setdefault(v, len(seen) + 1) for v in column]))
+        values.append(list(seen))
+    return values, codes
 
 
 def _chunk_ranges(path: Path, size: int) -> list[tuple[int, int]]:
@@ -300,10 +313,56 @@ def score_file(
                 with context.Pool(min(workers, len(jobs)), initializer=gc.disable) as pool:
                     for result in pool.imap(_score_range, jobs):
                         totals.add(result)
+        return totals.finish(questions, combined=combined, options=options, slice_fields=slice_fields)
     finally:
         _QUESTIONS = {}
         _JOB.clear()
-    return totals.finish(questions, combined=combined, options=options, slice_fields=slice_fields)
+        totals.timings.numbers.close()
+
+
+class _SpilledNumbers:
+    """The number columns of a run's timing (see timing.TimingColumns) in
+    temporary files: exact percentiles need every value, and a million
+    answers' would otherwise stay in memory to the end. Each column is read
+    back whole when asked for, one at a time."""
+
+    def __init__(self):
+        self.files: dict[str, BinaryIO] = {}
+        self.rows = 0
+
+    def append(self, numbers: Mapping[str, array], rows: int) -> None:
+        for name in numbers.keys() - self.files.keys():
+            self.files[name] = tempfile.TemporaryFile()  # noqa: SIM115 (closed by close())
+            _write_missing(self.files[name], self.rows)
+        for name, stream in self.files.items():
+            if name in numbers:
+                numbers[name].tofile(stream)
+            else:
+                _write_missing(stream, rows)
+        self.rows += rows
+
+    def get(self, name: str, default=None) -> array | None:
+        stream = self.files.get(name)
+        if stream is None:
+            return default
+        stream.seek(0)
+        column = array("d")
+        column.fromfile(stream, self.rows)
+        stream.seek(0, os.SEEK_END)
+        return column
+
+    def keys(self):
+        return self.files.keys()
+
+    def close(self) -> None:
+        for stream in self.files.values():
+            stream.close()
+
+
+def _write_missing(stream: BinaryIO, rows: int) -> None:
+    block = 1 << 16
+    for start in range(0, rows, block):
+        (array("d", [float("nan")]) * min(block, rows - start)).tofile(stream)
 
 
 class _Totals:
@@ -332,9 +391,14 @@ class _Totals:
         self.finding_count = 0
         self.findings_to = findings_to
         self.tallies: list[dict] = []
-        self.timings: dict[str, timing.TimingColumns] = {}
+        self.timings = timing.TimingColumns()
+        self.timings.numbers = _SpilledNumbers()
+        # Each slice field's values, numbered from 1, and each timing row's number.
+        self.slice_values: list[dict] = []
+        self.slice_codes: list[array] = []
         self.questions: dict[str, dict] = {}
         self.answered: set[str] = set()
+        self.id_hashes = array("q")
         self.twice: set[str] = set()  # ids answered twice in a run made once
         self.book = logfile.AttemptBook(repetitions=repetitions)
 
@@ -353,8 +417,9 @@ class _Totals:
             self.findings_to.write(result.findings_written)
         if result.tallies:
             self.tallies.append(result.tallies)
-        for name, columns in result.timings.items():
-            self.timings.setdefault(name, timing.TimingColumns()).extend(columns)
+        if result.timings is not None:
+            self._add_timing(result)
+        self.id_hashes += result.id_hashes
         for question_id, question in result.questions.items():
             self.questions.setdefault(question_id, question)
         ids = result.question_ids
@@ -366,6 +431,22 @@ class _Totals:
         for question_id, attempt, line in result.question_lines:
             if error := self.book.add(line + offset, question_id, attempt):
                 self._error(error)
+
+    def _add_timing(self, result: ChunkResult) -> None:
+        if not self.slice_values:
+            self.slice_values = [{} for _ in result.slice_values]
+            self.slice_codes = [array("H", [0]) * self.timings.rows for _ in result.slice_values]
+        table, chunk = self.timings, result.timings
+        table.numbers.append(chunk.numbers, chunk.rows)
+        table.status += chunk.status
+        table.e2e_source += chunk.e2e_source
+        table.counted_calls += chunk.counted_calls
+        table.rows += chunk.rows
+        for known, codes, values, chunk_codes in zip(
+            self.slice_values, self.slice_codes, result.slice_values, result.slice_codes, strict=True
+        ):
+            renumbered = [0, *(known.setdefault(value, len(known) + 1) for value in values)]
+            codes.extend(map(renumbered.__getitem__, chunk_codes))
 
     def _repeated(self, ids: list[str]) -> set[str]:
         seen = set(self.answered)
@@ -388,6 +469,8 @@ class _Totals:
         options: Options,
         slice_fields: Sequence[str],
     ) -> RunScores:
+        if self.id_hashes:
+            self.twice = self._hashed_twice()
         if self.twice:
             for error in self._twice_errors(combined):
                 self._error(error)
@@ -428,8 +511,32 @@ class _Totals:
             not_run=len(not_run),
             repetitions=self.repetitions,
             stable=stable,
-            timing=_timing_by_slice(self.timings),
+            timing=self._timing_by_slice(slice_fields),
         )
+
+    def _hashed_twice(self) -> set:
+        """The hashes given more than once: any answer given twice is among
+        them (and, rarely, two ids of one hash, which _twice_errors tells apart)."""
+        hashes = self.id_hashes
+        if len(hashes) >= timing.NUMPY_SORT_FROM:
+            import numpy as np
+
+            ordered = np.sort(np.frombuffer(hashes, dtype=np.int64))
+            return set(ordered[1:][ordered[1:] == ordered[:-1]].tolist())
+        ordered = sorted(hashes)
+        return {a for a, b in pairwise(ordered) if a == b}
+
+    def _timing_by_slice(self, slice_fields: Sequence[str]) -> dict:
+        """Spec 004's timing summary for "all" and each slice; empty when
+        the log holds no timing at all."""
+        if not self.timings.rows:
+            return {}
+        summaries = {"all": timing.timing_summary(self.timings)}
+        for name, known, codes in zip(slice_fields, self.slice_values, self.slice_codes, strict=True):
+            for value, code in sorted(known.items(), key=lambda item: str(item[0])):
+                mask = bytes(row == code for row in codes)
+                summaries[f"{name}={value}"] = timing.timing_summary(self.timings, rows=mask)
+        return summaries
 
     def _twice_errors(self, combined: bool) -> Iterator[logfile.LineError]:
         """The error of each later line of a question answered twice, naming
@@ -443,7 +550,9 @@ class _Totals:
                 except orjson.JSONDecodeError:
                     continue
                 question_id = parsed.get("question_id") if type(parsed) is dict else None
-                if type(question_id) is not str or question_id not in self.twice:
+                if type(question_id) is not str or (
+                    question_id not in self.twice and hash(question_id) not in self.twice
+                ):
                     continue
                 record, problems = logfile.check_answer_line(number, raw.removesuffix(b"\n"))
                 if problems or (combined and logfile.question_errors(number, record, answer_checked=True)):
@@ -453,12 +562,3 @@ class _Totals:
                     yield logfile.LineError(number, "question_id", message)
                 else:
                     first[question_id] = number
-
-
-def _timing_by_slice(timings: dict[str, timing.TimingColumns]) -> dict:
-    """Spec 004's timing summary for "all" and each slice; empty when the log
-    holds no timing at all."""
-    if "all" not in timings:
-        return {}
-    names = ["all", *sorted(name for name in timings if name != "all")]
-    return {name: timing.timing_summary(timings[name]) for name in names}

@@ -3,6 +3,7 @@ they are found, the combined form read once, timing kept as columns."""
 
 import io
 import json
+from array import array
 
 import pytest
 
@@ -124,6 +125,26 @@ def test_a_question_answered_twice_is_named_on_its_later_lines_across_chunks(tmp
             (152, "question_id", f"{qid!r} already answered on line 5"),
             (203, "question_id", f"{qid!r} already answered on line 5"),
         ]
+
+
+@pytest.mark.parametrize("numpy_from", [10, 10**9])
+def test_an_answer_given_twice_in_the_combined_form_is_found_by_its_hash(tmp_path, monkeypatch, numpy_from):
+    monkeypatch.setattr(timing, "NUMPY_SORT_FROM", numpy_from)
+    path, answers, _ = generated(tmp_path, size=200, combined=True)
+    twice = answers[7]
+    synthetic.write_jsonl(path, [*answers[:120], twice, *answers[120:]], header={"set_version": "s"})
+    with pytest.raises(LogFileError) as caught:
+        score_file(path, None, chunk_bytes=3000, workers=2)
+    assert [(e.line, e.message) for e in caught.value.errors] == [
+        (122, f"{twice['question_id']!r} already answered on line 9")
+    ]
+
+
+def test_large_summaries_sort_with_numpy_to_the_same_figures(monkeypatch):
+    values = array("d", [(index * 7919) % 1013 / 7 for index in range(2001)])
+    by_list = timing.summarise(list(values))
+    monkeypatch.setattr(timing, "NUMPY_SORT_FROM", 100)
+    assert timing.summarise(values) == by_list
 
 
 def test_bad_lines_are_numbered_through_the_whole_file(tmp_path):
