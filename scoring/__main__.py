@@ -22,23 +22,46 @@ from scoring.rates import INTERVAL_METHODS, rate
 from scoring.runner import FINDINGS_JSON, FINDINGS_TEXT, score_file
 
 
-def scoring_questions(path: Path, slice_fields: Sequence[str]) -> dict[str, dict]:
-    """The question set by id, each question with only what scoring reads
-    (expected behaviour and values, and the slice fields): a million
-    questions then cost a few hundred bytes each instead of a kilobyte."""
+class ScoringQuestion:
+    """A question as scoring reads it (by ``question["expected_behaviour"]``,
+    ``question.get("expected_values")`` and its slice fields), in a quarter
+    of the memory of its dict: a million questions cost about 200 MB."""
+
+    __slots__ = ("expected_behaviour", "expected_values", "question_id", "slice_index", "slice_values")
+
+    def __init__(self, question: dict, slice_index: dict[str, int]):
+        """``slice_index`` gives each slice field's position; one dict is
+        shared by every question of a run."""
+        self.question_id = question["question_id"]
+        self.expected_behaviour = _SHARED_BEHAVIOURS[question["expected_behaviour"]]
+        self.expected_values = tuple(question["expected_values"])
+        self.slice_index = slice_index
+        self.slice_values = tuple(question.get(name) for name in slice_index)
+
+    def get(self, name: str, default=None):
+        if name in _OWN_FIELDS:
+            return getattr(self, name)
+        position = self.slice_index.get(name)
+        value = None if position is None else self.slice_values[position]
+        return default if value is None else value
+
+    def __getitem__(self, name: str):
+        value = self.get(name, _ABSENT)
+        if value is _ABSENT:
+            raise KeyError(name)
+        return value
+
+
+_OWN_FIELDS = frozenset({"expected_behaviour", "expected_values", "question_id"})
+_SHARED_BEHAVIOURS = {behaviour: behaviour for behaviour in BEHAVIOURS}  # one string each
+_ABSENT = object()
+
+
+def scoring_questions(path: Path, slice_fields: Sequence[str]) -> dict[str, ScoringQuestion]:
+    """The question set by id, each question kept as a ScoringQuestion."""
     collector = ErrorCollector(200)
-    shared = {behaviour: behaviour for behaviour in BEHAVIOURS}  # one string each, not one a question
-    questions = {}
-    for question in iter_questions(path, collector):
-        kept = {
-            "question_id": question["question_id"],
-            "expected_behaviour": shared[question["expected_behaviour"]],
-            "expected_values": tuple(question["expected_values"]),
-        }
-        for name in slice_fields:
-            if question.get(name) is not None:
-                kept[name] = question[name]
-        questions[question["question_id"]] = kept
+    index = {name: position for position, name in enumerate(slice_fields)}
+    questions = {q["question_id"]: ScoringQuestion(q, index) for q in iter_questions(path, collector)}
     collector.raise_if_any()
     return questions
 

@@ -185,3 +185,30 @@ def test_the_cli_prints_an_empty_list_when_nothing_is_found(tmp_path, capsys):
     assert json.loads(capsys.readouterr().out)["findings"] == []
     assert main([str(path)]) == 0
     assert capsys.readouterr().out.endswith("findings: 0\n")
+
+
+def test_the_cli_scores_against_a_question_set_as_the_library_does_with_questions_not_run(tmp_path, capsys):
+    path, answers, questions = generated(tmp_path, size=300)
+    synthetic.write_jsonl(path, answers[:-20], header={"assistant_version": "a-1", "set_version": "s"})
+    question_file = tmp_path / "questions.jsonl"
+    synthetic.write_jsonl(question_file, list(questions.values()), header={"set_version": "s"})
+    expected = score_run(answers[:-20], questions, slice_fields=("stratum", "language"))
+    argv = [
+        str(path),
+        "--questions",
+        str(question_file),
+        "--json",
+        "--slice",
+        "stratum",
+        "--slice",
+        "language",
+    ]
+    assert main(argv) == 0
+    printed = json.loads(capsys.readouterr().out)
+    assert printed["not_run"] == expected.not_run == 20
+    assert {
+        name: {m: (c["k"], c["n"]) for m, c in figures.items()} for name, figures in printed["slices"].items()
+    } == {
+        name: {m: (c["k"], c["n"]) for m, c in figures.items()} for name, figures in expected.slices.items()
+    }
+    assert printed["findings"] == [f.as_dict() for f in expected.findings]
