@@ -2,6 +2,7 @@
 
     .venv/bin/python bench/bench_app.py --answers 100000 [--answers 1000000] [--workers 2]
     .venv/bin/python bench/bench_app.py --answers 1000000 --repetitions 3 [--timeout-share 0.03]
+    .venv/bin/python bench/bench_app.py --answers 1000000 --workers 2 --compare [--compare-repeat 5]
 
 Needs PostgreSQL and Redis on 127.0.0.1 (as bin/test does). For each size
 it makes a fresh database, starts gunicorn and a Celery worker, uploads a
@@ -11,7 +12,15 @@ generated question set and run over the API with curl, and measures:
   and adding up (from the run's and the scoring's timestamps);
 - the peak resident memory of each worker process while it worked;
 - the version's dashboard, the run page and the findings list (filtered,
-  deep pages), median of 10.
+  deep pages), median of 10;
+- with ``--compare``, after that: a second version's run of the same size on
+  the same questions (another generated run, other outcomes) uploaded and
+  scored the same way, then the compare page and ``/api/gate`` between the
+  two versions: one request each before the planner has statistics on the
+  new rows, then, after ANALYZE (autovacuum's part, off on this machine),
+  the median of ``--compare-repeat`` requests each. This uses its own
+  database, port and Redis database, so that it can run beside a plain run
+  of this script.
 
 ``--answers`` counts lines. With ``--repetitions R`` each question is asked
 R times, so 1,000,000 lines are 333,334 questions × 3 attempts (1,000,002
@@ -30,9 +39,11 @@ import statistics
 import subprocess
 import sys
 import time
+import urllib.error
 import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
+from urllib.parse import urlencode
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
@@ -41,6 +52,10 @@ from scoring import synthetic  # noqa: E402
 
 OUT = ROOT / "bench" / "out"
 PORT = 8123
+# With --compare: its own port, broker database (and database and data
+# folder, see environment), beside a plain run's.
+COMPARE_PORT = 8124
+COMPARE_REDIS_DB = 14
 PYTHON = sys.executable
 TIMEOUT_S = 600
 
@@ -64,12 +79,16 @@ class Case:
             return f"app-{self.answers}"
         return f"app-{self.answers}x{self.repetitions}-t{self.timeout_share * 100:g}"
 
-    @property
-    def header(self) -> dict:
-        header = {"assistant_version": "app-1.0", "set_version": self.label}
+    def header(self, assistant_version: str = "app-1.0") -> dict:
+        header = {"assistant_version": assistant_version, "set_version": self.label}
         if self.repetitions > 1:
             header |= {"repetitions": self.repetitions, "timeout_s": TIMEOUT_S}
         return header
+
+
+# The second version of --compare, and how far its generator's seeds lie from the first's.
+CANDIDATE = "app-1.1"
+CANDIDATE_SEED_OFFSET = 500_000
 
 
 # Questions generated at a time: a million lines built at once would hold
@@ -89,34 +108,61 @@ def generated(case: Case) -> tuple[Path, Path]:
         flush=True,
     )
     questions = synthetic.generate_question_set(questions=case.questions, seed=11, set_version=case.label)
-    synthetic.write_jsonl(questions_path, questions, header={"set_version": case.label})
+    partial = _partial(questions_path)
+    synthetic.write_jsonl(partial, questions, header={"set_version": case.label})
+    partial.replace(questions_path)
+    write_run(case, questions, run_path, assistant_version="app-1.0", seed=12)
+    return questions_path, run_path
+
+
+def _partial(path: Path) -> Path:
     # Written aside and renamed when whole, so a stopped run leaves no half
-    # file to be taken for a finished one next time.
-    partial = run_path.with_suffix(".partial")
+    # file to be taken for a finished one next time; named by process, so
+    # that two runs of this script generating the same (seeded, identical)
+    # file at once do not write into one another's.
+    return path.with_suffix(f".{os.getpid()}.partial")
+
+
+def generated_candidate(case: Case) -> Path:
+    """The second version's run for --compare: the same questions (the set's
+    generator is seeded), other seeds for the answers, so other outcomes."""
+    run_path = OUT / f"answers_run_{CANDIDATE}_set-{case.label}.jsonl"
+    if run_path.exists():
+        return run_path
+    print(f"generating {CANDIDATE}'s run on the same {case.questions} questions…", flush=True)
+    questions = synthetic.generate_question_set(questions=case.questions, seed=11, set_version=case.label)
+    write_run(case, questions, run_path, assistant_version=CANDIDATE, seed=12 + CANDIDATE_SEED_OFFSET)
+    return run_path
+
+
+def write_run(
+    case: Case, questions: list[dict], run_path: Path, *, assistant_version: str, seed: int
+) -> None:
+    partial = _partial(run_path)
     with open(partial, "w", encoding="utf-8", newline="\n") as handle:
-        handle.write(json.dumps(case.header) + "\n")
+        handle.write(json.dumps(case.header(assistant_version)) + "\n")
         for batch, first in enumerate(range(0, case.questions, GENERATION_BATCH)):
             part = questions[first : first + GENERATION_BATCH]
             rows = synthetic.generate_run(
                 question_set=part,
                 answers=len(part),
-                seed=12 + 1000 * batch,
+                seed=seed + 1000 * batch,
                 repetitions=case.repetitions,
                 timeout_share=case.timeout_share,
                 timeout_s=TIMEOUT_S,
             )
             handle.writelines(json.dumps(row, ensure_ascii=False) + "\n" for row in rows)
-    partial.rename(run_path)
-    return questions_path, run_path
+    partial.replace(run_path)
 
 
-def environment(case: Case) -> dict:
+def environment(case: Case, *, compare: bool = False) -> dict:
     database = "reviewapp_bench_" + case.label.removeprefix("app-").replace("-", "_").replace(".", "_")
+    suffix = "-compare" if compare else ""
     return {
         **os.environ,
-        "DATABASE_URL": f"postgres://postgres@127.0.0.1:5432/{database}",
-        "CELERY_BROKER_URL": "redis://127.0.0.1:6379/13",
-        "REVIEWAPP_DATA_DIR": str(OUT / f"data-{case.label}"),
+        "DATABASE_URL": f"postgres://postgres@127.0.0.1:5432/{database}{suffix.replace('-', '_')}",
+        "CELERY_BROKER_URL": f"redis://127.0.0.1:6379/{COMPARE_REDIS_DB if compare else 13}",
+        "REVIEWAPP_DATA_DIR": str(OUT / f"data-{case.label}{suffix}"),
         "DJANGO_DEBUG": "0",
         "DJANGO_ALLOWED_HOSTS": "127.0.0.1",
         "LOG_LEVEL": "WARNING",
@@ -178,20 +224,79 @@ def rss_mb(pid: int) -> float:
     return 0.0
 
 
-def timed_get(url: str, cookie: str, repeat: int = 10) -> float:
+def timed_get(url: str, cookie: str = "", repeat: int = 10, *, token: str = "") -> float:
+    """The median time of ``repeat`` GETs of ``url``, in ms. A gate that does
+    not pass answers 409 or 422 with its verdict: that is an answer too."""
+    headers = {"Cookie": cookie} if cookie else {"Authorization": f"Bearer {token}"}
     times = []
     for _ in range(repeat):
-        request = urllib.request.Request(url, headers={"Cookie": cookie})
+        request = urllib.request.Request(url, headers=headers)
         start = time.perf_counter()
-        with urllib.request.urlopen(request, timeout=60) as response:
-            response.read()
+        try:
+            with urllib.request.urlopen(request, timeout=TIMEOUT_S) as response:
+                response.read()
+        except urllib.error.HTTPError as error:
+            if error.code not in (409, 422):
+                raise
+            error.read()
         times.append(time.perf_counter() - start)
     return statistics.median(times) * 1000
 
 
-def bench(case: Case, workers: int) -> None:
+@dataclass(frozen=True)
+class Stack:
+    """The app as started for one case: where to reach it and as whom."""
+
+    base: str
+    token: str
+    cookie: str
+    env: dict
+    worker_pid: int
+
+
+def upload_and_score(stack: Stack, case: Case, run_path: Path, workers: int) -> dict:
+    """Upload ``run_path`` over the API and wait for its scores, printing the
+    time from the end of the upload to scores on the page, its stages and the
+    workers' peak memory. Returns the run as the API last showed it."""
+    start = time.perf_counter()
+    run = api(f"{stack.base}/api/runs", stack.token, file=run_path)
+    uploaded = time.perf_counter()
+    print(f"run of {run_path.stat().st_size / 1e6:.0f} MB uploaded in {uploaded - start:.1f} s")
+    peaks: dict[int, float] = {}
+    # When the scoring first showed 99 %: every chunk but the adding up done.
+    last_chunk_done = None
+    while True:
+        for pid in worker_pids(stack.worker_pid):
+            peaks[pid] = max(peaks.get(pid, 0.0), rss_mb(pid))
+        state = api(f"{stack.base}/api/runs/{run['id']}", stack.token)
+        if state["status"] in ("rejected", "failed") or (
+            state["scorings"] and state["scorings"][0]["status"] in ("done", "failed")
+        ):
+            break
+        if last_chunk_done is None and state["scorings"] and state["scorings"][0]["progress"] >= 99:
+            last_chunk_done = time.perf_counter()
+        time.sleep(0.25)
+    done = time.perf_counter()
+    scoring = state["scorings"][0] if state["scorings"] else {}
+    print(
+        f"{state['answers']} lines ({case.questions} questions × {case.repetitions} attempts): "
+        f"{state['status']}, scoring {scoring.get('status')}: "
+        f"{done - uploaded:.1f} s from the end of the upload to scores on the page "
+        f"({workers} worker processes)"
+    )
+    print("peak worker memory (MB): " + ", ".join(f"{mb:.0f}" for mb in sorted(peaks.values())))
+    print(stages(stack.env, run["id"]))
+    if last_chunk_done is not None:
+        print(f"of which adding up after the chunks (seen at 99 %): {done - last_chunk_done:.1f} s")
+    return state
+
+
+def bench(case: Case, workers: int, *, compare: bool = False, compare_repeat: int = 5) -> None:
     questions_path, run_path = generated(case)
-    env = environment(case)
+    candidate_path = generated_candidate(case) if compare else None
+    env = environment(case, compare=compare)
+    port = COMPARE_PORT if compare else PORT
+    redis_db = str(COMPARE_REDIS_DB if compare else 13)
     database = env["DATABASE_URL"].rsplit("/", 1)[1]
     subprocess.run(["dropdb", "-h", "127.0.0.1", "-U", "postgres", "--if-exists", database], check=True)
     subprocess.run(["createdb", "-h", "127.0.0.1", "-U", "postgres", database], check=True)
@@ -209,7 +314,7 @@ def bench(case: Case, workers: int) -> None:
     ).split()[-1]
     # A token is issued only to an existing user with a role, so after the lead above.
     token = manage(env, "api_token", "bench").strip()
-    subprocess.run(["redis-cli", "-n", "13", "flushdb"], check=True, capture_output=True)
+    subprocess.run(["redis-cli", "-n", redis_db, "flushdb"], check=True, capture_output=True)
 
     web = subprocess.Popen(
         [
@@ -220,7 +325,7 @@ def bench(case: Case, workers: int) -> None:
             "-w",
             "2",
             "-b",
-            f"127.0.0.1:{PORT}",
+            f"127.0.0.1:{port}",
             "--timeout",
             "900",
         ],
@@ -235,7 +340,8 @@ def bench(case: Case, workers: int) -> None:
         stderr=subprocess.DEVNULL,
         stdout=subprocess.DEVNULL,
     )
-    base = f"http://127.0.0.1:{PORT}"
+    base = f"http://127.0.0.1:{port}"
+    stack = Stack(base=base, token=token, cookie=f"sessionid={session}", env=env, worker_pid=worker.pid)
     try:
         time.sleep(4)
         start = time.perf_counter()
@@ -244,36 +350,8 @@ def bench(case: Case, workers: int) -> None:
             f"question set of {created['questions']} questions stored in {time.perf_counter() - start:.1f} s"
         )
 
-        start = time.perf_counter()
-        run = api(f"{base}/api/runs", token, file=run_path)
-        uploaded = time.perf_counter()
-        print(f"run of {run_path.stat().st_size / 1e6:.0f} MB uploaded in {uploaded - start:.1f} s")
-        peaks: dict[int, float] = {}
-        # When the scoring first showed 99 %: every chunk but the adding up done.
-        last_chunk_done = None
-        while True:
-            for pid in worker_pids(worker.pid):
-                peaks[pid] = max(peaks.get(pid, 0.0), rss_mb(pid))
-            state = api(f"{base}/api/runs/{run['id']}", token)
-            if state["status"] in ("rejected", "failed") or (
-                state["scorings"] and state["scorings"][0]["status"] in ("done", "failed")
-            ):
-                break
-            if last_chunk_done is None and state["scorings"] and state["scorings"][0]["progress"] >= 99:
-                last_chunk_done = time.perf_counter()
-            time.sleep(0.25)
-        done = time.perf_counter()
+        state = upload_and_score(stack, case, run_path, workers)
         scoring = state["scorings"][0] if state["scorings"] else {}
-        print(
-            f"{state['answers']} lines ({case.questions} questions × {case.repetitions} attempts): "
-            f"{state['status']}, scoring {scoring.get('status')}: "
-            f"{done - uploaded:.1f} s from the end of the upload to scores on the page "
-            f"({workers} worker processes)"
-        )
-        print("peak worker memory (MB): " + ", ".join(f"{mb:.0f}" for mb in sorted(peaks.values())))
-        print(stages(env, run["id"]))
-        if last_chunk_done is not None:
-            print(f"of which adding up after the chunks (seen at 99 %): {done - last_chunk_done:.1f} s")
         summary = scoring.get("timing", {}).get("all")
         if summary:
             e2e = summary["e2e"]["by_source"].get("timestamps", {})
@@ -290,8 +368,8 @@ def bench(case: Case, workers: int) -> None:
                 f"{stable['stable']['k']} of {stable['stable']['n']} questions, {stable['distribution']}"
             )
 
-        cookie = f"sessionid={session}"
-        run_url = f"{base}/runs/{run['id']}/"
+        cookie = stack.cookie
+        run_url = f"{base}/runs/{state['id']}/"
         for label, url in (
             ("version dashboard", f"{base}/versions/app-1.0/"),
             ("run page", run_url),
@@ -300,6 +378,33 @@ def bench(case: Case, workers: int) -> None:
             ("findings partial, citation", run_url + "?kind=citation&page=20"),
         ):
             print(f"{label}: {timed_get(url, cookie):.0f} ms (median of 10)")
+        if candidate_path is not None:
+            print(f"second version, {CANDIDATE}, on the same questions:")
+            upload_and_score(stack, case, candidate_path, workers)
+            versions = {"baseline": "app-1.0", "candidate": CANDIDATE}
+            compare_url = f"{base}/versions/compare/?" + urlencode({"set": case.label, **versions})
+            gate_url = f"{base}/api/gate?" + urlencode({"set_version": case.label, **versions})
+            print(
+                "before the planner has statistics on the new rows (one request each): "
+                f"compare page {timed_get(compare_url, cookie, 1):.0f} ms, "
+                f"/api/gate {timed_get(gate_url, repeat=1, token=token):.0f} ms"
+            )
+            # What autovacuum does soon after a million rows arrive; it is off on
+            # this machine's PostgreSQL, so the bench does it, as load_setup.py does.
+            start = time.perf_counter()
+            subprocess.run(
+                ["psql", "-h", "127.0.0.1", "-U", "postgres", "-q", "-c", "ANALYZE", database], check=True
+            )
+            print(f"ANALYZE (autovacuum's part) in {time.perf_counter() - start:.1f} s; then:")
+            print(
+                f"compare page, app-1.0 against {CANDIDATE} ({case.answers} lines each): "
+                f"{timed_get(compare_url, cookie, compare_repeat):.0f} ms (median of {compare_repeat})"
+            )
+            print(
+                f"/api/gate, app-1.0 against {CANDIDATE}: "
+                f"{timed_get(gate_url, repeat=compare_repeat, token=token):.0f} ms "
+                f"(median of {compare_repeat})"
+            )
     finally:
         web.terminate()
         worker.terminate()
@@ -320,7 +425,18 @@ def main() -> None:
         default=None,
         help="share of attempts that time out (default 0.03 with repetitions above 1, else 0)",
     )
+    parser.add_argument(
+        "--compare",
+        action="store_true",
+        help=f"then score a second version ({CANDIDATE}) of the same size on the same questions and "
+        "time the compare page and /api/gate between the two (own database, port and Redis database)",
+    )
+    parser.add_argument(
+        "--compare-repeat", type=int, default=5, help="requests timed for each of compare and gate (median)"
+    )
     args = parser.parse_args()
+    if args.compare_repeat < 1:
+        parser.error("--compare-repeat must be 1 or more")
     if not 1 <= args.repetitions <= 100:
         parser.error("--repetitions must be from 1 to 100")
     timeout_share = args.timeout_share
@@ -329,7 +445,12 @@ def main() -> None:
     if not 0 <= timeout_share < 1:
         parser.error("--timeout-share must be from 0 to below 1")
     for answers in args.answers or [100_000]:
-        bench(Case(answers, args.repetitions, timeout_share), args.workers)
+        bench(
+            Case(answers, args.repetitions, timeout_share),
+            args.workers,
+            compare=args.compare,
+            compare_repeat=args.compare_repeat,
+        )
 
 
 if __name__ == "__main__":
