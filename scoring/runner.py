@@ -22,6 +22,7 @@ import multiprocessing
 import os
 import tempfile
 from array import array
+from collections import deque
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -310,9 +311,17 @@ def score_file(
                     totals.add(_score_range(job))
             else:
                 context = multiprocessing.get_context("fork")
-                with context.Pool(min(workers, len(jobs)), initializer=gc.disable) as pool:
-                    for result in pool.imap(_score_range, jobs):
-                        totals.add(result)
+                processes = min(workers, len(jobs))
+                with context.Pool(processes, initializer=gc.disable) as pool:
+                    # A few chunks in flight, added up in file order: results
+                    # never pile up when the parent falls behind.
+                    pending: deque = deque()
+                    for job in jobs:
+                        pending.append(pool.apply_async(_score_range, (job,)))
+                        if len(pending) > 2 * processes:
+                            totals.add(pending.popleft().get())
+                    while pending:
+                        totals.add(pending.popleft().get())
         return totals.finish(questions, combined=combined, options=options, slice_fields=slice_fields)
     finally:
         _QUESTIONS = {}
