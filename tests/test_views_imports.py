@@ -19,6 +19,19 @@ def example(name: str) -> SimpleUploadedFile:
     return SimpleUploadedFile(name, (EXAMPLES / name).read_bytes())
 
 
+def ragas_import_fields(client) -> dict:
+    """Upload the Ragas example and return the fields that import it as rag-1, its set from the file."""
+    page = client.post(reverse("run-import"), {"file": example("ragas_example.jsonl")})
+    return {
+        "key": page.context["form"].initial["key"],
+        "assistant_version": "rag-1",
+        "set_version": "ragas-1",
+        "set_from_file": "on",
+        "language": "en",
+        "action": "import",
+    }
+
+
 class ImportPageTests(TestCase):
     def setUp(self):
         make_user("lead")
@@ -354,19 +367,9 @@ class CalibrationAmongPassagesTests(TestCase):
 
         lead = make_user("lead")
         self.client.login(username="lead", password=PASSWORD)
-        page = self.client.post(reverse("run-import"), {"file": example("ragas_example.jsonl")})
+        fields = ragas_import_fields(self.client)
         with self.captureOnCommitCallbacks(execute=True):
-            self.client.post(
-                reverse("run-import-confirm"),
-                {
-                    "key": page.context["form"].initial["key"],
-                    "assistant_version": "rag-1",
-                    "set_version": "ragas-1",
-                    "set_from_file": "on",
-                    "language": "en",
-                    "action": "import",
-                },
-            )
+            self.client.post(reverse("run-import-confirm"), fields)
         sample = sample_draw(
             frame=Frame(run=Run.objects.get()),
             size=3,
@@ -398,15 +401,7 @@ class SecondClickTests(TestCase):
     def test_a_second_click_on_import_leads_to_the_run_the_first_made(self):
         make_user("lead")
         self.client.login(username="lead", password=PASSWORD)
-        page = self.client.post(reverse("run-import"), {"file": example("ragas_example.jsonl")})
-        fields = {
-            "key": page.context["form"].initial["key"],
-            "assistant_version": "rag-1",
-            "set_version": "ragas-1",
-            "set_from_file": "on",
-            "language": "en",
-            "action": "import",
-        }
+        fields = ragas_import_fields(self.client)
         with self.captureOnCommitCallbacks(execute=True):
             first = self.client.post(reverse("run-import-confirm"), fields)
             second = self.client.post(reverse("run-import-confirm"), fields, follow=True)
