@@ -212,3 +212,20 @@ def test_the_cli_scores_against_a_question_set_as_the_library_does_with_question
         name: {m: (c["k"], c["n"]) for m, c in figures.items()} for name, figures in expected.slices.items()
     }
     assert printed["findings"] == [f.as_dict() for f in expected.findings]
+
+
+def test_a_reader_that_stops_early_gets_no_traceback(tmp_path):
+    # Findings are copied out in blocks after the table; `| head` closes the pipe before the last.
+    # More output than a pipe holds (64 KB), so the writer is still writing when the reader leaves.
+    import subprocess
+    import sys
+
+    path, _, _ = generated(tmp_path, size=8000, combined=True)
+    process = subprocess.Popen(
+        [sys.executable, "-m", "scoring", str(path)], stdout=subprocess.PIPE, stderr=subprocess.PIPE
+    )
+    assert process.stdout.readline() == b"8000 answers\n"
+    process.stdout.close()
+    stderr = process.stderr.read().decode()
+    assert process.wait() == 1
+    assert "Traceback" not in stderr
