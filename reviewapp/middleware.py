@@ -65,7 +65,9 @@ class NulRefusalMiddleware:
         if "\x00" in request.path or "%00" in request.META.get("QUERY_STRING", ""):
             message = "the address holds a NUL character (%00), which no label, id or option may hold"
             if request.path.startswith("/api/"):
-                # As the API answers every other malformed parameter.
-                return JsonResponse({"detail": message, "errors": [message]}, status=422)
+                # As the API answers every other malformed parameter (its schema's 422).
+                where = "path" if "\x00" in request.path else "query"
+                problem = {"type": "value_error", "loc": [where], "msg": message}
+                return JsonResponse({"detail": [problem]}, status=422)
             return HttpResponse(message, status=400, content_type="text/plain; charset=utf-8")
         return self.get_response(request)

@@ -70,3 +70,12 @@ class ApiTests(TestCase):
         self.assertIn("/api/runs", schema["paths"])
         self.assertIn("/api/runs/{run_id}", schema["paths"])
         self.assertIn("multipart/form-data", schema["paths"]["/api/runs"]["post"]["requestBody"]["content"])
+
+    def test_a_nul_in_the_address_is_refused_as_its_other_malformed_parameters_are(self):
+        # The schema's 422 holds a list of problems, each with where and what.
+        for address, where in (("/api/runs/1?version=a%00b", "query"), ("/api/runs/a%00b", "path")):
+            response = self.client.get(address, **self.auth)
+            self.assertEqual(response.status_code, 422, address)
+            [problem] = response.json()["detail"]
+            self.assertEqual(problem["loc"], [where], address)
+            self.assertIn("NUL character", problem["msg"])
