@@ -7,14 +7,17 @@ the last chunk adds the slice counts up.
 
 from __future__ import annotations
 
+import json
 import logging
+import math
+from collections.abc import Iterable
 from dataclasses import asdict
 
 import orjson
+import psycopg
 from django.conf import settings
-from django.db import transaction
-from django.db.models import Count, F, OuterRef, Q, Subquery
-from django.db.models.functions import Coalesce
+from django.db import connection, transaction
+from django.db.models import Count, F, Q
 from django.utils import timezone
 
 from reviewapp.models import (
@@ -184,15 +187,9 @@ def _plan(scoring_id: int, attempt: int) -> Scoring | None:
             return None
         for model in (ScoringChunk, AnswerCheck, Finding, Score):
             model.objects.filter(scoring=scoring).delete()
-        ids = list(Answer.objects.filter(run=scoring.run).order_by("id").values_list("id", flat=True))
         chunks = ScoringChunk.objects.bulk_create(
-            ScoringChunk(
-                scoring=scoring,
-                first_answer_id=ids[start],
-                last_answer_id=ids[min(start + size, len(ids)) - 1],
-                answers=min(size, len(ids) - start),
-            )
-            for start in range(0, len(ids), size)
+            ScoringChunk(scoring=scoring, first_answer_id=first, last_answer_id=last, answers=answers)
+            for first, last, answers in _chunk_ranges(scoring.run_id, size)
         )
         scoring.chunks_total = len(chunks)
         scoring.chunks_done = 0
@@ -203,6 +200,21 @@ def _plan(scoring_id: int, attempt: int) -> Scoring | None:
         for chunk in chunks:
             transaction.on_commit(lambda chunk_id=chunk.id: work.queue_chunk(chunk_id))
     return scoring
+
+
+def _chunk_ranges(run_id: int, size: int) -> list[tuple[int, int, int]]:
+    """(first answer id, last answer id, answers) of each run of ``size``
+    answers in id order, the last one shorter: numbered in the database, so
+    that a million ids never travel to Python."""
+    table = connection.ops.quote_name(Answer._meta.db_table)
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"SELECT MIN(id), MAX(id), COUNT(*) FROM ("
+            f"SELECT id, (ROW_NUMBER() OVER (ORDER BY id) - 1) / %s AS part FROM {table} WHERE run_id = %s"
+            f") numbered GROUP BY part ORDER BY part",
+            [size, run_id],
+        )
+        return cursor.fetchall()
 
 
 def scoring_chunk_perform(*, chunk_id: int) -> ScoringChunk | None:
@@ -219,7 +231,7 @@ def scoring_chunk_perform(*, chunk_id: int) -> ScoringChunk | None:
     )
     if attempt is None:
         return None
-    chunk = ScoringChunk.objects.select_related("scoring__set_version").get(id=chunk_id)
+    chunk = ScoringChunk.objects.select_related("scoring__set_version", "scoring__run").get(id=chunk_id)
     scoring = chunk.scoring
     try:
         with gc_paused(), work.lease_kept(ScoringChunk, pk=chunk.id, attempt=attempt):
@@ -237,27 +249,23 @@ def scoring_chunk_perform(*, chunk_id: int) -> ScoringChunk | None:
     return chunk
 
 
+# A chunk's counts that _finish needs besides its slices, kept in its slices
+# under a key no slice can have (slices are "all" and "field=value").
+CHUNK_TALLY = "~tally"
+
+
 def _score_chunk(chunk: ScoringChunk, scoring: Scoring, attempt: int) -> None:
     options = Options(**scoring.options)
     slice_fields = tuple(scoring.slice_fields)
-    answers = list(
-        Answer.objects.filter(
-            run_id=scoring.run_id, id__gte=chunk.first_answer_id, id__lte=chunk.last_answer_id
-        )
-        .order_by("id")
-        .values_list("id", "line_number", "question_id", "language", "raw")
-    )
-    questions = {
-        row["question_id"]: row
-        for row in Question.objects.filter(
-            set_version=scoring.set_version_id,
-            question_id__in=[answer[2] for answer in answers],
-        ).values("question_id", "expected_behaviour", "expected_values", "stratum", "split")
-    }
+    repetitions = scoring.run.repetitions
+    answers, questions = _chunk_answers(chunk, scoring)
     checks = {False: [], True: []}  # by sealed
     check_rows, finding_rows = [], []
     unmatched = 0
-    for answer_id, line_number, question_id, language, raw in answers:
+    # What count_attempts, the sealed count and _not_run would otherwise
+    # read back from every check of the scoring.
+    tally = {"scored": 0, "failed": 0, "sealed": 0, "attempts_in_range": 0}
+    for answer_id, line_number, question_id, language, status, attempt_number, raw in answers:
         question = questions.get(question_id)
         if question is None:
             unmatched += 1
@@ -281,6 +289,18 @@ def _score_chunk(chunk: ScoringChunk, scoring: Scoring, attempt: int) -> None:
             (scoring.id, answer_id, f.kind, f.detail, sealed, line_number, question_id, language)
             for f in check.findings
         ]
+        if sealed:
+            tally["sealed"] += 1
+        elif status == Answer.Status.OK:
+            tally["scored"] += 1
+        else:
+            tally["failed"] += 1
+        if 1 <= attempt_number <= repetitions:
+            tally["attempts_in_range"] += 1
+    slices = part_slices(
+        slice_counts(checks[False], slice_fields=slice_fields),
+        slice_counts(checks[True], slice_fields=slice_fields),
+    )
     with transaction.atomic():
         # The fence: only the attempt that holds the chunk stores its rows.
         if (
@@ -292,19 +312,46 @@ def _score_chunk(chunk: ScoringChunk, scoring: Scoring, attempt: int) -> None:
         _store_checks(check_rows, finding_rows)
         chunk.status = ScoringChunk.Status.DONE
         chunk.lease_until = None
-        chunk.slices = part_slices(
-            slice_counts(checks[False], slice_fields=slice_fields),
-            slice_counts(checks[True], slice_fields=slice_fields),
-        )
+        chunk.slices = {**slices, CHUNK_TALLY: tally}
         chunk.unmatched_answers = unmatched
         chunk.save(update_fields=("status", "slices", "unmatched_answers", "lease_until"))
         # The update locks the scoring row: exactly one chunk sees the last count.
         Scoring.objects.filter(id=scoring.id).update(chunks_done=F("chunks_done") + 1)
-        scoring = Scoring.objects.select_for_update().get(id=scoring.id)
+        scoring = Scoring.objects.select_for_update().select_related("run", "set_version").get(id=scoring.id)
         scoring.progress = min(99, 100 * scoring.chunks_done // max(scoring.chunks_total, 1))
         scoring.save(update_fields=("progress",))
         if scoring.chunks_done == scoring.chunks_total and scoring.status == Scoring.Status.SCORING:
             _finish(scoring)
+
+
+QUESTION_FIELDS = ("question_id", "expected_behaviour", "expected_values", "stratum", "split")
+
+
+def _chunk_answers(chunk: ScoringChunk, scoring: Scoring) -> tuple[list[tuple], dict[str, dict]]:
+    """The chunk's answers in id order, as (id, line, question id, language,
+    status, attempt, raw), and the set version's questions among them, as
+    check_answer takes them: read together, one look-up of each answer's
+    question in the database (a list of ids to match took it three times as long)."""
+    answer_table = connection.ops.quote_name(Answer._meta.db_table)
+    question_table = connection.ops.quote_name(Question._meta.db_table)
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT a.id, a.line_number, a.question_id, a.language, a.status, a.attempt, a.raw, "
+            f"q.expected_behaviour, q.expected_values, q.stratum, q.split FROM {answer_table} a "
+            f"LEFT JOIN {question_table} q ON q.set_version_id = %s AND q.question_id = a.question_id "
+            "WHERE a.run_id = %s AND a.id >= %s AND a.id <= %s ORDER BY a.id",
+            [scoring.set_version_id, scoring.run_id, chunk.first_answer_id, chunk.last_answer_id],
+        )
+        rows = cursor.fetchall()
+    questions = {}
+    for row in rows:
+        # No behaviour: the set version has no such question.
+        if row[7] is not None and row[2] not in questions:
+            # expected_values read as JSONField reads it, so that values are the same objects.
+            questions[row[2]] = dict(
+                zip(QUESTION_FIELDS, (row[2], row[7], json.loads(row[8]), *row[9:]), strict=True)
+            )
+    return [row[:7] for row in rows], questions
 
 
 CHECK_COLUMNS = ("scoring_id", "answer_id", "question_id", "sealed", *COUNT_COLUMNS, "numbers", "timing")
@@ -313,49 +360,100 @@ FINDING_COLUMNS = (
 )  # fmt: skip
 
 
-def _store_checks(check_rows, finding_rows) -> None:
-    insert_rows(AnswerCheck, CHECK_COLUMNS, check_rows)
-    insert_rows(Finding, FINDING_COLUMNS, finding_rows)
+def _store_checks(check_rows: list[tuple], finding_rows: list[tuple]) -> None:
+    if connection.vendor == "postgresql":
+        # psycopg's COPY adapts the values in C; the JSON columns are written
+        # with orjson first (the stdlib's JSON took most of the time).
+        _copy_rows(
+            AnswerCheck, CHECK_COLUMNS, ((*row[:-2], _json(row[-2]), _json(row[-1])) for row in check_rows)
+        )
+        _copy_rows(Finding, FINDING_COLUMNS, finding_rows)
+    else:
+        insert_rows(AnswerCheck, CHECK_COLUMNS, check_rows)
+        insert_rows(Finding, FINDING_COLUMNS, finding_rows)
 
 
-def _not_run(scoring: Scoring) -> dict:
+def _copy_rows(model, columns, rows: Iterable[tuple]) -> None:
+    """COPY ``rows`` (values in ``columns`` order, JSON as text) into
+    ``model``'s table in the current transaction. PostgreSQL only."""
+    names = ", ".join(connection.ops.quote_name(model._meta.get_field(name).column) for name in columns)
+    table = connection.ops.quote_name(model._meta.db_table)
+    with connection.cursor() as cursor, cursor.cursor.copy(f"COPY {table} ({names}) FROM STDIN") as copy:
+        for row in rows:
+            copy.write_row(row)
+
+
+def _json(value) -> str:
+    """A JSON column's text: orjson's, or the stdlib's where orjson would
+    write something else: NaN and infinities, which orjson writes as null
+    (the stdlib's NaN is refused by PostgreSQL, as it always was), and
+    integers past 64 bits, which orjson refuses."""
+    try:
+        text = orjson.dumps(value).decode()
+    except orjson.JSONEncodeError:
+        return json.dumps(value)
+    return text if _finite(value) else json.dumps(value)
+
+
+def _finite(value) -> bool:
+    """False when a float in ``value`` (a dict, or a list of them: a check's
+    numbers or timing) is NaN or infinite, or when they add up past the
+    largest float, which only sends them the stdlib's slower way."""
+    total = 0.0
+    for row in value if type(value) is list else (value,):
+        if type(row) is not dict:
+            return False
+        for item in row.values():
+            if type(item) is float:
+                total += item
+            elif type(item) is dict or type(item) is list:
+                return False
+    return math.isfinite(total)
+
+
+def _not_run(scoring: Scoring) -> tuple[dict, int]:
     """Store a check and a finding for each attempt the run did not make of
     each question of the set version (R of them, less those it holds), and
-    return their slice counts."""
+    return their slice counts and how many of them are of the tuning part."""
     slice_fields = tuple(scoring.slice_fields)
     repetitions = scoring.run.repetitions
-    attempts = (
-        Answer.objects.filter(run_id=scoring.run_id, question_id=OuterRef("question_id"))
-        .order_by()
-        .values("question_id")
-        .annotate(made=Count("id"))
-        .values("made")
+    question_table = connection.ops.quote_name(Question._meta.db_table)
+    answer_table = connection.ops.quote_name(Answer._meta.db_table)
+    # Each question's attempts counted once for all, not once per question.
+    query = (
+        "SELECT q.question_id, q.language, q.expected_behaviour, q.stratum, q.split, COALESCE(m.made, 0) "
+        f"FROM {question_table} q LEFT JOIN ("
+        f"SELECT question_id, COUNT(*) AS made FROM {answer_table} WHERE run_id = %s GROUP BY question_id"
+        ") m ON m.question_id = q.question_id "
+        "WHERE q.set_version_id = %s AND COALESCE(m.made, 0) < %s ORDER BY q.id"
     )
-    questions = (
-        Question.objects.filter(set_version_id=scoring.set_version_id)
-        .annotate(made=Coalesce(Subquery(attempts), 0))
-        .filter(made__lt=repetitions)
-        .order_by("id")
-        .values("question_id", "language", "expected_behaviour", "stratum", "split", "made")
-    )
+    names = ("question_id", "language", "expected_behaviour", "stratum", "split", "made")
     checks = {False: [], True: []}
     check_rows, finding_rows = [], []
-    for question in questions.iterator(chunk_size=20000):
-        sealed = question["split"] == Question.Split.SEALED
-        for _ in range(repetitions - question["made"]):
-            check = not_run_check(question, slice_fields=slice_fields)
-            checks[sealed].append(check)
-            check_rows.append((scoring.id, None, question["question_id"], sealed, *check.counts, [], {}))
-            finding_rows += [
-                (scoring.id, None, f.kind, f.detail, sealed, None, f.question_id, question["language"])
-                for f in check.findings
-            ]
+    with connection.cursor() as cursor:
+        cursor.execute(query, [scoring.run_id, scoring.set_version_id, repetitions])
+        for batch in iter(lambda: cursor.fetchmany(20000), []):
+            for values in batch:
+                question = dict(zip(names, values, strict=True))
+                sealed = question["split"] == Question.Split.SEALED
+                for _ in range(repetitions - question["made"]):
+                    check = not_run_check(question, slice_fields=slice_fields)
+                    checks[sealed].append(check)
+                    check_rows.append(
+                        (scoring.id, None, question["question_id"], sealed, *check.counts, [], {})
+                    )
+                    language = question["language"]
+                    finding_rows += [
+                        (scoring.id, None, f.kind, f.detail, sealed, None, f.question_id, language)
+                        for f in check.findings
+                    ]
     _store_checks(check_rows, finding_rows)
     scoring.not_run = len(check_rows)
-    return part_slices(
+    slices = part_slices(
         slice_counts(checks[False], slice_fields=slice_fields),
         slice_counts(checks[True], slice_fields=slice_fields),
     )
+    return slices, len(checks[False])
 
 
 def _stable(scoring: Scoring) -> dict:
@@ -392,9 +490,12 @@ def stable_tallies(scoring: Scoring, *, slice_fields=("language",)) -> dict[str,
     return tallies
 
 
+_TIMING_FIELDS = frozenset(TIMING_FIELDS)
+
+
 def _logged_timing(record: dict) -> dict:
     """The line's timing figures that were logged (validated at ingest)."""
-    if not any(name in record for name in TIMING_FIELDS):
+    if _TIMING_FIELDS.isdisjoint(record):
         return {}
     return timing.logged(timing.answer_timing(record, validated=True))
 
@@ -411,47 +512,143 @@ def _timing(scoring: Scoring) -> dict:
     """Spec 004's timing summary of the tuning part for "all" and each
     language, with each question's median when attempts repeat; empty when
     no line logged any timing."""
-    # Each figure as its own column: a million small tuples, not a million dicts.
+    if connection.vendor == "postgresql":
+        tables, question_ids = _timing_columns(scoring)
+    else:
+        tables, question_ids = _timing_columns_portable(scoring)
+    if not tables:
+        return {}
+    languages = sorted(tables)
+    everything = timing.TimingColumns()
+    for language in languages:
+        everything.extend(tables[language])
+    # "all" holds the languages one after the other, their question ids in
+    # the same order: every figure is of the values whatever their order.
+    ids = question_ids or {}
+    groups = [("all", everything, [q for lang in languages for q in ids[lang]] if ids else None)]
+    groups += [(f"language={lang}", tables[lang], ids.get(lang)) for lang in languages]
+    return {
+        name: without_questions(timing.timing_summary(table, question_ids=of_rows))
+        for name, table, of_rows in groups
+    }
+
+
+# Rows converted at a time, and queries they are read in: each query's rows
+# are held by the client at once (a server-side cursor, which would not,
+# read them a third slower), so a run's rows are split among a few.
+TIMING_BATCH = 50_000
+TIMING_QUERIES = 8
+
+
+def _timing_columns(scoring: Scoring) -> tuple[dict[str, timing.TimingColumns], dict[str, list] | None]:
+    """Each language's timing rows of the tuning part as columns, and with
+    repeated attempts their question ids; each figure cast in the database
+    and read in binary, never as a million JSON documents."""
+    repeated = scoring.run.repetitions > 1
+    figures = ", ".join(
+        f"(c.timing ->> '{name}')::float8" if name in timing.NUMBER_FIELDS else f"c.timing ->> '{name}'"
+        for name in timing.TIMING_NAMES
+    )
+    check_table = connection.ops.quote_name(AnswerCheck._meta.db_table)
+    answer_table = connection.ops.quote_name(Answer._meta.db_table)
+    query = (
+        f"SELECT a.language, c.question_id, {figures} FROM {check_table} c "
+        f"JOIN {answer_table} a ON a.id = c.answer_id "
+        "WHERE c.scoring_id = %s AND a.run_id = %s AND NOT c.sealed AND c.timing <> '{}'::jsonb "
+        "AND c.answer_id BETWEEN %s AND %s"
+    )
+    tables: dict[str, timing.TimingColumns] = {}
+    question_ids: dict[str, list] = {}
+    connection.ensure_connection()
+    # Django's cursors bind on the client, which rules binary results out.
+    with psycopg.Cursor(connection.connection) as cursor:
+        for first, last in _answer_id_ranges(scoring, TIMING_QUERIES):
+            cursor.execute(query, [scoring.id, scoring.run_id, first, last], binary=True)
+            while batch := cursor.fetchmany(TIMING_BATCH):
+                by_language: dict[str, list] = {}
+                for row in batch:
+                    rows = by_language.get(row[0])
+                    if rows is None:
+                        rows = by_language[row[0]] = []
+                    rows.append(row)
+                for language, rows in by_language.items():
+                    table = tables.get(language)
+                    if table is None:
+                        table = tables[language] = timing.TimingColumns()
+                    table.extend(timing.TimingColumns.from_rows([row[2:] for row in rows]))
+                    if repeated:
+                        question_ids.setdefault(language, []).extend(row[1] for row in rows)
+    return tables, question_ids if repeated else None
+
+
+def _answer_id_ranges(scoring: Scoring, parts: int) -> list[tuple[int, int]]:
+    """The scoring's chunks' answer ids in about ``parts`` ranges."""
+    chunks = list(scoring.chunks.order_by("first_answer_id").values_list("first_answer_id", "last_answer_id"))
+    size = max(1, -(-len(chunks) // parts))
+    return [
+        (group[0][0], group[-1][1]) for group in (chunks[i : i + size] for i in range(0, len(chunks), size))
+    ]
+
+
+def _timing_columns_portable(
+    scoring: Scoring,
+) -> tuple[dict[str, timing.TimingColumns], dict[str, list] | None]:
+    """As _timing_columns, through the ORM: SQLite, the embedded default."""
     names = timing.TIMING_NAMES
     rows = (
         AnswerCheck.objects.filter(scoring=scoring, sealed=False, answer__isnull=False)
         .exclude(timing={})
-        .values_list("question_id", "answer__language", *(f"timing__{name}" for name in names))
+        .values_list("answer__language", "question_id", "timing")
         .iterator(chunk_size=20000)
     )
-    question_ids: list[str] = []
-    languages: list[str] = []
-    timings: list[timing.AnswerTiming] = []
-    for question_id, language, *values in rows:
-        question_ids.append(question_id)
-        languages.append(language)
-        timings.append(timing.AnswerTiming(**dict(zip(names, values, strict=True))))
-    if not timings:
-        return {}
-    groups: dict[str, list[int]] = {"all": list(range(len(timings)))}
-    for index, language in enumerate(languages):
-        groups.setdefault(f"language={language}", []).append(index)
-    repeated = scoring.run.repetitions > 1
-    summaries = {}
-    for name, indexes in sorted(groups.items(), key=lambda item: (item[0] != "all", item[0])):
-        summary = timing.timing_summary(
-            [timings[i] for i in indexes],
-            question_ids=[question_ids[i] for i in indexes] if repeated else None,
-        )
-        summaries[name] = without_questions(summary)
-    return summaries
+    by_language: dict[str, list] = {}
+    question_ids: dict[str, list] = {}
+    for language, question_id, logged in rows:
+        by_language.setdefault(language, []).append(tuple(map(logged.get, names)))
+        question_ids.setdefault(language, []).append(question_id)
+    tables = {language: timing.TimingColumns.from_rows(rows) for language, rows in by_language.items()}
+    return tables, question_ids if scoring.run.repetitions > 1 else None
 
 
 def _finish(scoring: Scoring) -> None:
     """Count the questions not run and add the chunks' slice counts up into
     the scoring's scores."""
+    from reviewapp.selectors import AttemptCounts, count_attempts  # selectors reads this module's names
+
     chunks = list(scoring.chunks.all())
-    totals = merge_slice_counts(*(chunk.slices for chunk in chunks), _not_run(scoring))
+    parts = [dict(chunk.slices) for chunk in chunks]
+    tallies = [part.pop(CHUNK_TALLY, None) for part in parts]
+    # Chunks stored before the tallies were kept have none: count from the rows then.
+    tallied = all(tally is not None for tally in tallies)
+    questions, tuning_questions = _question_counts(scoring)
+    repetitions = scoring.run.repetitions
+    if tallied and sum(tally["attempts_in_range"] for tally in tallies) == questions * repetitions:
+        # Each question has all R attempts: the run holds one answer per
+        # question and attempt (a unique constraint), and as many answers
+        # with attempts 1 to R as there are pairs.
+        not_run, tuning_not_run = {}, 0
+        scoring.not_run = 0
+    else:
+        not_run, tuning_not_run = _not_run(scoring)
+    totals = merge_slice_counts(*parts, not_run)
     scoring.stable = _stable(scoring)
     scoring.timing = _timing(scoring)
-    from reviewapp.selectors import count_attempts  # selectors reads this module's names
-
-    scoring.attempt_counts = asdict(count_attempts(scoring))
+    if tallied:
+        scoring.attempt_counts = asdict(
+            AttemptCounts(
+                questions=tuning_questions,
+                repetitions=repetitions,
+                scored=sum(tally["scored"] for tally in tallies),
+                failed=sum(tally["failed"] for tally in tallies),
+                not_run=tuning_not_run,
+            )
+        )
+        scoring.sealed_answers = sum(tally["sealed"] for tally in tallies)
+    else:
+        scoring.attempt_counts = asdict(count_attempts(scoring))
+        scoring.sealed_answers = AnswerCheck.objects.filter(
+            scoring=scoring, sealed=True, answer__isnull=False
+        ).count()
     Score.objects.bulk_create(
         Score(scoring=scoring, slice=slice_name, measure=measure, k=c["k"], n=c["n"])
         for slice_name, measures in totals.items()
@@ -460,9 +657,6 @@ def _finish(scoring: Scoring) -> None:
     scoring.status = Scoring.Status.DONE
     scoring.progress = 100
     scoring.unmatched_answers = sum(chunk.unmatched_answers for chunk in chunks)
-    scoring.sealed_answers = AnswerCheck.objects.filter(
-        scoring=scoring, sealed=True, answer__isnull=False
-    ).count()
     scoring.finished_at = timezone.now()
     scoring.save(
         update_fields=(
@@ -477,6 +671,14 @@ def _finish(scoring: Scoring) -> None:
             "attempt_counts",
         )
     )
+
+
+def _question_counts(scoring: Scoring) -> tuple[int, int]:
+    """The set version's questions, and those of its tuning part."""
+    counts = Question.objects.filter(set_version_id=scoring.set_version_id).aggregate(
+        questions=Count("id"), tuning=Count("id", filter=~Q(split=Question.Split.SEALED))
+    )
+    return counts["questions"], counts["tuning"]
 
 
 def scoring_open_sealed(*, scoring: Scoring, opened_by, reason: str) -> Scoring:

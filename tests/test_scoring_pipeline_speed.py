@@ -1,0 +1,298 @@
+"""The scoring pipeline's fast paths store and add up exactly what the
+library's checks say: check and finding rows written by COPY with orjson,
+the counts each chunk keeps for the adding up, the timing read back as typed
+columns, and the questions-not-run shortcut (issue 16)."""
+
+import json
+from dataclasses import asdict
+
+from django.core.files.uploadedfile import SimpleUploadedFile
+from django.db import connection, transaction
+from django.test import TestCase, override_settings
+from django.test.utils import CaptureQueriesContext
+
+from reviewapp.models import Answer, AnswerCheck, Finding, Question, Run, Score, Scoring, ScoringChunk
+from reviewapp.selectors import count_attempts
+from reviewapp.services import scoring as scoring_service
+from reviewapp.services.question_sets import set_version_create
+from reviewapp.services.runs import run_receive
+from reviewapp.services.scoring import DEFAULT_SLICE_FIELDS, without_questions
+from scoring import synthetic, timing
+from scoring.logfile import normalise_question
+from scoring.measures import check_answer, merge_slice_counts, not_run_check, slice_counts
+
+REPETITIONS = 3
+QUESTIONS = 40
+QUESTION_FIELDS = ("question_id", "expected_behaviour", "expected_values", "stratum", "split")
+
+
+def question_set(version: str) -> list[dict]:
+    """Generated questions, a quarter of them sealed, one id with a backslash."""
+    questions = synthetic.generate_question_set(questions=QUESTIONS, seed=31, set_version=version)
+    for index, question in enumerate(questions):
+        question["split"] = "sealed" if index % 4 == 3 else "tuning"
+    questions[5]["question_id"] = "q\\back\\slash"
+    return questions
+
+
+def run_lines(questions: list[dict], *, complete: bool) -> list[str]:
+    """Three attempts of each question, a tenth timed out, with text that
+    COPY must escape; unless ``complete``, some attempts and questions left
+    out, so that they are not run."""
+    rows = synthetic.generate_run(
+        question_set=questions,
+        answers=len(questions),
+        seed=32,
+        repetitions=REPETITIONS,
+        timeout_share=0.1,
+    )
+    for index, row in enumerate(rows):
+        if row.get("status", "ok") == "ok" and index % 7 == 0:
+            row["answer"] = 'Tab\there, new line\nthere, back\\slash, "quoted" and 12\u00a0345 é 7.5'
+    if not complete:
+        # Attempt 3 of q…1 never made; every attempt of the fourth question left out.
+        left_out = {questions[1]["question_id"]: {3}, questions[3]["question_id"]: {1, 2, 3}}
+        rows = [row for row in rows if row.get("attempt", 1) not in left_out.get(row["question_id"], ())]
+    header = {"assistant_version": "bot-1", "set_version": "x", "repetitions": REPETITIONS, "timeout_s": 600}
+    lines = [json.dumps(header)] + [json.dumps(row, ensure_ascii=False) for row in rows]
+    # A byte-order mark, Windows line ends and a tab between fields: stored as logged.
+    lines[1] = "\ufeff" + lines[1]
+    lines[2] = lines[2].replace(', "language"', ',\t"language"')
+    return lines
+
+
+def upload(test: TestCase, version: str, *, complete: bool) -> Run:
+    questions = question_set(version)
+    set_version_create(version=version, questions=[normalise_question(q) for q in questions])
+    lines = run_lines(questions, complete=complete)
+    lines[0] = lines[0].replace('"set_version": "x"', f'"set_version": "{version}"')
+    content = "\r\n".join(lines).encode() + b"\r\n"
+    with test.captureOnCommitCallbacks(execute=True):
+        received = run_receive(upload=SimpleUploadedFile(f"answers_run_bot-1_set-{version}.jsonl", content))
+    run = Run.objects.get(id=received.run.id)
+    assert run.status == Run.Status.STORED, run.line_errors
+    return run
+
+
+def expected_figures(scoring: Scoring) -> dict:
+    """What the scoring must hold, from the library alone: each stored answer
+    checked against its question, the attempts not made, and spec 004's
+    timing added up from AnswerTiming objects, as before the fast paths."""
+    questions = {
+        row["question_id"]: row
+        for row in Question.objects.filter(set_version=scoring.set_version).values(*QUESTION_FIELDS)
+    }
+    checks = {False: [], True: []}
+    rows, findings, timings = {}, [], []
+    for answer in Answer.objects.filter(run=scoring.run).order_by("id"):
+        record = json.loads(answer.raw)
+        question = questions[answer.question_id]
+        sealed = question["split"] == "sealed"
+        check = check_answer(record, question, slice_fields=DEFAULT_SLICE_FIELDS)
+        checks[sealed].append(check)
+        logged = scoring_service._logged_timing(record)
+        rows[answer.id] = (check.counts, [n.as_dict() for n in check.numbers], logged)
+        findings += [(answer.id, f.kind, f.detail, sealed, answer.line_number) for f in check.findings]
+        if logged and not sealed:
+            timings.append((answer.language, answer.question_id, timing.AnswerTiming(**logged)))
+    made = {}
+    for question_id in Answer.objects.filter(run=scoring.run).values_list("question_id", flat=True):
+        made[question_id] = made.get(question_id, 0) + 1
+    not_run = {False: [], True: []}
+    for question in Question.objects.filter(set_version=scoring.set_version).order_by("id").values():
+        for _ in range(REPETITIONS - made.get(question["question_id"], 0)):
+            not_run[question["split"] == "sealed"].append(
+                not_run_check(question, slice_fields=DEFAULT_SLICE_FIELDS)
+            )
+    slices = merge_slice_counts(
+        *(
+            scoring_service.part_slices(
+                slice_counts(part[False], slice_fields=DEFAULT_SLICE_FIELDS),
+                slice_counts(part[True], slice_fields=DEFAULT_SLICE_FIELDS),
+            )
+            for part in (checks, not_run)
+        )
+    )
+    groups = {"all": timings}
+    for entry in timings:
+        groups.setdefault(f"language={entry[0]}", []).append(entry)
+    summaries = {
+        name: without_questions(
+            timing.timing_summary([e[2] for e in entries], question_ids=[e[1] for e in entries])
+        )
+        for name, entries in sorted(groups.items(), key=lambda item: (item[0] != "all", item[0]))
+    }
+    return {
+        "rows": rows,
+        "findings": sorted(findings),
+        "slices": slices,
+        "timing": summaries,
+        "not_run": len(not_run[False]) + len(not_run[True]),
+        "tuning_not_run": len(not_run[False]),
+    }
+
+
+def stored_slices(scoring: Scoring) -> dict:
+    stored = {}
+    for score in Score.objects.filter(scoring=scoring):
+        stored.setdefault(score.slice, {})[score.measure] = {"k": score.k, "n": score.n}
+    return stored
+
+
+@override_settings(SCORING_CHUNK_ANSWERS=7)
+class PipelineFiguresTests(TestCase):
+    @classmethod
+    def setUpTestData(cls):
+        cls.run_obj = upload(cls, "speed-holes", complete=False)
+        cls.complete_run = upload(cls, "speed-whole", complete=True)
+
+    def assert_scoring_holds_the_library_figures(self, run: Run) -> Scoring:
+        scoring = run.scorings.get()
+        self.assertEqual((scoring.status, scoring.error), ("done", ""))
+        self.assertGreater(scoring.chunks_total, 10)
+        expected = expected_figures(scoring)
+        checks = AnswerCheck.objects.filter(scoring=scoring, answer__isnull=False)
+        self.assertEqual(
+            {c.answer_id: (c.counts_list, c.numbers, c.timing) for c in with_counts(checks)}, expected["rows"]
+        )
+        self.assertEqual(
+            sorted(
+                Finding.objects.filter(scoring=scoring, answer__isnull=False).values_list(
+                    "answer_id", "kind", "detail", "sealed", "line_number"
+                )
+            ),
+            expected["findings"],
+        )
+        self.assertEqual(stored_slices(scoring), expected["slices"])
+        self.assertEqual(scoring.timing, expected["timing"])
+        self.assertEqual(scoring.not_run, expected["not_run"])
+        self.assertEqual(
+            AnswerCheck.objects.filter(scoring=scoring, answer__isnull=True).count(), scoring.not_run
+        )
+        self.assertEqual(scoring.attempt_counts, asdict(count_attempts(scoring)))
+        self.assertEqual(scoring.attempt_counts["not_run"], expected["tuning_not_run"])
+        self.assertEqual(
+            scoring.sealed_answers,
+            AnswerCheck.objects.filter(scoring=scoring, sealed=True, answer__isnull=False).count(),
+        )
+        return scoring
+
+    def test_it_stores_and_adds_up_what_the_library_says_with_attempts_not_made(self):
+        scoring = self.assert_scoring_holds_the_library_figures(self.run_obj)
+        self.assertEqual(scoring.not_run, 4)  # attempt 3 of one question, all 3 of another
+
+    def test_it_stores_and_adds_up_what_the_library_says_with_every_attempt_made(self):
+        scoring = self.assert_scoring_holds_the_library_figures(self.complete_run)
+        self.assertEqual(scoring.not_run, 0)
+
+    def test_the_not_run_shortcut_agrees_with_counting_each_questions_attempts(self):
+        for run, expected in ((self.run_obj, 4), (self.complete_run, 0)):
+            scoring = run.scorings.get()
+            with transaction.atomic():
+                _, tuning = scoring_service._not_run(scoring)
+                self.assertEqual(scoring.not_run, expected)
+                transaction.set_rollback(True)
+            self.assertEqual(tuning, scoring.attempt_counts["not_run"])
+
+    def test_it_keeps_each_answer_line_as_logged(self):
+        first, second = Answer.objects.filter(run=self.run_obj).order_by("line_number")[:2]
+        self.assertTrue(first.raw.startswith('{"question_id"'))  # the byte-order mark left out
+        self.assertIn(',\t"language"', second.raw)
+        self.assertFalse(second.raw.endswith("\r"))
+        self.assertEqual(
+            Answer.objects.filter(run=self.run_obj, question_id="q\\back\\slash").count(), REPETITIONS
+        )
+
+    def test_chunks_without_their_counts_are_added_up_from_the_rows(self):
+        # As chunks stored before the counts were kept: the adding up reads them back.
+        scoring = self.run_obj.scorings.get()
+        before = Scoring.objects.get(id=scoring.id)
+        for chunk in ScoringChunk.objects.filter(scoring=scoring):
+            chunk.slices.pop(scoring_service.CHUNK_TALLY)
+            chunk.save(update_fields=("slices",))
+        Score.objects.filter(scoring=scoring).delete()
+        Finding.objects.filter(scoring=scoring, answer__isnull=True).delete()
+        AnswerCheck.objects.filter(scoring=scoring, answer__isnull=True).delete()
+        Scoring.objects.filter(id=scoring.id).update(
+            attempt_counts={}, sealed_answers=0, not_run=0, timing={}
+        )
+        scoring.refresh_from_db()
+        with transaction.atomic():
+            scoring_service._finish(scoring)
+        scoring.refresh_from_db()
+        for name in ("attempt_counts", "sealed_answers", "not_run", "timing", "stable"):
+            self.assertEqual(getattr(scoring, name), getattr(before, name), name)
+        self.assert_scoring_holds_the_library_figures(self.run_obj)
+
+    def test_the_portable_timing_read_gives_the_same_summary(self):
+        # PostgreSQL reads the timing with SQL casts, other databases through the ORM.
+        scoring = self.run_obj.scorings.get()
+        tables, question_ids = scoring_service._timing_columns_portable(scoring)
+        summaries = {
+            f"language={language}": without_questions(
+                timing.timing_summary(table, question_ids=question_ids[language])
+            )
+            for language, table in tables.items()
+        }
+        self.assertEqual(
+            summaries, {name: summary for name, summary in scoring.timing.items() if name != "all"}
+        )
+
+
+def with_counts(checks):
+    for check in checks:
+        check.counts_list = [getattr(check, column) for column in scoring_service.COUNT_COLUMNS]
+        yield check
+
+
+class ChunkRangesTests(TestCase):
+    def test_it_cuts_a_runs_answers_into_runs_of_the_size_in_id_order(self):
+        questions = question_set("ranges-1")
+        set_version_create(version="ranges-1", questions=[normalise_question(q) for q in questions])
+        rows = synthetic.generate_run(question_set=questions, answers=8, seed=3)
+        content = "\n".join(json.dumps(row) for row in rows).encode()
+        with override_settings(SCORING_CHUNK_ANSWERS=3), self.captureOnCommitCallbacks(execute=True):
+            run = run_receive(
+                upload=SimpleUploadedFile("answers_run_bot-1_set-ranges-1.jsonl", content),
+                assistant_version="bot-1",
+            ).run
+        ids = list(Answer.objects.filter(run=run).order_by("id").values_list("id", flat=True))
+        self.assertEqual(
+            scoring_service._chunk_ranges(run.id, 3),
+            [(ids[0], ids[2], 3), (ids[3], ids[5], 3), (ids[6], ids[7], 2)],
+        )
+        self.assertEqual(
+            list(ScoringChunk.objects.order_by("first_answer_id").values_list("first_answer_id", "answers")),
+            [(ids[0], 3), (ids[3], 3), (ids[6], 2)],
+        )
+
+
+class QueriesTests(TestCase):
+    def queries_to_score(self, version: str, answers: int) -> int:
+        questions = question_set(version)[:answers]
+        set_version_create(version=version, questions=[normalise_question(q) for q in questions])
+        rows = synthetic.generate_run(question_set=questions, answers=answers, seed=5)
+        content = "\n".join(json.dumps(row) for row in rows).encode()
+        with CaptureQueriesContext(connection) as queries, self.captureOnCommitCallbacks(execute=True):
+            run_receive(
+                upload=SimpleUploadedFile(f"answers_run_bot-1_set-{version}.jsonl", content),
+                assistant_version="bot-1",
+            )
+        self.assertEqual(Scoring.objects.get(set_version__version=version).status, "done")
+        return len(queries)
+
+    def test_storing_and_scoring_take_as_many_queries_for_more_answers(self):
+        # Nothing is read or written a row at a time: ten answers or forty, one chunk, the same
+        # queries (after a first run, which also makes the assistant).
+        self.queries_to_score("queries-first", 3)
+        self.assertEqual(self.queries_to_score("queries-10", 10), self.queries_to_score("queries-40", 40))
+
+
+class JsonColumnTests(TestCase):
+    def test_it_writes_json_as_the_stdlib_reads_it(self):
+        value = [{"text": '7,5 \\ "x"', "value": 7.5, "matched": None, "counted": True, "start": 1}]
+        self.assertEqual(json.loads(scoring_service._json(value)), value)
+
+    def test_it_leaves_non_finite_numbers_and_huge_integers_to_the_stdlib(self):
+        for value in ([{"value": float("inf"), "matched": None}], {"n": 10**30}, [{"v": float("nan")}]):
+            self.assertEqual(scoring_service._json(value), json.dumps(value))
