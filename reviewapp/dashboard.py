@@ -8,7 +8,7 @@ from collections import Counter
 from dataclasses import dataclass
 
 from django.db import connections, transaction
-from django.db.models import Avg, Case, Count, F, IntegerField, Min, Q, Value, When
+from django.db.models import Avg, Case, Count, F, Min, Q, When
 from django.db.models.functions import Collate
 
 from reviewapp.models import (
@@ -19,6 +19,7 @@ from reviewapp.models import (
     JudgeVersion,
     ModelVerdict,
     Question,
+    QuestionOutcome,
     Run,
     Sample,
     SampleItem,
@@ -645,32 +646,33 @@ def paired_tables(baseline: Record, candidate: Record, measures=MEASURES) -> dic
     records' ``question_successes``: on their common questions, and on those
     of them both versions resolved in every attempt (``resolved_questions``).
 
-    Counted in the database in one query, so that a million questions a side
-    need no loop here: each question's outcome per measure and version (1
-    when every attempt the measure applies to succeeds, 0 when one fails,
-    NULL when none applies), then how many questions share each combination
-    of outcomes; a few dozen combinations come back. A scoring in both
-    records counts on both sides, as it does in ``question_successes``."""
+    Counted in the database in one query over the scorings' stored question
+    outcomes (QuestionOutcome), so that a million questions a side need no
+    loop here: each question's outcome per measure and side (the lowest of
+    its scorings' outcomes: it succeeds only when every attempt does), then
+    how many questions share each combination of outcomes; a few dozen
+    combinations come back. A scoring in both records counts on both sides,
+    as it does in ``question_successes``."""
     sides = {"baseline": [s.id for s in baseline.scorings], "candidate": [s.id for s in candidate.scorings]}
     empty = ((0, 0), (0, 0))
     if not sides["baseline"] or not sides["candidate"]:
         return {measure: (empty, empty) for measure in measures}
     counted = tuple(dict.fromkeys((*measures, *RESOLVING_MEASURES)))
     columns = [f"{side}_{measure}" for side in sides for measure in counted]
-    checks = AnswerCheck.objects.filter(
-        scoring_id__in=[*sides["baseline"], *sides["candidate"]], sealed=False
-    )
-    database = connections[checks.db]
+    outcomes = QuestionOutcome.objects.filter(scoring_id__in=[*sides["baseline"], *sides["candidate"]])
+    database = connections[outcomes.db]
     # Grouping needs equality only, and equal text is equal bytes in any
     # deterministic collation. PostgreSQL sorts to group, by the database's
     # locale unless told otherwise: at a million questions a side, 1.1 s
     # against 0.3 s bytewise.
     question = Collate("question_id", "C") if database.vendor == "postgresql" else F("question_id")
     per_question = (
-        checks.values(question=question)
+        outcomes.values(question=question)
         .annotate(
             **{
-                f"{side}_{measure}": _question_outcome(measure, scoring_ids)
+                f"{side}_{measure}": Min(
+                    Case(When(scoring_id__in=scoring_ids, then=F(measure)), default=None)
+                )
                 for side, scoring_ids in sides.items()
                 for measure in counted
             }
@@ -710,27 +712,6 @@ def paired_tables(baseline: Record, candidate: Record, measures=MEASURES) -> dic
 
 def _as_table(cells: list[list[int]]) -> Table:
     return (tuple(cells[0]), tuple(cells[1]))
-
-
-def _question_outcome(measure: str, scoring_ids: list[int]) -> Min:
-    """A question's outcome on ``measure`` over its attempts in the scorings:
-    1 when every attempt the measure applies to (n > 0) succeeds, 0 when one
-    fails, NULL when none applies. A failure measure's attempt succeeds with
-    k = 0, any other with k = n."""
-    if measure in FAILURE_MEASURES:
-        succeeds = Q(**{f"{measure}_k": 0})
-    else:
-        succeeds = Q(**{f"{measure}_k": F(f"{measure}_n")})
-    return Min(
-        Case(
-            When(
-                Q(scoring_id__in=scoring_ids, **{f"{measure}_n__gt": 0}),
-                then=Case(When(succeeds, then=Value(1)), default=Value(0)),
-            ),
-            default=None,
-            output_field=IntegerField(),
-        )
-    )
 
 
 def compare_versions(baseline: Record, candidate: Record, measures=MEASURES) -> list[MeasureComparison]:

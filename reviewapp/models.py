@@ -389,6 +389,33 @@ class AnswerCheck(models.Model):
         return f"checks of answer {self.answer_id} in scoring {self.scoring_id}"
 
 
+class QuestionOutcome(models.Model):
+    """One question's outcome per measure in one scoring's tuning part, over
+    its attempts: 1 when every attempt the measure applies to succeeds, 0
+    when one fails, None when none applies (a failure measure's attempt
+    succeeds with no failure). Written when the scoring is added up, so that
+    pairing two versions reads one narrow row a question, not every check
+    with its numbers and timing."""
+
+    # The unique constraint's index leads with the scoring: no index of its own.
+    scoring = models.ForeignKey(Scoring, on_delete=models.CASCADE, related_name="outcomes", db_index=False)
+    question_id = models.CharField(max_length=200)
+    numeric_accuracy = models.SmallIntegerField(null=True)
+    citation_validity = models.SmallIntegerField(null=True)
+    refusal_accuracy = models.SmallIntegerField(null=True)
+    answer_rate = models.SmallIntegerField(null=True)
+    unsupported_numbers = models.SmallIntegerField(null=True)
+    unsupported_answers = models.SmallIntegerField(null=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=("scoring", "question_id"), name="outcome_unique_question")
+        ]
+
+    def __str__(self) -> str:
+        return f"outcomes of {self.question_id} in scoring {self.scoring_id}"
+
+
 class Finding(models.Model):
     """One failure of one answer on one measure, with its reason."""
 

@@ -1,9 +1,11 @@
 """The compare page's and the gate's paired tables, counted in the database,
 against the per-question successes counted in Python (the reference path)."""
 
+import importlib
 import random
 from decimal import Decimal
 
+from django.apps import apps
 from django.db import connection
 from django.test import SimpleTestCase, TestCase
 from django.test.utils import CaptureQueriesContext
@@ -13,11 +15,13 @@ from reviewapp.models import (
     AnswerCheck,
     Assistant,
     AssistantVersion,
+    QuestionOutcome,
     QuestionSet,
     Run,
     Scoring,
     SetVersion,
 )
+from reviewapp.services.scoring import store_question_outcomes
 from scoring.compare import paired, paired_from_table
 from scoring.measures import MEASURES
 
@@ -87,6 +91,7 @@ class PairedTablesTests(TestCase):
                         )
                     )
             AnswerCheck.objects.bulk_create(checks)
+            store_question_outcomes([scoring.id])  # as adding the scoring up does
         record = dashboard.version_record(version, self.set_version)
         self.assertEqual(len(record.scorings), runs)
         return record
@@ -130,9 +135,10 @@ class PairedTablesTests(TestCase):
         candidate = self.record("cand", rng, runs=2, sealed=set())
         with CaptureQueriesContext(connection) as queries:
             dashboard.paired_tables(baseline, candidate)
-        # Savepoints and settings aside, one query reads the checks.
-        reads = [query["sql"] for query in queries if "reviewapp_answercheck" in query["sql"]]
+        # Savepoints and settings aside, one query reads the stored outcomes, none the checks.
+        reads = [query["sql"] for query in queries if "reviewapp_questionoutcome" in query["sql"]]
         self.assertEqual(len(reads), 1)
+        self.assertFalse([query for query in queries if "reviewapp_answercheck" in query["sql"]])
 
     def test_it_counts_only_the_measures_asked_for(self):
         rng = random.Random(4)
@@ -154,11 +160,27 @@ class PairedTablesTests(TestCase):
         rng = random.Random(6)
         baseline = self.record("base", rng, runs=1, sealed=set())
         candidate = self.record("cand", rng, runs=1, sealed=set())
-        AnswerCheck.objects.filter(scoring__in=candidate.scorings, question_id__in=QUESTIONS[:60]).delete()
-        AnswerCheck.objects.filter(scoring__in=baseline.scorings, question_id__in=QUESTIONS[60:]).delete()
+        for model in (AnswerCheck, QuestionOutcome):
+            model.objects.filter(scoring__in=candidate.scorings, question_id__in=QUESTIONS[:60]).delete()
+            model.objects.filter(scoring__in=baseline.scorings, question_id__in=QUESTIONS[60:]).delete()
         empty = ((0, 0), (0, 0))
         self.assertEqual(dashboard.paired_tables(baseline, candidate), {m: (empty, empty) for m in MEASURES})
         self.assertEqual(python_tables(baseline, candidate), {m: (empty, empty) for m in MEASURES})
+
+    def test_the_migration_stores_the_outcomes_of_scorings_added_up_before(self):
+        rng = random.Random(7)
+        baseline = self.record("base", rng, runs=2, sealed={"q002"})
+        candidate = self.record("cand", rng, runs=1, sealed={"q002"})
+        expected = dashboard.paired_tables(baseline, candidate)
+        unfinished = baseline.scorings[0]
+        Scoring.objects.filter(id=unfinished.id).update(status=Scoring.Status.SCORING)
+        QuestionOutcome.objects.all().delete()
+        migration = importlib.import_module("reviewapp.migrations.0022_question_outcomes")
+        migration.store_outcomes_of_finished_scorings(apps, None)
+        self.assertFalse(QuestionOutcome.objects.filter(scoring=unfinished).exists())
+        Scoring.objects.filter(id=unfinished.id).update(status=Scoring.Status.DONE)
+        store_question_outcomes([unfinished.id])
+        self.assertEqual(dashboard.paired_tables(baseline, candidate), expected)
 
 
 class PairedFromTableTests(SimpleTestCase):

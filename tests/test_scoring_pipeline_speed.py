@@ -5,13 +5,25 @@ columns, and the questions-not-run shortcut (issue 16)."""
 
 import json
 from dataclasses import asdict
+from types import SimpleNamespace
 
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.db import connection, transaction
 from django.test import TestCase, override_settings
 from django.test.utils import CaptureQueriesContext
 
-from reviewapp.models import Answer, AnswerCheck, Finding, Question, Run, Score, Scoring, ScoringChunk
+from reviewapp import dashboard
+from reviewapp.models import (
+    Answer,
+    AnswerCheck,
+    Finding,
+    Question,
+    QuestionOutcome,
+    Run,
+    Score,
+    Scoring,
+    ScoringChunk,
+)
 from reviewapp.selectors import count_attempts
 from reviewapp.services import scoring as scoring_service
 from reviewapp.services.question_sets import set_version_create
@@ -19,7 +31,7 @@ from reviewapp.services.runs import run_receive
 from reviewapp.services.scoring import DEFAULT_SLICE_FIELDS, without_questions
 from scoring import synthetic, timing
 from scoring.logfile import normalise_question
-from scoring.measures import check_answer, merge_slice_counts, not_run_check, slice_counts
+from scoring.measures import MEASURES, check_answer, merge_slice_counts, not_run_check, slice_counts
 
 REPETITIONS = 3
 QUESTIONS = 40
@@ -132,6 +144,16 @@ def expected_figures(scoring: Scoring) -> dict:
     }
 
 
+def stored_outcomes(scoring: Scoring) -> dict[str, dict[str, bool]]:
+    """The scoring's question outcomes, as question_successes gives them."""
+    outcomes = {measure: {} for measure in MEASURES}
+    for row in QuestionOutcome.objects.filter(scoring=scoring).values():
+        for measure in MEASURES:
+            if row[measure] is not None:
+                outcomes[measure][row["question_id"]] = bool(row[measure])
+    return outcomes
+
+
 def stored_slices(scoring: Scoring) -> dict:
     stored = {}
     for score in Score.objects.filter(scoring=scoring):
@@ -169,6 +191,9 @@ class PipelineFiguresTests(TestCase):
         self.assertEqual(
             AnswerCheck.objects.filter(scoring=scoring, answer__isnull=True).count(), scoring.not_run
         )
+        self.assertEqual(
+            stored_outcomes(scoring), dashboard.question_successes(SimpleNamespace(scorings=[scoring]))
+        )
         self.assertEqual(scoring.attempt_counts, asdict(count_attempts(scoring)))
         self.assertEqual(scoring.attempt_counts["not_run"], expected["tuning_not_run"])
         self.assertEqual(
@@ -184,6 +209,19 @@ class PipelineFiguresTests(TestCase):
     def test_it_stores_and_adds_up_what_the_library_says_with_every_attempt_made(self):
         scoring = self.assert_scoring_holds_the_library_figures(self.complete_run)
         self.assertEqual(scoring.not_run, 0)
+
+    def test_scoring_again_replaces_the_question_outcomes(self):
+        scoring = self.run_obj.scorings.get()
+        before = stored_outcomes(scoring)
+        self.assertGreater(sum(map(len, before.values())), QUESTIONS)
+        Scoring.objects.filter(id=scoring.id).update(status=Scoring.Status.FAILED)
+        with self.captureOnCommitCallbacks(execute=True):
+            self.assertTrue(scoring_service.scoring_retry(scoring=scoring))
+        scoring.refresh_from_db()
+        self.assertEqual(scoring.status, Scoring.Status.DONE)
+        self.assertEqual(stored_outcomes(scoring), before)
+        tuning = Question.objects.filter(set_version=scoring.set_version).exclude(split="sealed").count()
+        self.assertEqual(QuestionOutcome.objects.filter(scoring=scoring).count(), tuning)
 
     def test_the_not_run_shortcut_agrees_with_counting_each_questions_attempts(self):
         for run, expected in ((self.run_obj, 4), (self.complete_run, 0)):

@@ -16,8 +16,8 @@ from dataclasses import asdict
 import orjson
 import psycopg
 from django.conf import settings
-from django.db import connection, transaction
-from django.db.models import Count, F, Q
+from django.db import connection, connections, transaction
+from django.db.models import Case, Count, F, IntegerField, Min, Q, Value, When
 from django.utils import timezone
 
 from reviewapp.models import (
@@ -25,6 +25,7 @@ from reviewapp.models import (
     AnswerCheck,
     Finding,
     Question,
+    QuestionOutcome,
     Run,
     Score,
     Scoring,
@@ -37,6 +38,8 @@ from reviewapp.services.uploads import UploadRejected
 from scoring import timing
 from scoring.measures import (
     COUNT_COLUMNS,
+    FAILURE_MEASURES,
+    MEASURES,
     Options,
     check_answer,
     merge_slice_counts,
@@ -185,7 +188,7 @@ def _plan(scoring_id: int, attempt: int) -> Scoring | None:
         )
         if not fenced.exists():
             return None
-        for model in (ScoringChunk, AnswerCheck, Finding, Score):
+        for model in (ScoringChunk, AnswerCheck, Finding, Score, QuestionOutcome):
             model.objects.filter(scoring=scoring).delete()
         chunks = ScoringChunk.objects.bulk_create(
             ScoringChunk(scoring=scoring, first_answer_id=first, last_answer_id=last, answers=answers)
@@ -633,6 +636,9 @@ def _finish(scoring: Scoring) -> None:
     totals = merge_slice_counts(*parts, not_run)
     scoring.stable = _stable(scoring)
     scoring.timing = _timing(scoring)
+    # Replaced rather than added to, so that adding a scoring up is safe to repeat.
+    QuestionOutcome.objects.filter(scoring=scoring).delete()
+    store_question_outcomes([scoring.id])
     if tallied:
         scoring.attempt_counts = asdict(
             AttemptCounts(
@@ -669,6 +675,51 @@ def _finish(scoring: Scoring) -> None:
             "stable",
             "timing",
             "attempt_counts",
+        )
+    )
+
+
+def store_question_outcomes(scoring_ids: list[int], *, checks=AnswerCheck, outcomes=QuestionOutcome) -> None:
+    """Store each question's outcome per measure (QuestionOutcome) in each
+    of the scorings, from their checks of the tuning part, in one statement.
+    The models are parameters for the migration that fills in the scorings
+    added up before outcomes were stored."""
+    per_question = (
+        checks.objects.filter(scoring_id__in=scoring_ids, sealed=False)
+        .values("scoring_id", "question_id")
+        .annotate(**{f"{measure}_outcome": _question_outcome(measure) for measure in MEASURES})
+        .order_by()
+    )
+    inner, params = per_question.query.sql_with_params()
+    database = connections[per_question.db]
+    quote = database.ops.quote_name
+    names = ["scoring_id", "question_id", *MEASURES]
+    selected = ["scoring_id", "question_id", *(f"{measure}_outcome" for measure in MEASURES)]
+    with database.cursor() as cursor:
+        cursor.execute(
+            f"INSERT INTO {quote(outcomes._meta.db_table)} ({', '.join(map(quote, names))}) "
+            f"SELECT {', '.join(map(quote, selected))} FROM ({inner}) per_question",
+            params,
+        )
+
+
+def _question_outcome(measure: str) -> Min:
+    """A question's outcome on ``measure`` over its checks: 1 when every
+    attempt the measure applies to (n > 0) succeeds, 0 when one fails, NULL
+    when none applies. A failure measure's attempt succeeds with k = 0, any
+    other with k = n."""
+    if measure in FAILURE_MEASURES:
+        succeeds = Q(**{f"{measure}_k": 0})
+    else:
+        succeeds = Q(**{f"{measure}_k": F(f"{measure}_n")})
+    return Min(
+        Case(
+            When(
+                Q(**{f"{measure}_n__gt": 0}),
+                then=Case(When(succeeds, then=Value(1)), default=Value(0)),
+            ),
+            default=None,
+            output_field=IntegerField(),
         )
     )
 
