@@ -2,33 +2,25 @@
 
 from __future__ import annotations
 
-import json
 import logging
-import os
 import re
-import shutil
-import subprocess
-import sys
-import tempfile
-import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
 from django.conf import settings
-from django.db import IntegrityError, connection, transaction
+from django.db import IntegrityError, transaction
 from django.db.models import Q
 from django.utils import timezone
 
 from reviewapp import progress
-from reviewapp.models import Answer, Assistant, AssistantVersion, Question, Run, SetVersion
+from reviewapp.models import Answer, Assistant, AssistantVersion, Run, SetVersion
 from reviewapp.services import work
 from reviewapp.services.bulk import insert_rows
 from reviewapp.services.question_sets import set_version_from_combined_log
 from reviewapp.services.scoring import queue_scoring, scoring_create
 from reviewapp.services.uploads import UploadRejected, resolve_version, store_upload
 from scoring import logfile
-from scoring.runner import gc_paused
 
 logger = logging.getLogger(__name__)
 
@@ -187,9 +179,8 @@ def _run_create(
 
 def run_ingest(*, run_id: int) -> Run | None:
     """Validate every line of a received run and store its answers, in one
-    transaction, then queue its scoring; a large file's lines are validated
-    in parts at once (_insert_answers_in_parts). Returns None when another
-    worker has the run already (a repeated task is a no-op).
+    pass and one transaction, then queue its scoring. Returns None when
+    another worker has the run already (a repeated task is a no-op).
 
     A bad line rejects the run: its line errors are kept, no answer is. The
     claim is leased: a worker that dies mid-way leaves the run to the next
@@ -204,7 +195,7 @@ def run_ingest(*, run_id: int) -> Run | None:
         return None
     run = Run.objects.select_related("set_version").get(id=run_id)
     try:
-        with gc_paused(), work.lease_kept(Run, pk=run.id, attempt=attempt), transaction.atomic():
+        with work.lease_kept(Run, pk=run.id, attempt=attempt), transaction.atomic():
             # The fence: a worker whose lease ran out while it was still alive
             # finds the run taken by the next attempt and writes nothing.
             if (
@@ -217,13 +208,16 @@ def run_ingest(*, run_id: int) -> Run | None:
             plan, header_errors = logfile.read_plan(Path(run.file_path))
             collector = logfile.ErrorCollector(limit=200)
             collector.add(header_errors)
-            count = None if header_errors else _insert_answers_in_parts(run, plan)
-            if count is None:
-                # The line of each attempt of each question of the set.
-                seen = logfile.AttemptBook(
-                    repetitions=plan.repetitions, question_ids=_question_ids(run.set_version_id)
-                )
-                count = insert_rows(Answer, ANSWER_COLUMNS, _answer_rows(run, seen, collector))
+            # The line of each attempt of each question of the set.
+            seen = logfile.AttemptBook(
+                repetitions=plan.repetitions,
+                question_ids=run.set_version.questions.values_list("question_id", flat=True).iterator(),
+            )
+            count = insert_rows(
+                Answer,
+                ("run_id", "line_number", "question_id", "attempt", "status", "language", "declined", "raw"),
+                _answer_rows(run, seen, collector),
+            )
             if not count and not collector.total:
                 collector.add([logfile.LineError(1, None, "the file holds no answers")])
             collector.raise_if_any()  # rolls back every row written
@@ -273,31 +267,14 @@ def run_ingest(*, run_id: int) -> Run | None:
     return run
 
 
-def _question_ids(set_version_id: int) -> Iterator[str]:
-    """The set version's question ids, read a batch at a time."""
-    table = connection.ops.quote_name(Question._meta.db_table)
-    with connection.chunked_cursor() as cursor:
-        cursor.execute(f"SELECT question_id FROM {table} WHERE set_version_id = %s", [set_version_id])
-        while batch := cursor.fetchmany(20000):
-            for (question_id,) in batch:
-                yield question_id
-
-
-ANSWER_COLUMNS = ("run_id", "line_number", "question_id", "attempt", "status", "language", "declined", "raw")
-
-
-def _answer_rows(
-    run: Run, seen: logfile.AttemptBook, collector, *, end: int | None = None
-) -> Iterator[tuple]:
+def _answer_rows(run: Run, seen: logfile.AttemptBook, collector) -> Iterator[tuple]:
     """Rows for the answers table, one per attempt, validating as they go;
     after the first bad line nothing more is yielded, but every line is still
-    checked, and at the end each question's attempts for gaps. With ``end``,
-    only the lines up to that byte, and no look at the gaps."""
+    checked, and at the end each question's attempts for gaps."""
     size = max(run.size_bytes, 1)
     limit = settings.MAX_ANSWER_BYTES
     with open(run.file_path, "rb") as stream:
-        lines = logfile.iter_raw_lines(stream, max_line_bytes=limit)
-        for number, raw, position, oversize in lines if end is None else _until(lines, end):
+        for number, raw, position, oversize in logfile.iter_raw_lines(stream, max_line_bytes=limit):
             if number % 20000 == 0:
                 progress.report("run", run.id, percent=100 * position / size)
             if oversize:
@@ -322,173 +299,7 @@ def _answer_rows(
                     record.get("declined") is True,
                     raw.decode("utf-8").removeprefix("\ufeff").rstrip("\r\n"),
                 )
-    if end is None:
-        collector.add(seen.gap_errors())
-
-
-def _until(lines: Iterator[tuple], end: int) -> Iterator[tuple]:
-    """iter_raw_lines' lines up to the one that ends at byte ``end``."""
-    for line in lines:
-        yield line
-        if line[2] >= end:
-            return
-
-
-# A run file this large is validated by several processes at once, on a
-# machine with more than one core: validating its lines takes most of the
-# time, and the run is stored by one worker in one transaction.
-PARALLEL_INGEST_BYTES = 32 << 20
-MAX_INGEST_PARTS = 4
-# The ingest's own part, the first: it also hands the other parts' rows to
-# PostgreSQL once its own are validated, so it takes less than its share.
-OWN_PART_SHARE = 0.8
-_PART_SCRIPT = (
-    "import json, sys\n"
-    "from reviewapp.services.uploads import validate_run_part\n"
-    "validate_run_part(**json.loads(sys.argv[1]))\n"
-)
-
-
-class _NotClean(Exception):
-    """A part found a problem: the file is validated again in one pass, which names every problem."""
-
-
-def _insert_answers_in_parts(run: Run, plan: logfile.RunPlan) -> int | None:
-    """Store a large run's answers as _answer_rows would, its lines validated
-    in parts at once: this worker validates the first and the other parts go
-    to processes of their own (uploads.validate_run_part), whose rows it
-    copies in after its own, in line order, in this transaction. Returns how
-    many, or None, with nothing stored, when this is not the way (a small
-    file, one core, not PostgreSQL) or when any part found a problem."""
-    parts = min(os.cpu_count() or 1, MAX_INGEST_PARTS)
-    if connection.vendor != "postgresql" or parts < 2 or run.size_bytes < PARALLEL_INGEST_BYTES:
-        return None
-    bounds = _part_bounds(Path(run.file_path), run.size_bytes, parts)
-    if len(bounds) < 2:
-        return None
-    # Left by an attempt whose worker died.
-    for stale in Path(settings.DATA_DIR).glob(f"ingest-{run.id}-*"):
-        shutil.rmtree(stale, ignore_errors=True)
-    helpers: list[_Part] = []
-    with tempfile.TemporaryDirectory(dir=settings.DATA_DIR, prefix=f"ingest-{run.id}-") as folder:
-        try:
-            for index in range(1, len(bounds)):
-                helpers.append(_start_part(run, plan, Path(folder) / str(index), *bounds[index]))
-            # A savepoint: a part that is not clean takes every row back with it.
-            with transaction.atomic():
-                return _copy_parts(run, plan, bounds, helpers)
-        except _NotClean:
-            return None
-        finally:
-            for helper in helpers:
-                if helper.process.poll() is None:
-                    helper.process.kill()
-                helper.process.wait()
-
-
-@dataclass
-class _Part:
-    process: subprocess.Popen
-    rows: Path
-    book: Path
-    summary: Path
-
-
-def _part_bounds(path: Path, size: int, parts: int) -> list[tuple[int, int]]:
-    """Byte ranges of whole lines: the first OWN_PART_SHARE of an equal share, the others equal."""
-    first = int(size / parts * OWN_PART_SHARE)
-    cuts = [first + (size - first) * index // (parts - 1) for index in range(parts - 1)]
-    starts = [0]
-    with open(path, "rb") as stream:
-        for cut in cuts:
-            stream.seek(max(cut - 1, 0))
-            stream.readline()  # to the start of the next line
-            start = stream.tell()
-            if starts[-1] < start < size:
-                starts.append(start)
-    return list(zip(starts, [*starts[1:], size], strict=True))
-
-
-def _start_part(run: Run, plan: logfile.RunPlan, folder: Path, start: int, end: int) -> _Part:
-    folder.mkdir()
-    rows, book, summary = folder / "rows", folder / "book", folder / "summary.json"
-    rows.touch()
-    book.touch()
-    arguments = {
-        "path": run.file_path,
-        "start": start,
-        "end": end,
-        "repetitions": plan.repetitions,
-        "max_line_bytes": settings.MAX_ANSWER_BYTES,
-        "run_id": run.id,
-        "rows_path": str(rows),
-        "book_path": str(book),
-        "summary_path": str(summary),
-        "parent": os.getpid(),
-    }
-    with open(folder / "errors", "wb") as errors:
-        process = subprocess.Popen(
-            [sys.executable, "-c", _PART_SCRIPT, json.dumps(arguments)],
-            cwd=settings.BASE_DIR,
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.DEVNULL,
-            stderr=errors,
-        )
-    return _Part(process=process, rows=rows, book=book, summary=summary)
-
-
-def _copy_parts(run: Run, plan: logfile.RunPlan, bounds: list[tuple[int, int]], helpers: list[_Part]) -> int:
-    seen = logfile.AttemptBook(repetitions=plan.repetitions, question_ids=_question_ids(run.set_version_id))
-    collector = logfile.ErrorCollector(limit=1)
-    table = connection.ops.quote_name(Answer._meta.db_table)
-    columns = ", ".join(connection.ops.quote_name(name) for name in ANSWER_COLUMNS)
-    statement = f"COPY {table} ({columns}) FROM STDIN"
-    count = 0
-    # One COPY for each part, so that the rows, and their ids, come in line order.
-    with connection.cursor() as cursor:
-        with cursor.cursor.copy(statement) as copy:
-            for row in _answer_rows(run, seen, collector, end=bounds[0][1]):
-                copy.write_row(row)
-                count += 1
-        if collector.total:
-            raise _NotClean
-        for helper, (_, end) in zip(helpers, bounds[1:], strict=True):
-            with cursor.cursor.copy(statement) as copy:
-                count += _copy_part(helper, seen, copy)
-            progress.report("run", run.id, percent=100 * end / max(run.size_bytes, 1))
-    if seen.gap_errors():
-        raise _NotClean
-    return count
-
-
-def _copy_part(part: _Part, seen: logfile.AttemptBook, copy) -> int:
-    """Copy a part's rows in as its process writes them, recording each
-    attempt in ``seen``; the part's count, or _NotClean."""
-    count = 0
-    remainder = ""
-    with open(part.rows, "rb") as rows, open(part.book, encoding="utf-8", newline="\n") as book:
-        while True:
-            finished = part.process.poll() is not None
-            while block := rows.read(1 << 20):
-                copy.write(block)
-            lines = (remainder + book.read()).split("\n")
-            remainder = lines.pop()
-            for line in lines:
-                number, attempt, question_id = line.split("\t", 2)
-                if seen.add(int(number), question_id, int(attempt)):
-                    raise _NotClean
-            count += len(lines)
-            if finished:
-                break
-            time.sleep(0.01)
-    if part.process.returncode != 0 or remainder or not part.summary.exists():
-        errors = (part.summary.parent / "errors").read_text(errors="replace")[-2000:]
-        logger.warning("a part's process stopped (%s), so one pass: %s", part.process.returncode, errors)
-        raise _NotClean
-    summary = json.loads(part.summary.read_text())
-    if not summary["clean"] or summary["answers"] != count:
-        raise _NotClean
-    return count
+    collector.add(seen.gap_errors())
 
 
 def _is_header(raw: bytes) -> bool:

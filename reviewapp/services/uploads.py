@@ -1,12 +1,9 @@
-"""Streaming uploaded files to storage, with their sha256 and a size limit;
-validating a stored run file's lines a part at a time in another process."""
+"""Streaming uploaded files to storage, with their sha256 and a size limit."""
 
 from __future__ import annotations
 
 import gzip
 import hashlib
-import json
-import os
 import uuid
 import zlib
 from collections.abc import Iterator
@@ -16,7 +13,6 @@ from pathlib import Path
 from django.conf import settings
 
 from scoring import logfile
-from scoring.runner import gc_paused
 
 
 class UploadRejected(Exception):
@@ -147,95 +143,3 @@ def resolve_version(
     if not values:
         raise UploadRejected(f"{file_name}: no {what}: give it in a header line, the file name or the form")
     return values.pop()
-
-
-def validate_run_part(
-    *,
-    path: str,
-    start: int,
-    end: int,
-    repetitions: int,
-    max_line_bytes: int,
-    run_id: int,
-    rows_path: str,
-    book_path: str,
-    summary_path: str,
-    parent: int | None = None,
-) -> None:
-    """Validate the whole lines of a stored run file between bytes ``start``
-    and ``end``, as run_ingest validates every line, in a process of its own
-    (Django is not set up here). Each valid answer goes to ``rows_path`` as
-    a line of COPY's text format for the answers table, and its line,
-    attempt and question id to ``book_path``, as they are made, so that the
-    ingest can take them up while this goes on. ``summary_path`` receives
-    {"clean": true, "answers": n} at the end, or {"clean": false} at the
-    first problem: the ingest then validates the file itself, which names
-    every problem as usual. It stops when ``parent``, the worker that
-    started it, is gone: nobody would take its rows up."""
-    clean, answers = True, 0
-    with (
-        gc_paused(),
-        open(path, "rb") as stream,
-        open(rows_path, "wb", buffering=1 << 20) as rows,
-        open(book_path, "w", encoding="utf-8", buffering=1 << 20) as book_lines,
-    ):
-        first_line = _lines_before(stream, start) + 1
-        stream.seek(start)
-        # Attempts given twice within the part; the ingest checks the rest.
-        book = logfile.AttemptBook(repetitions=repetitions)
-        length = end - start
-        for offset, raw, position, oversize in logfile.iter_raw_lines(stream, max_line_bytes=max_line_bytes):
-            number = first_line + offset - 1
-            if offset % 10000 == 0 and parent is not None and os.getppid() != parent:
-                clean = False
-                break
-            if oversize:
-                clean = False
-                break
-            if not raw.isspace():
-                record, errors = logfile.check_answer_line(number, raw, book)
-                if errors:
-                    clean = False
-                    break
-                rows.write(answer_copy_line(run_id, number, record, raw))
-                book_lines.write(f"{number}\t{record['attempt']}\t{record['question_id']}\n")
-                answers += 1
-            if position >= length:
-                break
-    partial = summary_path + ".part"
-    with open(partial, "w", encoding="utf-8") as summary:
-        json.dump({"clean": clean, "answers": answers}, summary)
-    os.replace(partial, summary_path)
-
-
-def _lines_before(stream, offset: int) -> int:
-    counted = 0
-    while offset > 0:
-        block = stream.read(min(offset, 16 << 20))
-        if not block:
-            break
-        counted += block.count(b"\n")
-        offset -= len(block)
-    return counted
-
-
-_BYTE_ORDER_MARK = "\ufeff".encode()
-_COPY_ESCAPES = str.maketrans({"\\": "\\\\", "\t": "\\t", "\n": "\\n", "\r": "\\r"})
-
-
-def answer_copy_line(run_id: int, number: int, record: dict, raw: bytes) -> bytes:
-    """A line of COPY's text format for the answers table (the columns of
-    runs.ANSWER_COLUMNS), holding what run_ingest stores for this answer:
-    the line as logged, without a byte-order mark or its line end. Its bytes
-    are escaped, not decoded: validation found them UTF-8."""
-    if raw.startswith(_BYTE_ORDER_MARK):
-        raw = raw[len(_BYTE_ORDER_MARK) :]
-    raw = raw.rstrip(b"\r\n").replace(b"\\", b"\\\\")
-    if b"\t" in raw or b"\r" in raw or b"\n" in raw:
-        raw = raw.replace(b"\t", b"\\t").replace(b"\r", b"\\r").replace(b"\n", b"\\n")
-    declined = "t" if record.get("declined") is True else "f"
-    question_id, status, language = (
-        str(record[name]).translate(_COPY_ESCAPES) for name in ("question_id", "status", "language")
-    )
-    fields = f"{run_id}\t{number}\t{question_id}\t{record['attempt']}\t{status}\t{language}\t{declined}\t"
-    return fields.encode() + raw + b"\n"
