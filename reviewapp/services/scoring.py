@@ -9,8 +9,6 @@ from __future__ import annotations
 
 import json
 import logging
-import math
-from collections.abc import Iterable
 from dataclasses import asdict
 
 import orjson
@@ -364,54 +362,8 @@ FINDING_COLUMNS = (
 
 
 def _store_checks(check_rows: list[tuple], finding_rows: list[tuple]) -> None:
-    if connection.vendor == "postgresql":
-        # psycopg's COPY adapts the values in C; the JSON columns are written
-        # with orjson first (the stdlib's JSON took most of the time).
-        _copy_rows(
-            AnswerCheck, CHECK_COLUMNS, ((*row[:-2], _json(row[-2]), _json(row[-1])) for row in check_rows)
-        )
-        _copy_rows(Finding, FINDING_COLUMNS, finding_rows)
-    else:
-        insert_rows(AnswerCheck, CHECK_COLUMNS, check_rows)
-        insert_rows(Finding, FINDING_COLUMNS, finding_rows)
-
-
-def _copy_rows(model, columns, rows: Iterable[tuple]) -> None:
-    """COPY ``rows`` (values in ``columns`` order, JSON as text) into
-    ``model``'s table in the current transaction. PostgreSQL only."""
-    names = ", ".join(connection.ops.quote_name(model._meta.get_field(name).column) for name in columns)
-    table = connection.ops.quote_name(model._meta.db_table)
-    with connection.cursor() as cursor, cursor.cursor.copy(f"COPY {table} ({names}) FROM STDIN") as copy:
-        for row in rows:
-            copy.write_row(row)
-
-
-def _json(value) -> str:
-    """A JSON column's text: orjson's, or the stdlib's where orjson would
-    write something else: NaN and infinities, which orjson writes as null
-    (the stdlib's NaN is refused by PostgreSQL, as it always was), and
-    integers past 64 bits, which orjson refuses."""
-    try:
-        text = orjson.dumps(value).decode()
-    except orjson.JSONEncodeError:
-        return json.dumps(value)
-    return text if _finite(value) else json.dumps(value)
-
-
-def _finite(value) -> bool:
-    """False when a float in ``value`` (a dict, or a list of them: a check's
-    numbers or timing) is NaN or infinite, or when they add up past the
-    largest float, which only sends them the stdlib's slower way."""
-    total = 0.0
-    for row in value if type(value) is list else (value,):
-        if type(row) is not dict:
-            return False
-        for item in row.values():
-            if type(item) is float:
-                total += item
-            elif type(item) is dict or type(item) is list:
-                return False
-    return math.isfinite(total)
+    insert_rows(AnswerCheck, CHECK_COLUMNS, check_rows)
+    insert_rows(Finding, FINDING_COLUMNS, finding_rows)
 
 
 def _not_run(scoring: Scoring) -> tuple[dict, int]:
