@@ -167,6 +167,22 @@ class PairedTablesTests(TestCase):
         self.assertEqual(dashboard.paired_tables(baseline, candidate), {m: (empty, empty) for m in MEASURES})
         self.assertEqual(python_tables(baseline, candidate), {m: (empty, empty) for m in MEASURES})
 
+    def test_the_bitwise_or_and_the_portable_one_agree(self):
+        rng = random.Random(8)
+        baseline = self.record("base", rng, runs=3, sealed=set())
+        ids = [scoring.id for scoring in baseline.scorings[:2]]
+        rows = (
+            QuestionOutcome.objects.filter(scoring_id__in=[s.id for s in baseline.scorings])
+            .values("question_id")
+            .annotate(
+                native=dashboard._side_outcomes(ids, connection.vendor),
+                portable=dashboard._side_outcomes(ids, "portable"),
+            )
+        )
+        self.assertGreater(len({row["native"] for row in rows}), 10)
+        for row in rows:
+            self.assertEqual(row["native"], row["portable"], row["question_id"])
+
     def test_the_migration_stores_the_outcomes_of_scorings_added_up_before(self):
         rng = random.Random(7)
         baseline = self.record("base", rng, runs=2, sealed={"q002"})

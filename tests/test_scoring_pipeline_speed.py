@@ -148,10 +148,11 @@ def expected_figures(scoring: Scoring) -> dict:
 def stored_outcomes(scoring: Scoring) -> dict[str, dict[str, bool]]:
     """The scoring's question outcomes, as question_successes gives them."""
     outcomes = {measure: {} for measure in MEASURES}
-    for row in QuestionOutcome.objects.filter(scoring=scoring).values():
-        for measure in MEASURES:
-            if row[measure] is not None:
-                outcomes[measure][row["question_id"]] = bool(row[measure])
+    for row in QuestionOutcome.objects.filter(scoring=scoring):
+        for index, measure in enumerate(MEASURES):
+            outcome = QuestionOutcome.outcome(row.outcomes, index)
+            if outcome is not None:
+                outcomes[measure][row.question_id] = bool(outcome)
     return outcomes
 
 
@@ -333,5 +334,10 @@ class JsonColumnTests(TestCase):
         self.assertEqual(json.loads(json_text(value)), value)
 
     def test_it_leaves_non_finite_numbers_and_huge_integers_to_the_stdlib(self):
-        for value in ([{"value": float("inf")}], {"n": 10**30}, [{"v": float("nan")}], {"in": {"v": float("nan")}}):
+        for value in (
+            [{"value": float("inf")}],
+            {"n": 10**30},
+            [{"v": float("nan")}],
+            {"in": {"v": float("nan")}},
+        ):
             self.assertEqual(json_text(value), json.dumps(value))

@@ -31,17 +31,9 @@ class Migration(migrations.Migration):
             fields=[
                 ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
                 ('question_id', models.CharField(max_length=200)),
-                ('numeric_accuracy', models.SmallIntegerField(null=True)),
-                ('citation_validity', models.SmallIntegerField(null=True)),
-                ('refusal_accuracy', models.SmallIntegerField(null=True)),
-                ('answer_rate', models.SmallIntegerField(null=True)),
-                ('unsupported_numbers', models.SmallIntegerField(null=True)),
-                ('unsupported_answers', models.SmallIntegerField(null=True)),
-                ('scoring', models.ForeignKey(db_index=False, on_delete=django.db.models.deletion.CASCADE, related_name='outcomes', to='reviewapp.scoring')),
+                ('outcomes', models.PositiveSmallIntegerField()),
+                ('scoring', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='outcomes', to='reviewapp.scoring')),
             ],
-            options={
-                'constraints': [models.UniqueConstraint(fields=('scoring', 'question_id'), name='outcome_unique_question')],
-            },
         ),
         migrations.RunPython(store_outcomes_of_finished_scorings, migrations.RunPython.noop),
     ]

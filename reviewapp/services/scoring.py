@@ -15,7 +15,7 @@ import orjson
 import psycopg
 from django.conf import settings
 from django.db import connection, connections, transaction
-from django.db.models import Case, Count, F, IntegerField, Min, Q, Value, When
+from django.db.models import Case, Count, F, Max, Q, Value, When
 from django.utils import timezone
 
 from reviewapp.models import (
@@ -632,47 +632,39 @@ def _finish(scoring: Scoring) -> None:
 
 
 def store_question_outcomes(scoring_ids: list[int], *, checks=AnswerCheck, outcomes=QuestionOutcome) -> None:
-    """Store each question's outcome per measure (QuestionOutcome) in each
-    of the scorings, from their checks of the tuning part, in one statement.
-    The models are parameters for the migration that fills in the scorings
-    added up before outcomes were stored."""
+    """Store each question's outcomes (QuestionOutcome) in each of the
+    scorings, from their checks of the tuning part, in one statement. The
+    models are parameters for the migration that fills in the scorings added
+    up before outcomes were stored."""
     per_question = (
         checks.objects.filter(scoring_id__in=scoring_ids, sealed=False)
         .values("scoring_id", "question_id")
-        .annotate(**{f"{measure}_outcome": _question_outcome(measure) for measure in MEASURES})
+        .annotate(outcomes=sum(_outcome_bits(index, measure) for index, measure in enumerate(MEASURES)))
         .order_by()
     )
     inner, params = per_question.query.sql_with_params()
     database = connections[per_question.db]
-    quote = database.ops.quote_name
-    names = ["scoring_id", "question_id", *MEASURES]
-    selected = ["scoring_id", "question_id", *(f"{measure}_outcome" for measure in MEASURES)]
+    names = ", ".join(map(database.ops.quote_name, ("scoring_id", "question_id", "outcomes")))
     with database.cursor() as cursor:
         cursor.execute(
-            f"INSERT INTO {quote(outcomes._meta.db_table)} ({', '.join(map(quote, names))}) "
-            f"SELECT {', '.join(map(quote, selected))} FROM ({inner}) per_question",
+            f"INSERT INTO {database.ops.quote_name(outcomes._meta.db_table)} ({names}) "
+            f"SELECT {names} FROM ({inner}) per_question",
             params,
         )
 
 
-def _question_outcome(measure: str) -> Min:
-    """A question's outcome on ``measure`` over its checks: 1 when every
-    attempt the measure applies to (n > 0) succeeds, 0 when one fails, NULL
-    when none applies. A failure measure's attempt succeeds with k = 0, any
-    other with k = n."""
+def _outcome_bits(index: int, measure: str):
+    """The measure's two bits of QuestionOutcome.outcomes over a question's
+    checks: set when one of them applies (n > 0), and when one fails (a
+    failure measure's check fails with k > 0, any other's with k < n)."""
+    applies, fails = QuestionOutcome.bits(index)
     if measure in FAILURE_MEASURES:
-        succeeds = Q(**{f"{measure}_k": 0})
+        failed = Q(**{f"{measure}_k__gt": 0})
     else:
-        succeeds = Q(**{f"{measure}_k": F(f"{measure}_n")})
-    return Min(
-        Case(
-            When(
-                Q(**{f"{measure}_n__gt": 0}),
-                then=Case(When(succeeds, then=Value(1)), default=Value(0)),
-            ),
-            default=None,
-            output_field=IntegerField(),
-        )
+        failed = Q(**{f"{measure}_k__lt": F(f"{measure}_n")})
+    applied = Q(**{f"{measure}_n__gt": 0})
+    return Max(Case(When(applied, then=Value(applies)), default=Value(0))) + Max(
+        Case(When(applied & failed, then=Value(fails)), default=Value(0))
     )
 
 
