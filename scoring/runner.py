@@ -329,11 +329,15 @@ def score_file(
         totals.timings.numbers.close()
 
 
+# Values a spilled timing column is read back in at a time.
+SPILL_BLOCK_VALUES = 1 << 16
+
+
 class _SpilledNumbers:
     """The number columns of a run's timing (see timing.TimingColumns) in
     temporary files: exact percentiles need every value, and a million
-    answers' would otherwise stay in memory to the end. Each column is read
-    back whole when asked for, one at a time."""
+    answers' would otherwise stay in memory to the end. A column is read
+    back as it is gone through, a block at a time."""
 
     def __init__(self):
         self.files: dict[str, BinaryIO] = {}
@@ -350,15 +354,23 @@ class _SpilledNumbers:
                 _write_missing(stream, rows)
         self.rows += rows
 
-    def get(self, name: str, default=None) -> array | None:
+    def get(self, name: str, default=None) -> Iterator[float] | None:
         stream = self.files.get(name)
         if stream is None:
             return default
-        stream.seek(0)
-        column = array("d")
-        column.fromfile(stream, self.rows)
-        stream.seek(0, os.SEEK_END)
-        return column
+        stream.flush()  # read below the buffer, by the descriptor
+        return self._read(stream.fileno(), self.rows)
+
+    @staticmethod
+    def _read(descriptor: int, rows: int) -> Iterator[float]:
+        """A column's values in order, read a block at a time at their own
+        offsets (pread), so that several may be read at once and none is
+        held whole."""
+        block_bytes = SPILL_BLOCK_VALUES * 8
+        for offset in range(0, rows * 8, block_bytes):
+            block = array("d")
+            block.frombytes(os.pread(descriptor, min(block_bytes, rows * 8 - offset), offset))
+            yield from block
 
     def keys(self):
         return self.files.keys()
@@ -480,6 +492,7 @@ class _Totals:
     ) -> RunScores:
         if self.id_hashes:
             self.twice = self._hashed_twice()
+            self.id_hashes = array("q")  # 8 bytes an answer, not needed for the summaries
         if self.twice:
             for error in self._twice_errors(combined):
                 self._error(error)

@@ -7,7 +7,7 @@ from array import array
 
 import pytest
 
-from scoring import synthetic, timing
+from scoring import runner, synthetic, timing
 from scoring.__main__ import main
 from scoring.logfile import LogFileError, questions_from_combined
 from scoring.measures import score_run
@@ -67,7 +67,10 @@ def test_each_line_is_read_by_exactly_one_chunk_wherever_the_cuts_fall(tmp_path)
         assert read == lines, size
 
 
-def test_timing_by_slice_equals_the_summary_of_each_lines_timing(tmp_path):
+@pytest.mark.parametrize("block_values", [7, runner.SPILL_BLOCK_VALUES])
+def test_timing_by_slice_equals_the_summary_of_each_lines_timing(tmp_path, monkeypatch, block_values):
+    # Spilled timing columns are read back in blocks: one, or many with a part-block at the end.
+    monkeypatch.setattr(runner, "SPILL_BLOCK_VALUES", block_values)
     path, answers, questions = generated(tmp_path, size=300, timeout_share=0.1)
     scores = score_file(path, questions, chunk_bytes=5000, workers=2)
     timings = [timing.answer_timing(answer) for answer in answers]
