@@ -193,8 +193,10 @@ _new = tuple.__new__
 _DATE_BLANK = " " * len("2024-03-31")
 
 
-# Figures repeat (years, common values): reading each token once pays.
-@functools.lru_cache(maxsize=1 << 16)
+# Figures repeat (years, common values): reading each token once pays. A
+# few thousand entries keep those; 65,536 filled up with one-off tokens, 20
+# MB at 1M answers that a run of 100k never reached, for no speed.
+@functools.lru_cache(maxsize=1 << 12)
 def _interpret(sign: str | None, body: str, dot_groups: bool) -> tuple[tuple[float, ...], int, int]:
     """(readings, decimals of the first, length of the body read)."""
     readings = _readings(body, dot_groups)
