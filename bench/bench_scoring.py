@@ -115,16 +115,19 @@ def commands(paths: dict[str, Path]) -> dict[str, list[str]]:
     }  # fmt: skip
 
 
-def timed(command: list[str]) -> tuple[float, float, str]:
-    """(wall seconds, peak resident MB, standard output) of one run."""
+def timed(command: list[str], output: Path) -> tuple[float, float]:
+    """(wall seconds, peak resident MB) of one run, its standard output
+    written to ``output``: held here, a run's output (hundreds of MB of
+    findings at 1M) would count in the next command's peak, whose process
+    starts as a copy of this one."""
     start = time.perf_counter()
-    process = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
-    output = process.stdout.read()
-    _, status, usage = os.wait4(process.pid, 0)
+    with open(output, "wb") as stream:
+        process = subprocess.Popen(command, cwd=ROOT, stdout=stream, stderr=subprocess.DEVNULL)
+        _, status, usage = os.wait4(process.pid, 0)
     wall = time.perf_counter() - start
     if os.waitstatus_to_exitcode(status) not in (0, 1):  # 1: the CLI found failures
         raise SystemExit(f"{' '.join(command)} failed")
-    return wall, usage.ru_maxrss / 1024, output.decode()
+    return wall, usage.ru_maxrss / 1024
 
 
 def reference_table(output: str) -> dict[tuple[str, str], tuple[str, int]]:
@@ -163,13 +166,12 @@ def bench(answers: int, rounds: int) -> None:
     runs = commands(paths)
     walls: dict[str, list[float]] = {name: [] for name in runs}
     peaks: dict[str, float] = dict.fromkeys(runs, 0.0)
-    outputs: dict[str, str] = {}
+    outputs = {name: OUT / f"output-{answers}-{index}.txt" for index, name in enumerate(runs)}
     for _ in range(rounds):
         for name, command in runs.items():
-            wall, peak, output = timed(command)
+            wall, peak = timed(command, outputs[name])
             walls[name].append(wall)
             peaks[name] = max(peaks[name], peak)
-            outputs[name] = output
     medians = {name: statistics.median(times) for name, times in walls.items()}
     reference, lowest = medians["reference script"], medians["floor"]
     print(f"\n{answers:,} answers, median of {rounds} interleaved rounds, {os.cpu_count()} cores")
@@ -182,7 +184,7 @@ def bench(answers: int, rounds: int) -> None:
     one, every = medians["CLI, 1 worker, combined form"], medians["CLI, every core, combined form"]
     print(f"every core over one worker (combined form): {one / every:.2f}x")
     for name in ("CLI, 1 worker, combined form", "CLI, 1 worker, --questions"):
-        found = differences(outputs["reference script"], outputs[name])
+        found = differences(outputs["reference script"].read_text(), outputs[name].read_text())
         print(f"counts of {name} against the reference: " + ("equal" if not found else "; ".join(found[:5])))
 
 
