@@ -1,14 +1,16 @@
 """Claims, leases and the sweep, with tasks run in-process."""
 
 from datetime import timedelta
+from unittest import mock
 
-from django.test import TestCase, override_settings
+from django.db import OperationalError
+from django.test import TestCase, TransactionTestCase, override_settings
 from django.utils import timezone
 
-from reviewapp.models import Run, Scoring, ScoringChunk
+from reviewapp.models import Assistant, AssistantVersion, QuestionSet, Run, Scoring, ScoringChunk, SetVersion
 from reviewapp.services import work
 from reviewapp.services.runs import run_ingest, run_retry
-from reviewapp.services.scoring import scoring_retry
+from reviewapp.services.scoring import scoring_chunk_perform, scoring_retry
 from tests.fixtures import load_generated_run
 from tests.helpers import PASSWORD, make_user
 
@@ -138,3 +140,51 @@ class StuckScoringTests(TestCase):
         scoring.refresh_from_db()
         self.assertFalse(work.scoring_is_stuck(scoring))
         self.assertFalse(scoring_retry(scoring=scoring))
+
+
+class TransientErrorAfterClaimTests(TransactionTestCase):
+    """A database cut right after a chunk or run is claimed, before the work
+    starts, gives the claim back for the task's retry, as a cut during the
+    work does (found by tests/test_faults.py: the retry found the chunk still
+    claimed and did nothing, and the scoring waited for the sweep)."""
+
+    def setUp(self):
+        set_version = SetVersion.objects.create(
+            question_set=QuestionSet.objects.create(name="cut"), version="cut-1"
+        )
+        version = AssistantVersion.objects.create(assistant=Assistant.objects.create(name="bot"), label="v")
+        self.run = Run.objects.create(
+            assistant_version=version,
+            set_version=set_version,
+            file_name="cut.jsonl",
+            file_path="cut.jsonl",
+            size_bytes=1,
+            sha256="cut",
+            status=Run.Status.RECEIVED,
+        )
+        scoring = Scoring.objects.create(run=self.run, set_version=set_version, status=Scoring.Status.SCORING)
+        self.chunk = ScoringChunk.objects.create(
+            scoring=scoring, first_answer_id=1, last_answer_id=1, answers=1, status=ScoringChunk.Status.QUEUED
+        )
+
+    def test_a_chunk_claimed_when_the_connection_is_cut_is_given_back(self):
+        cut = OperationalError("terminating connection due to administrator command")
+        with (
+            mock.patch.object(ScoringChunk.objects, "select_related", side_effect=cut),
+            self.assertRaises(OperationalError),
+        ):
+            scoring_chunk_perform(chunk_id=self.chunk.id)
+        self.chunk.refresh_from_db()
+        self.assertEqual(
+            (self.chunk.status, self.chunk.lease_until, self.chunk.attempts), ("queued", None, 1)
+        )
+
+    def test_a_run_claimed_when_the_connection_is_cut_is_given_back(self):
+        cut = OperationalError("terminating connection due to administrator command")
+        with (
+            mock.patch.object(Run.objects, "select_related", side_effect=cut),
+            self.assertRaises(OperationalError),
+        ):
+            run_ingest(run_id=self.run.id)
+        self.run.refresh_from_db()
+        self.assertEqual((self.run.status, self.run.lease_until, self.run.attempts), ("received", None, 1))

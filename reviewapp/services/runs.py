@@ -193,8 +193,9 @@ def run_ingest(*, run_id: int) -> Run | None:
     )
     if attempt is None:
         return None
-    run = Run.objects.select_related("set_version").get(id=run_id)
     try:
+        # Read inside the try: a cut right after the claim gives it back too.
+        run = Run.objects.select_related("set_version").get(id=run_id)
         with work.lease_kept(Run, pk=run.id, attempt=attempt), transaction.atomic():
             # The fence: a worker whose lease ran out while it was still alive
             # finds the run taken by the next attempt and writes nothing.
@@ -255,13 +256,13 @@ def run_ingest(*, run_id: int) -> Run | None:
         run.save(update_fields=("status", "line_errors", "line_error_count", "error", "lease_until"))
     except Exception as error:
         if work.is_transient(error):
-            work.release(Run, pk=run.id, attempt=attempt, waiting=Run.Status.RECEIVED)
+            work.release(Run, pk=run_id, attempt=attempt, waiting=Run.Status.RECEIVED)
             raise
-        logger.exception("ingesting run %s failed", run.id)
-        Run.objects.filter(id=run.id, attempts=attempt).update(
+        logger.exception("ingesting run %s failed", run_id)
+        Run.objects.filter(id=run_id, attempts=attempt).update(
             status=Run.Status.FAILED, error=f"{type(error).__name__}: {error}", lease_until=None
         )
-        run.refresh_from_db()
+        run = Run.objects.get(id=run_id)
     else:
         transaction.on_commit(lambda: queue_scoring(scoring.id))
     return run

@@ -232,19 +232,20 @@ def scoring_chunk_perform(*, chunk_id: int) -> ScoringChunk | None:
     )
     if attempt is None:
         return None
-    chunk = ScoringChunk.objects.select_related("scoring__set_version", "scoring__run").get(id=chunk_id)
-    scoring = chunk.scoring
+    chunk = None
     try:
-        with gc_paused(), work.lease_kept(ScoringChunk, pk=chunk.id, attempt=attempt):
-            _score_chunk(chunk, scoring, attempt)
+        # Read inside the try: a cut right after the claim gives it back too.
+        chunk = ScoringChunk.objects.select_related("scoring__set_version", "scoring__run").get(id=chunk_id)
+        with gc_paused(), work.lease_kept(ScoringChunk, pk=chunk_id, attempt=attempt):
+            _score_chunk(chunk, chunk.scoring, attempt)
     except Exception as error:
         if work.is_transient(error):
-            work.release(ScoringChunk, pk=chunk.id, attempt=attempt, waiting=ScoringChunk.Status.QUEUED)
+            work.release(ScoringChunk, pk=chunk_id, attempt=attempt, waiting=ScoringChunk.Status.QUEUED)
             raise
-        logger.exception("scoring chunk %s failed", chunk.id)
+        logger.exception("scoring chunk %s failed", chunk_id)
         message = f"{type(error).__name__}: {error}"
-        ScoringChunk.objects.filter(id=chunk.id).update(status=ScoringChunk.Status.FAILED, error=message)
-        Scoring.objects.filter(id=scoring.id).exclude(status=Scoring.Status.FAILED).update(
+        ScoringChunk.objects.filter(id=chunk_id).update(status=ScoringChunk.Status.FAILED, error=message)
+        Scoring.objects.filter(chunks__id=chunk_id).exclude(status=Scoring.Status.FAILED).update(
             status=Scoring.Status.FAILED, error=message
         )
     return chunk
