@@ -31,19 +31,24 @@ def load_generated_run(
     return Run.objects.get(id=received.run.id)
 
 
+def bare_run(version: AssistantVersion, set_version, name: str, **fields) -> Run:
+    """A run row with no file behind it, stored unless ``fields`` say otherwise."""
+    return Run.objects.create(
+        assistant_version=version,
+        set_version=set_version,
+        file_name=f"{name}.jsonl",
+        file_path=f"{name}.jsonl",
+        size_bytes=1,
+        **{"status": Run.Status.STORED, **fields},
+    )
+
+
 def twin(run: Run, label: str, change=lambda text: text) -> Run:
     """A stored run of another assistant version on the same set, its answers changed by ``change``."""
     version, _ = AssistantVersion.objects.get_or_create(
         label=label, defaults={"assistant": run.assistant_version.assistant}
     )
-    copy = Run.objects.create(
-        assistant_version=version,
-        set_version=run.set_version,
-        file_name=f"{label}.jsonl",
-        file_path=f"{label}.jsonl",
-        size_bytes=1,
-        status=Run.Status.STORED,
-    )
+    copy = bare_run(version, run.set_version, label)
     answers = []
     for answer in run.answers.all():
         record = answer.record

@@ -17,13 +17,13 @@ from reviewapp.models import (
     AssistantVersion,
     QuestionOutcome,
     QuestionSet,
-    Run,
     Scoring,
     SetVersion,
 )
 from reviewapp.services.scoring import store_question_outcomes
 from scoring.compare import paired, paired_from_table
 from scoring.measures import MEASURES
+from tests.fixtures import bare_run
 
 QUESTIONS = [f"q{index:03d}" for index in range(120)]
 
@@ -59,14 +59,11 @@ class PairedTablesTests(TestCase):
         version = AssistantVersion.objects.create(assistant=self.assistant, label=label)
         for number in range(runs):
             repetitions = rng.randint(1, 3)
-            run = Run.objects.create(
-                assistant_version=version,
-                set_version=self.set_version,
-                file_name=f"{label}-{number}.jsonl",
-                file_path=f"{label}-{number}.jsonl",
-                size_bytes=1,
+            run = bare_run(
+                version,
+                self.set_version,
+                f"{label}-{number}",
                 sha256=f"{label}-{number}",
-                status=Run.Status.STORED,
                 repetitions=repetitions,
             )
             scoring = Scoring.objects.create(

@@ -11,7 +11,7 @@ from reviewapp.models import Assistant, AssistantVersion, QuestionSet, Run, Scor
 from reviewapp.services import work
 from reviewapp.services.runs import run_ingest, run_retry
 from reviewapp.services.scoring import scoring_chunk_perform, scoring_retry
-from tests.fixtures import load_generated_run
+from tests.fixtures import bare_run, load_generated_run
 from tests.helpers import PASSWORD, make_user
 
 LONG_AGO = timedelta(hours=1)
@@ -153,15 +153,7 @@ class TransientErrorAfterClaimTests(TransactionTestCase):
             question_set=QuestionSet.objects.create(name="cut"), version="cut-1"
         )
         version = AssistantVersion.objects.create(assistant=Assistant.objects.create(name="bot"), label="v")
-        self.run = Run.objects.create(
-            assistant_version=version,
-            set_version=set_version,
-            file_name="cut.jsonl",
-            file_path="cut.jsonl",
-            size_bytes=1,
-            sha256="cut",
-            status=Run.Status.RECEIVED,
-        )
+        self.run = bare_run(version, set_version, "cut", sha256="cut", status=Run.Status.RECEIVED)
         scoring = Scoring.objects.create(run=self.run, set_version=set_version, status=Scoring.Status.SCORING)
         self.chunk = ScoringChunk.objects.create(
             scoring=scoring, first_answer_id=1, last_answer_id=1, answers=1, status=ScoringChunk.Status.QUEUED
