@@ -306,7 +306,8 @@ def bench(case: Case, workers: int, *, compare: bool = False, compare_repeat: in
         "shell",
         "-c",
         "from django.contrib.auth.models import User; from django.contrib.sessions.backends.db import "
-        "SessionStore; from reviewapp.roles import grant; u,_=User.objects.get_or_create(username='bench'); "
+        "SessionStore; from reviewapp.core.roles import grant; "
+        "u,_=User.objects.get_or_create(username='bench'); "
         "grant(u, 'lead'); s=SessionStore(); "
         "s['_auth_user_id']=str(u.pk); "
         "s['_auth_user_backend']='django.contrib.auth.backends.ModelBackend'; "

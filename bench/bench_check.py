@@ -179,7 +179,7 @@ def set_up(env: dict) -> str:
         env,
         "shell",
         "-c",
-        "from django.contrib.auth.models import User; from reviewapp.roles import grant; "
+        "from django.contrib.auth.models import User; from reviewapp.core.roles import grant; "
         "grant(User.objects.create_user('bench'), 'lead')",
     )
     return manage(env, "api_token", "bench", "--scope", "check", "--name", "bench-check").strip()

@@ -92,7 +92,7 @@ def main() -> None:
         env,
         "shell",
         "-c",
-        "from django.contrib.auth.models import User; from reviewapp.roles import grant; "
+        "from django.contrib.auth.models import User; from reviewapp.core.roles import grant; "
         "u,_=User.objects.get_or_create(username='bench'); grant(u, 'lead')",
     )
     token = bench_app.manage(env, "api_token", "bench").strip()

@@ -193,7 +193,7 @@ SESSION = """
 import json
 from django.contrib.auth.models import User
 from django.contrib.sessions.backends.db import SessionStore
-from reviewapp.roles import grant
+from reviewapp.core.roles import grant
 u, _ = User.objects.get_or_create(username="bench")
 grant(u, "lead")
 s = SessionStore()
@@ -207,7 +207,7 @@ print(json.dumps({"session": s.session_key}))
 JUDGE = """
 import json
 from django.contrib.auth.models import User
-from reviewapp.services import judging
+from reviewapp.judges.services import judging
 version = judging.judge_version_save(
     name="bench judge", provider="openai", model="bench-judge", base_url={base_url!r},
     key_variable={key_variable!r}, metrics=["answer_relevance"], concurrency={concurrency},
@@ -221,7 +221,7 @@ START_BY_SERVICES = """
 import json
 from django.contrib.auth.models import User
 from reviewapp.models import JudgeVersion, Run
-from reviewapp.services import judging
+from reviewapp.judges.services import judging
 user = User.objects.get(username="bench")
 judge_run = judging.judge_run_estimate(
     judge_versions=[JudgeVersion.objects.get(id={version_id})],

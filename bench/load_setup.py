@@ -101,7 +101,7 @@ def upload(env: dict, uploads: list[tuple[Path, Path]]) -> None:
         env,
         "shell",
         "-c",
-        "from django.contrib.auth import get_user_model; from reviewapp.roles import grant; "
+        "from django.contrib.auth import get_user_model; from reviewapp.core.roles import grant; "
         f"u, _ = get_user_model().objects.get_or_create(username={config.PIPELINE!r}); grant(u, 'lead')",
     )
     token = config.manage(env, "api_token", config.PIPELINE, "--name", "load-setup").strip()
@@ -204,10 +204,10 @@ def people_and_reviews(*, released_items: int, queue_items: int, judged_each: in
     from django.contrib.auth.hashers import make_password
     from django.db import transaction
 
+    from reviewapp.core.roles import grant
     from reviewapp.models import Role, Run
-    from reviewapp.roles import grant
-    from reviewapp.services.review import JudgementInput, judgement_submit, rubric_default
-    from reviewapp.services.samples import Frame, sample_assign, sample_draw
+    from reviewapp.review.services.review import JudgementInput, judgement_submit, rubric_default
+    from reviewapp.review.services.samples import Frame, sample_assign, sample_draw
 
     started = time.perf_counter()
     User = get_user_model()

@@ -2,7 +2,7 @@
 
 Authenticated by a bearer token (the API tokens page, or `manage.py api_token
 USER`). A token acts as its user: each operation needs one scope on the token
-and one of that scope's roles (reviewapp.roles.SCOPES) on the user, the same
+and one of that scope's roles (reviewapp.core.roles.SCOPES) on the user, the same
 roles the pages ask for. The OpenAPI schema is served at /api/openapi.json and
 browsable at /api/docs.
 """
@@ -28,21 +28,22 @@ from ninja.files import UploadedFile
 from ninja.security import HttpBearer
 from pydantic import ConfigDict, TypeAdapter
 
-from reviewapp import dashboard, selectors
-from reviewapp.models import ApiToken, Judge, JudgeRun, JudgeVersion, Role, Run, Scoring
-from reviewapp.roles import SCOPES, has_role
-from reviewapp.services.gate import GateRefused, gate_run, parse_floors
-from reviewapp.services.imports import import_preview, import_receive, pending_store
-from reviewapp.services.judging import (
+from reviewapp.core.roles import SCOPES, has_role
+from reviewapp.core.uploads import UploadRejected
+from reviewapp.judges.services.judging import (
     judge_label,
     judge_run_cancel,
     judge_run_confirm,
     judge_run_estimate,
     regrade_draw,
 )
-from reviewapp.services.question_sets import set_version_upload
-from reviewapp.services.runs import run_receive
-from reviewapp.services.uploads import UploadRejected
+from reviewapp.models import ApiToken, Judge, JudgeRun, JudgeVersion, Role, Run, Scoring
+from reviewapp.runs.services.imports import import_preview, import_receive, pending_store
+from reviewapp.runs.services.question_sets import set_version_upload
+from reviewapp.runs.services.runs import run_receive
+from reviewapp.scorings import selectors
+from reviewapp.versions import selectors as dashboard
+from reviewapp.versions.gate import GateRefused, gate_run, parse_floors
 from scoring import imports, logfile
 from scoring.check import MAX_ANSWER_BYTES, CheckInputError, check_numbers
 from scoring.gate import DEFAULT_MARGIN_POINTS
@@ -886,7 +887,7 @@ def judge_validation_tables(
     label the confusion matrix, percent agreement, Cohen's kappa with its
     interval, Krippendorff's alpha, the judge's errors in each direction,
     and whether it is validated or which condition is missing."""
-    from reviewapp.services.validation import judge_validation, validation_title
+    from reviewapp.judges.services.validation import judge_validation, validation_title
 
     judge = get_object_or_404(Judge, id=judge_id)
     versions = judge.versions.all()

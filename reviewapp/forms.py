@@ -4,6 +4,7 @@ from django import forms
 from django.contrib.auth import get_user_model
 from django.db.models import OuterRef, Subquery
 
+from reviewapp.judges.services.judging import JUDGE_METRICS, judge_label
 from reviewapp.models import (
     AssistantVersion,
     JudgeVersion,
@@ -14,7 +15,6 @@ from reviewapp.models import (
     Sample,
     SetVersion,
 )
-from reviewapp.services.judging import JUDGE_METRICS, judge_label
 from scoring import imports, logfile
 
 

@@ -76,7 +76,7 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
-    "reviewapp.middleware.NulRefusalMiddleware",
+    "reviewapp.core.middleware.NulRefusalMiddleware",
     "csp.middleware.CSPMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
@@ -84,7 +84,7 @@ MIDDLEWARE = [
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     # Before any view reads the body, so an oversized upload is refused unread.
-    "reviewapp.middleware.UploadLimitMiddleware",
+    "reviewapp.core.middleware.UploadLimitMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
@@ -105,8 +105,8 @@ TEMPLATES = [
                 "django.template.context_processors.request",
                 "django.contrib.auth.context_processors.auth",
                 "django.contrib.messages.context_processors.messages",
-                "reviewapp.context.deployment",
-                "reviewapp.context.roles",
+                "reviewapp.core.context.deployment",
+                "reviewapp.core.context.roles",
                 "csp.context_processors.nonce",
             ],
         },

@@ -8,10 +8,10 @@ and takes the work up when it died.
 from celery import shared_task
 from django.db import InterfaceError, OperationalError
 
-from reviewapp.services.judging import judge_chunk_perform
-from reviewapp.services.runs import run_ingest
-from reviewapp.services.scoring import scoring_chunk_perform, scoring_plan
-from reviewapp.services.work import work_sweep
+from reviewapp.core.work import work_sweep
+from reviewapp.judges.services.judging import judge_chunk_perform
+from reviewapp.runs.services.runs import run_ingest
+from reviewapp.scorings.services import scoring_chunk_perform, scoring_plan
 
 # A lost database connection is worth retrying: the service gave its claim
 # back before raising, so the retry takes the work at once.
@@ -42,7 +42,7 @@ def judge_chunk_task(chunk_id: int) -> None:
 def sweep_work_task() -> dict:
     """Run by Celery beat every WORK_SWEEP_SECONDS; also clears imports left
     waiting for confirmation for more than a day."""
-    from reviewapp.services.imports import pending_sweep
+    from reviewapp.runs.services.imports import pending_sweep
 
     done = work_sweep()
     if removed := pending_sweep():

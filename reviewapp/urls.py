@@ -5,20 +5,13 @@ from django.urls import path
 from django.utils.functional import lazy
 from django.views.generic import RedirectView
 
+from reviewapp.accounts import views as tokens
 from reviewapp.api import api
-from reviewapp.views import (
-    dashboard,
-    imports,
-    judges,
-    lead,
-    paired,
-    question_sets,
-    review,
-    runs,
-    samples,
-    severity,
-    tokens,
-)
+from reviewapp.judges import views as judges
+from reviewapp.paired import views as paired
+from reviewapp.review.views import lead, review, samples, severity
+from reviewapp.runs.views import imports, question_sets, runs
+from reviewapp.versions import views as dashboard
 
 urlpatterns = [
     path("", runs.home, name="home"),

@@ -5,12 +5,12 @@ import json
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.test import TestCase
 
+from reviewapp.judges.services import judging
 from reviewapp.models import Answer, AssistantVersion, JudgeRun, JudgeVersion, Run
-from reviewapp.services import judging
-from reviewapp.services.question_sets import set_version_create
-from reviewapp.services.review import rubric_default
-from reviewapp.services.runs import run_receive
-from reviewapp.services.scoring import scoring_request
+from reviewapp.review.services.review import rubric_default
+from reviewapp.runs.services.question_sets import set_version_create
+from reviewapp.runs.services.runs import run_receive
+from reviewapp.scorings.services import scoring_request
 from scoring import synthetic
 from scoring.logfile import normalise_question
 

@@ -12,8 +12,8 @@ PASSWORD = "a-test-password-9"
 
 def make_user(username: str = "lead", *roles: str, **extra):
     """A user with ``roles`` (by default the role their name says, else lead)."""
+    from reviewapp.core.roles import grant
     from reviewapp.models import Role
-    from reviewapp.roles import grant
 
     user = get_user_model().objects.create_user(username=username, password=PASSWORD, **extra)
     grant(user, *(roles or ((username,) if username in Role.ALL else (Role.LEAD,))))

@@ -15,9 +15,9 @@ from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
 from reviewapp.api import CHECK_TOKENS
+from reviewapp.core.roles import SCOPES
 from reviewapp.management.commands.demo import DEMO_ANSWERS, GENERATED_RUNS, TIMEOUT_S
 from reviewapp.models import ApiToken
-from reviewapp.roles import SCOPES
 from scoring import synthetic
 from scoring.logfile import normalise_question
 from scoring.measures import UNSUPPORTED_K, UNSUPPORTED_N, Options, check_answer

@@ -5,8 +5,8 @@ import statistics
 
 from django.test import TestCase, override_settings
 
+from reviewapp.judges.services import judging
 from reviewapp.models import ApiToken, JudgeChunk, JudgeRun, ModelVerdict, Run, Sample
-from reviewapp.services import judging
 from tests.fixtures import load_generated_run, stand_in_version
 from tests.helpers import make_user
 
@@ -282,9 +282,9 @@ class JudgeRunRefusalTests(JudgeRunApiTestCase):
 
 class JudgeValidationApiTests(TestCase):
     def test_it_gives_the_validation_tables_and_says_what_is_missing(self):
+        from reviewapp.judges.services import judging
         from reviewapp.models import ApiToken
-        from reviewapp.services import judging
-        from reviewapp.services.review import rubric_default
+        from reviewapp.review.services.review import rubric_default
 
         manager = make_user("manager-api", "manager")
         version = judging.judge_version_save(

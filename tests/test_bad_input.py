@@ -6,7 +6,7 @@ from django.test import TestCase
 from django.urls import reverse
 
 from reviewapp.models import Run, Sample
-from reviewapp.services.review import rubric_default
+from reviewapp.review.services.review import rubric_default
 from tests.fixtures import load_generated_run
 from tests.helpers import make_user
 

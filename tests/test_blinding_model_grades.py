@@ -21,10 +21,10 @@ from django.test import Client, TestCase
 from django.urls import reverse
 from django.utils.html import escape
 
+from reviewapp.judges.services import judging
 from reviewapp.models import ApiToken, Assignment, ModelVerdict
-from reviewapp.services import judging
-from reviewapp.services.review import JudgementInput, judgement_submit
-from reviewapp.services.samples import sample_assign
+from reviewapp.review.services.review import JudgementInput, judgement_submit
+from reviewapp.review.services.samples import sample_assign
 from tests.crawl import PageCrawl
 from tests.fixtures import load_generated_run, stand_in_version
 from tests.helpers import make_user

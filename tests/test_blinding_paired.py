@@ -23,10 +23,10 @@ from django.test import Client, TestCase
 from django.urls import reverse
 from django.utils.html import escape
 
-from reviewapp.paired_models import PairedAssignment
-from reviewapp.services.paired import PairedInput, paired_assign, paired_draw, paired_judgement_submit
-from reviewapp.services.review import rubric_default
-from reviewapp.services.samples import Frame, sample_assign, sample_draw
+from reviewapp.paired.models import PairedAssignment
+from reviewapp.paired.services import PairedInput, paired_assign, paired_draw, paired_judgement_submit
+from reviewapp.review.services.review import rubric_default
+from reviewapp.review.services.samples import Frame, sample_assign, sample_draw
 from tests.crawl import PageCrawl
 from tests.fixtures import load_generated_run, twin
 from tests.helpers import make_user

@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 
 from reviewapp.models import Answer
-from reviewapp.paired_models import PairedAssignment, PairedJudgement
-from reviewapp.services.paired import PairedInput, paired_assign, paired_draw, paired_judgement_submit
+from reviewapp.paired.models import PairedAssignment, PairedJudgement
+from reviewapp.paired.services import PairedInput, paired_assign, paired_draw, paired_judgement_submit
 from tests.fixtures import load_generated_run, twin
 from tests.helpers import PASSWORD, make_user
 

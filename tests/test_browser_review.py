@@ -6,8 +6,8 @@ import uuid
 import pytest
 
 from reviewapp.models import Adjudication, Judgement
-from reviewapp.services.review import JudgementInput, judgement_submit, rubric_default
-from reviewapp.services.samples import Frame, sample_assign, sample_draw
+from reviewapp.review.services.review import JudgementInput, judgement_submit, rubric_default
+from reviewapp.review.services.samples import Frame, sample_assign, sample_draw
 from tests.fixtures import load_generated_run
 from tests.helpers import PASSWORD, make_user
 

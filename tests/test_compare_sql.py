@@ -10,7 +10,6 @@ from django.db import connection
 from django.test import SimpleTestCase, TestCase
 from django.test.utils import CaptureQueriesContext
 
-from reviewapp import dashboard
 from reviewapp.models import (
     AnswerCheck,
     Assistant,
@@ -20,7 +19,8 @@ from reviewapp.models import (
     Scoring,
     SetVersion,
 )
-from reviewapp.services.scoring import store_question_outcomes
+from reviewapp.scorings.services import store_question_outcomes
+from reviewapp.versions import selectors as dashboard
 from scoring.compare import paired, paired_from_table
 from scoring.measures import MEASURES
 from tests.fixtures import bare_run

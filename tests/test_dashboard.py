@@ -10,8 +10,8 @@ from django.urls import reverse
 from statsmodels.stats.proportion import proportion_confint
 
 from reviewapp.models import AnswerCheck, ApiToken, Assignment, Run, Sample, SampleItem, Score
-from reviewapp.services.review import JudgementInput, judgement_submit, rubric_default
-from reviewapp.services.runs import run_receive
+from reviewapp.review.services.review import JudgementInput, judgement_submit, rubric_default
+from reviewapp.runs.services.runs import run_receive
 from tests.fixtures import load_generated_run
 from tests.helpers import PASSWORD, make_user
 

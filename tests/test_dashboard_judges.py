@@ -5,12 +5,12 @@ import uuid
 
 from django.test import TestCase
 
+from reviewapp.judges.services import judging
+from reviewapp.judges.services.validation import judge_is_validated, validation_set_draw
 from reviewapp.models import Adjudication, Run
-from reviewapp.services import judging
-from reviewapp.services.gate import GateRefused, gate_run
-from reviewapp.services.review import rubric_default
-from reviewapp.services.samples import Frame, sample_draw
-from reviewapp.services.validation import judge_is_validated, validation_set_draw
+from reviewapp.review.services.review import rubric_default
+from reviewapp.review.services.samples import Frame, sample_draw
+from reviewapp.versions.gate import GateRefused, gate_run
 from tests.fixtures import load_generated_run, twin
 from tests.helpers import make_user
 

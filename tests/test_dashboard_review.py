@@ -7,9 +7,9 @@ import uuid
 from django.test import TestCase
 from django.urls import reverse
 
-from reviewapp.dashboard import review_figures
 from reviewapp.models import Adjudication, Assignment, Judgement, Sample, SampleItem
-from reviewapp.services.review import rubric_default
+from reviewapp.review.services.review import rubric_default
+from reviewapp.versions.selectors import review_figures
 from tests.fixtures import load_generated_run
 from tests.helpers import make_user
 
@@ -134,7 +134,7 @@ class SettledCountingTests(ReviewedSampleTestCase):
 
 class SeverityWeightsTests(ReviewedSampleTestCase):
     def test_the_dashboard_weighs_material_errors_by_where_the_answer_goes(self):
-        from reviewapp.services.severity import severity_weights_save
+        from reviewapp.review.services.severity import severity_weights_save
         from scoring.rates import rate, severity_weighted_rate
 
         # Settled: item 1 resolved, item 5 a confirmed material error.

@@ -4,6 +4,7 @@ from io import StringIO
 import pytest
 from django.core.management import call_command
 
+from reviewapp.judges.services.validation import judge_validation
 from reviewapp.models import (
     Answer,
     AnswerCheck,
@@ -17,7 +18,6 @@ from reviewapp.models import (
     Score,
     Scoring,
 )
-from reviewapp.services.validation import judge_validation
 
 
 # Committed as it goes, as on a real database: each step's tasks run at its commit.

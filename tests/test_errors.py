@@ -14,11 +14,16 @@ from django.test import RequestFactory, TestCase, TransactionTestCase
 from django.test.client import ClientHandler
 from django.urls import reverse
 
+from reviewapp.core.uploads import UploadRejected
 from reviewapp.models import Adjudication, ApiToken, AssistantVersion, QuestionSet, Run, SetVersion
-from reviewapp.services.adjudication import Decision, DecisionConflict, adjudication_submit, calibration_add
-from reviewapp.services.review import rubric_default
-from reviewapp.services.samples import Frame, sample_assign, sample_draw
-from reviewapp.services.uploads import UploadRejected
+from reviewapp.review.services.adjudication import (
+    Decision,
+    DecisionConflict,
+    adjudication_submit,
+    calibration_add,
+)
+from reviewapp.review.services.review import rubric_default
+from reviewapp.review.services.samples import Frame, sample_assign, sample_draw
 from tests.fixtures import load_generated_run
 from tests.helpers import PASSWORD, example_answers, example_file, jsonl, make_user
 

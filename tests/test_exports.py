@@ -101,7 +101,7 @@ class NotRunAttemptExportTests(TestCase):
     epoch (Inspect refuses that)."""
 
     def test_each_missing_attempt_keeps_its_number(self):
-        from reviewapp.services.question_sets import set_version_create
+        from reviewapp.runs.services.question_sets import set_version_create
         from scoring.logfile import normalise_question
         from tests.helpers import jsonl
 

@@ -22,8 +22,8 @@ from django.test import Client
 
 from reviewapp.celery import app
 from reviewapp.models import Answer, AnswerCheck, ApiToken, Finding, Run, Score, Scoring, ScoringChunk
-from reviewapp.services.question_sets import set_version_create
-from reviewapp.services.runs import run_receive
+from reviewapp.runs.services.question_sets import set_version_create
+from reviewapp.runs.services.runs import run_receive
 from scoring import synthetic
 from scoring.logfile import normalise_question
 from scoring.runner import score_file
@@ -335,8 +335,8 @@ class SlowJudgeServer:
 
 
 def test_a_worker_killed_mid_judging_loses_no_verdict_and_stores_none_twice(running, tmp_path):
+    from reviewapp.judges.services import judging
     from reviewapp.models import JudgeChunk, JudgeRun, ModelVerdict
-    from reviewapp.services import judging
 
     path, _ = generated_run(tmp_path, answers=400, version="fault-judge")
     server = SlowJudgeServer(delay_s=0.1)

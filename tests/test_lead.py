@@ -5,14 +5,14 @@ import uuid
 from django.test import TestCase
 from django.urls import reverse
 
-from reviewapp import lead
-from reviewapp.lead import outcome_key
+from reviewapp.core.uploads import UploadRejected
+from reviewapp.judges.services.validation import Settled, review_states, settled_outcomes
 from reviewapp.models import Adjudication, Assignment, Judgement, SampleItem, Score
-from reviewapp.services.adjudication import Decision, adjudication_submit, calibration_add
-from reviewapp.services.review import JudgementInput, judgement_submit, rubric_default
-from reviewapp.services.samples import Frame, sample_assign, sample_draw
-from reviewapp.services.uploads import UploadRejected
-from reviewapp.services.validation import Settled, review_states, settled_outcomes
+from reviewapp.review import selectors as lead
+from reviewapp.review.selectors import outcome_key
+from reviewapp.review.services.adjudication import Decision, adjudication_submit, calibration_add
+from reviewapp.review.services.review import JudgementInput, judgement_submit, rubric_default
+from reviewapp.review.services.samples import Frame, sample_assign, sample_draw
 from tests.fixtures import load_generated_run
 from tests.helpers import PASSWORD, make_user
 

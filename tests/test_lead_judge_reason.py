@@ -6,12 +6,12 @@ import uuid
 from django.test import TestCase
 from django.urls import reverse
 
-from reviewapp import lead
+from reviewapp.judges.services import judging
 from reviewapp.models import Assignment, ModelVerdict, SampleItem
-from reviewapp.services import judging
-from reviewapp.services.adjudication import Decision, adjudication_submit
-from reviewapp.services.review import JudgementInput, judgement_submit
-from reviewapp.services.samples import sample_assign
+from reviewapp.review import selectors as lead
+from reviewapp.review.services.adjudication import Decision, adjudication_submit
+from reviewapp.review.services.review import JudgementInput, judgement_submit
+from reviewapp.review.services.samples import sample_assign
 from tests.fixtures import load_generated_run, stand_in_version
 from tests.helpers import PASSWORD, make_user
 

@@ -21,12 +21,12 @@ from django.test import Client, TestCase
 from django.urls import URLPattern, URLResolver, get_resolver, reverse
 
 from reviewapp.api import CHECK_TOKENS, api
+from reviewapp.core.roles import API_USERS, READERS_OF_RUNS, SCOPES, WRITERS
+from reviewapp.judges.services.judging import judge_run_estimate, judge_version_save
 from reviewapp.models import ApiToken, Role
-from reviewapp.roles import API_USERS, READERS_OF_RUNS, SCOPES, WRITERS
-from reviewapp.services.judging import judge_run_estimate, judge_version_save
-from reviewapp.services.paired import paired_assign, paired_draw
-from reviewapp.services.review import JudgementInput, judgement_submit, rubric_default
-from reviewapp.services.samples import Frame, sample_assign, sample_draw
+from reviewapp.paired.services import paired_assign, paired_draw
+from reviewapp.review.services.review import JudgementInput, judgement_submit, rubric_default
+from reviewapp.review.services.samples import Frame, sample_assign, sample_draw
 from tests.fixtures import load_generated_run, twin
 from tests.helpers import make_user
 

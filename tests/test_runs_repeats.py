@@ -5,10 +5,10 @@ from django.db import IntegrityError, transaction
 from django.test import TestCase
 
 from reviewapp.models import Answer, Run, Scoring
-from reviewapp.services.question_sets import set_version_create
-from reviewapp.services.review import rubric_default
-from reviewapp.services.runs import run_ingest, run_receive
-from reviewapp.services.samples import Frame, sample_draw
+from reviewapp.review.services.review import rubric_default
+from reviewapp.review.services.samples import Frame, sample_draw
+from reviewapp.runs.services.question_sets import set_version_create
+from reviewapp.runs.services.runs import run_ingest, run_receive
 from scoring.logfile import normalise_question, read_questions
 from tests.conftest import SHARED_DATA
 from tests.helpers import example_file, jsonl

@@ -12,7 +12,7 @@ from django.db import connection, transaction
 from django.test import TestCase, override_settings
 from django.test.utils import CaptureQueriesContext
 
-from reviewapp import dashboard
+from reviewapp.core.bulk import json_text
 from reviewapp.models import (
     Answer,
     AnswerCheck,
@@ -24,12 +24,12 @@ from reviewapp.models import (
     Scoring,
     ScoringChunk,
 )
-from reviewapp.selectors import count_attempts
-from reviewapp.services import scoring as scoring_service
-from reviewapp.services.bulk import json_text
-from reviewapp.services.question_sets import set_version_create
-from reviewapp.services.runs import run_receive
-from reviewapp.services.scoring import DEFAULT_SLICE_FIELDS, without_questions
+from reviewapp.runs.services.question_sets import set_version_create
+from reviewapp.runs.services.runs import run_receive
+from reviewapp.scorings import services as scoring_service
+from reviewapp.scorings.selectors import count_attempts
+from reviewapp.scorings.services import DEFAULT_SLICE_FIELDS, without_questions
+from reviewapp.versions import selectors as dashboard
 from scoring import synthetic, timing
 from scoring.logfile import normalise_question
 from scoring.measures import MEASURES, check_answer, merge_slice_counts, not_run_check, slice_counts

@@ -17,11 +17,11 @@ from django.template import engines
 from django.test import RequestFactory, TestCase, override_settings
 from django.urls import reverse
 
-from reviewapp.csv_cells import neutralise
+from reviewapp.core.csv_cells import neutralise
 from reviewapp.models import Finding, Score
-from reviewapp.services.adjudication import Decision, adjudication_submit
-from reviewapp.services.review import JudgementInput, judgement_submit, rubric_default
-from reviewapp.services.samples import Frame, sample_assign, sample_draw
+from reviewapp.review.services.adjudication import Decision, adjudication_submit
+from reviewapp.review.services.review import JudgementInput, judgement_submit, rubric_default
+from reviewapp.review.services.samples import Frame, sample_assign, sample_draw
 from tests.fixtures import load_generated_run
 from tests.helpers import PASSWORD, make_user
 

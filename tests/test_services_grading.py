@@ -9,10 +9,10 @@ from django.apps import apps as django_apps
 from django.test import SimpleTestCase, TestCase
 
 from reviewapp.models import Adjudication, Assignment, Judgement
-from reviewapp.services import grading
-from reviewapp.services.adjudication import Decision, adjudication_submit
-from reviewapp.services.review import JudgementInput, OutcomeRefused, judgement_submit, rubric_default
-from reviewapp.services.samples import Frame, sample_assign, sample_draw
+from reviewapp.review.services import grading
+from reviewapp.review.services.adjudication import Decision, adjudication_submit
+from reviewapp.review.services.review import JudgementInput, OutcomeRefused, judgement_submit, rubric_default
+from reviewapp.review.services.samples import Frame, sample_assign, sample_draw
 from tests.fixtures import load_generated_run
 from tests.helpers import make_user
 

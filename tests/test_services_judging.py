@@ -2,10 +2,10 @@
 
 from django.test import TestCase, TransactionTestCase, override_settings
 
-from reviewapp.dashboard import head_to_head, panel_figures
+from reviewapp.core.uploads import UploadRejected
+from reviewapp.judges.services import judging
 from reviewapp.models import JudgeChunk, JudgeResponse, JudgeRun, ModelVerdict, Sample
-from reviewapp.services import judging
-from reviewapp.services.uploads import UploadRejected
+from reviewapp.versions.selectors import head_to_head, panel_figures
 from tests.fixtures import load_generated_run, run_to_end, stand_in_version, twin
 from tests.helpers import make_user
 

@@ -9,9 +9,10 @@ from collections import Counter, defaultdict
 
 from django.test import TestCase
 
+from reviewapp.core.uploads import UploadRejected
 from reviewapp.models import Answer, Run
-from reviewapp.paired_models import PairedAssignment, PairedDecision, PairedJudgement
-from reviewapp.services.paired import (
+from reviewapp.paired.models import PairedAssignment, PairedDecision, PairedJudgement
+from reviewapp.paired.services import (
     AWAITING_LEAD,
     NOT_READ,
     PENDING,
@@ -26,7 +27,6 @@ from reviewapp.services.paired import (
     paired_results,
     repeat_count,
 )
-from reviewapp.services.uploads import UploadRejected
 from scoring.compare import paired
 from scoring.rates import rate
 from tests.fixtures import load_generated_run, twin

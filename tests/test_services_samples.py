@@ -3,10 +3,10 @@ from collections import Counter
 from django.test import TestCase
 from django.utils import timezone
 
+from reviewapp.core.uploads import UploadRejected
 from reviewapp.models import Answer, Assignment, Question, Run, Sample
-from reviewapp.services.review import rubric_default
-from reviewapp.services.samples import Frame, allocate, sample_assign, sample_draw
-from reviewapp.services.uploads import UploadRejected
+from reviewapp.review.services.review import rubric_default
+from reviewapp.review.services.samples import Frame, allocate, sample_assign, sample_draw
 from tests.fixtures import load_generated_run
 from tests.helpers import make_user
 

@@ -9,6 +9,20 @@ import krippendorff
 import numpy as np
 from django.test import TestCase
 
+from reviewapp.core.uploads import UploadRejected
+from reviewapp.judges.services import judging
+from reviewapp.judges.services.validation import (
+    NO_VALIDATION_SET,
+    UNCALIBRATED_TITLE,
+    Settled,
+    judge_is_validated,
+    judge_validation,
+    regrade_agreement,
+    regrade_disagreements,
+    settled_outcomes,
+    validation_set_draw,
+    validation_title,
+)
 from reviewapp.models import (
     Adjudication,
     Assignment,
@@ -21,23 +35,9 @@ from reviewapp.models import (
     ValidationItem,
     ValidationSet,
 )
-from reviewapp.services import judging
-from reviewapp.services.adjudication import Decision, adjudication_submit
-from reviewapp.services.review import JudgementInput, judgement_submit, rubric_default
-from reviewapp.services.samples import Frame, sample_assign, sample_draw
-from reviewapp.services.uploads import UploadRejected
-from reviewapp.services.validation import (
-    NO_VALIDATION_SET,
-    UNCALIBRATED_TITLE,
-    Settled,
-    judge_is_validated,
-    judge_validation,
-    regrade_agreement,
-    regrade_disagreements,
-    settled_outcomes,
-    validation_set_draw,
-    validation_title,
-)
+from reviewapp.review.services.adjudication import Decision, adjudication_submit
+from reviewapp.review.services.review import JudgementInput, judgement_submit, rubric_default
+from reviewapp.review.services.samples import Frame, sample_assign, sample_draw
 from tests.fixtures import load_generated_run
 from tests.helpers import make_user
 

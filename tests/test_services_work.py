@@ -7,10 +7,10 @@ from django.db import OperationalError
 from django.test import TestCase, TransactionTestCase, override_settings
 from django.utils import timezone
 
+from reviewapp.core import work
 from reviewapp.models import Assistant, AssistantVersion, QuestionSet, Run, Scoring, ScoringChunk, SetVersion
-from reviewapp.services import work
-from reviewapp.services.runs import run_ingest, run_retry
-from reviewapp.services.scoring import scoring_chunk_perform, scoring_retry
+from reviewapp.runs.services.runs import run_ingest, run_retry
+from reviewapp.scorings.services import scoring_chunk_perform, scoring_retry
 from tests.fixtures import bare_run, load_generated_run
 from tests.helpers import PASSWORD, make_user
 

@@ -302,8 +302,8 @@ class InspectImportTests(TestCase):
         self.client.login(username="lead", password=PASSWORD)
 
     def test_the_log_names_its_versions_and_its_scores_stay_off_the_blinded_screen(self):
-        from reviewapp.services.review import rubric_default
-        from reviewapp.services.samples import Frame, sample_assign, sample_draw
+        from reviewapp.review.services.review import rubric_default
+        from reviewapp.review.services.samples import Frame, sample_assign, sample_draw
 
         page = self.start_inspect()
         form = page.context["form"]
@@ -361,9 +361,9 @@ class CalibrationAmongPassagesTests(TestCase):
 
     def test_a_calibration_item_shows_its_record_as_a_passage(self):
         from reviewapp.models import Assignment
-        from reviewapp.services.adjudication import calibration_add
-        from reviewapp.services.review import rubric_default
-        from reviewapp.services.samples import Frame, sample_assign, sample_draw
+        from reviewapp.review.services.adjudication import calibration_add
+        from reviewapp.review.services.review import rubric_default
+        from reviewapp.review.services.samples import Frame, sample_assign, sample_draw
 
         lead = make_user("lead")
         self.client.login(username="lead", password=PASSWORD)

@@ -7,6 +7,7 @@ from django.test import TestCase, override_settings
 from django.urls import reverse
 from django.utils.html import escape
 
+from reviewapp.judges.services import judging, validation
 from reviewapp.models import (
     JudgeChunk,
     JudgeRun,
@@ -16,9 +17,8 @@ from reviewapp.models import (
     ValidationItem,
     ValidationSet,
 )
-from reviewapp.services import judging, validation
-from reviewapp.services.review import JudgementInput, judgement_submit, rubric_default
-from reviewapp.services.samples import sample_assign
+from reviewapp.review.services.review import JudgementInput, judgement_submit, rubric_default
+from reviewapp.review.services.samples import sample_assign
 from tests.fixtures import load_generated_run, stand_in_version, twin
 from tests.helpers import make_user
 

@@ -11,10 +11,10 @@ from django.test import SimpleTestCase, TestCase
 from django.urls import reverse
 
 from reviewapp.management.commands.demo import address_url
-from reviewapp.manager_reads import CompareOutcome, compare_outcome, refusal_field
 from reviewapp.models import ApiToken, AssistantVersion, Question, Run
-from reviewapp.services.gate import GateRefused, gate_run
-from reviewapp.services.runs import run_receive
+from reviewapp.runs.services.runs import run_receive
+from reviewapp.versions.charts import CompareOutcome, compare_outcome, refusal_field
+from reviewapp.versions.gate import GateRefused, gate_run
 from scoring.compare import paired
 from tests.fixtures import load_generated_run
 from tests.helpers import PASSWORD, make_user

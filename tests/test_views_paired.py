@@ -9,8 +9,8 @@ import uuid
 from django.test import Client, TestCase
 from django.urls import reverse
 
-from reviewapp.paired_models import PairedAssignment, PairedDecision, PairedJudgement, PairedSample
-from reviewapp.services.paired import paired_assign, paired_draw
+from reviewapp.paired.models import PairedAssignment, PairedDecision, PairedJudgement, PairedSample
+from reviewapp.paired.services import paired_assign, paired_draw
 from tests.fixtures import load_generated_run, twin
 from tests.helpers import make_user
 

@@ -4,8 +4,8 @@ ingest, scoring and the run page; its figures equal the library's."""
 from django.test import TestCase
 
 from reviewapp.models import Scoring
-from reviewapp.services.question_sets import set_version_create
-from reviewapp.services.runs import run_receive
+from reviewapp.runs.services.question_sets import set_version_create
+from reviewapp.runs.services.runs import run_receive
 from scoring import synthetic
 from scoring.logfile import normalise_question
 from scoring.runner import score_file

@@ -6,8 +6,8 @@ from django.urls import reverse
 from django.utils import timezone
 
 from reviewapp.models import Answer, Assignment, Judgement, Rubric, RubricVersion, Sample, SetVersion
-from reviewapp.services.review import rubric_default
-from reviewapp.services.samples import Frame, sample_assign, sample_draw
+from reviewapp.review.services.review import rubric_default
+from reviewapp.review.services.samples import Frame, sample_assign, sample_draw
 from tests.fixtures import load_generated_run
 from tests.helpers import PASSWORD, make_user
 

@@ -4,7 +4,7 @@ from django.test import TestCase, override_settings
 from django.urls import reverse
 
 from reviewapp.models import Answer, AnswerCheck, Finding, Run, Score, Scoring, SetVersion
-from reviewapp.services.scoring import scoring_chunk_perform, scoring_plan
+from reviewapp.scorings.services import scoring_chunk_perform, scoring_plan
 from tests.helpers import PASSWORD, example_answers, example_file, jsonl, make_user
 
 RUN_FILE = "answers_run_assistant-1.3_set-1.2.jsonl"

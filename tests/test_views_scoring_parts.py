@@ -6,8 +6,8 @@ from django.test import TestCase
 from django.urls import reverse
 
 from reviewapp.models import Finding, Score, Scoring
-from reviewapp.services.question_sets import set_version_create
-from reviewapp.services.runs import run_receive
+from reviewapp.runs.services.question_sets import set_version_create
+from reviewapp.runs.services.runs import run_receive
 from scoring.logfile import normalise_question
 from tests.conftest import SHARED_DATA
 from tests.helpers import PASSWORD, example_answers, jsonl, make_user

@@ -9,9 +9,9 @@ from django.test import TestCase, override_settings
 from django.urls import reverse
 
 from reviewapp.models import Adjudication, Answer, Assignment, Judgement, Run, Scoring, SetVersion
-from reviewapp.selectors import answer_evidence, shown_value, shown_values
-from reviewapp.services.review import rubric_default
-from reviewapp.services.samples import Frame, sample_assign, sample_draw
+from reviewapp.review.services.review import rubric_default
+from reviewapp.review.services.samples import Frame, sample_assign, sample_draw
+from reviewapp.scorings.selectors import answer_evidence, shown_value, shown_values
 from tests.fixtures import load_generated_run
 from tests.helpers import PASSWORD, example_answers, example_file, jsonl, make_user
 

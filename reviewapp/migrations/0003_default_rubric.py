@@ -3,7 +3,7 @@ awkward-case rules decided before any grading."""
 
 from django.db import migrations
 
-from reviewapp.defaults import AWKWARD_CASES, GUIDANCE, QUESTIONS, RUBRIC_NAME
+from reviewapp.review.defaults import AWKWARD_CASES, GUIDANCE, QUESTIONS, RUBRIC_NAME
 
 def create(apps, schema_editor):
     Group = apps.get_model("auth", "Group")

@@ -7,7 +7,7 @@ from django.db import migrations, models
 def store_outcomes_of_finished_scorings(apps, schema_editor):
     """The scorings added up before outcomes were stored get theirs, as the
     scoring service now writes them when it adds a scoring up."""
-    from reviewapp.services.scoring import store_question_outcomes
+    from reviewapp.scorings.services import store_question_outcomes
 
     Scoring = apps.get_model("reviewapp", "Scoring")
     finished = list(Scoring.objects.filter(status="done").values_list("id", flat=True))

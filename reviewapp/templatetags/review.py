@@ -44,7 +44,7 @@ def split(value: str, separator: str) -> list[str]:
 
 @register.filter
 def tick_x(tick: str) -> float:
-    from reviewapp.dashboard import CHART_LEFT, CHART_WIDTH
+    from reviewapp.versions.selectors import CHART_LEFT, CHART_WIDTH
 
     return CHART_LEFT + float(tick) / 100 * CHART_WIDTH
 

@@ -2,8 +2,8 @@ from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError
 
+from reviewapp.core.roles import SCOPES
 from reviewapp.models import ApiToken, TokenRefused
-from reviewapp.roles import SCOPES
 
 
 class Command(BaseCommand):

@@ -12,16 +12,16 @@ from django.contrib.auth import get_user_model
 from django.core.files import File
 from django.core.management.base import BaseCommand
 
+from reviewapp.core.roles import grant
+from reviewapp.judges.services import judging
+from reviewapp.judges.services.validation import validation_set_draw
 from reviewapp.models import Adjudication, AnswerCheck, ApiToken, Judge, Run, Sample, SetVersion
-from reviewapp.roles import grant
-from reviewapp.services import judging
-from reviewapp.services.grading import metrics_from_grade
-from reviewapp.services.imports import import_receive
-from reviewapp.services.question_sets import set_version_create, set_version_upload
-from reviewapp.services.review import JudgementInput, judgement_submit, rubric_default
-from reviewapp.services.runs import run_receive
-from reviewapp.services.samples import Frame, sample_assign, sample_draw
-from reviewapp.services.validation import validation_set_draw
+from reviewapp.review.services.grading import metrics_from_grade
+from reviewapp.review.services.review import JudgementInput, judgement_submit, rubric_default
+from reviewapp.review.services.samples import Frame, sample_assign, sample_draw
+from reviewapp.runs.services.imports import import_receive
+from reviewapp.runs.services.question_sets import set_version_create, set_version_upload
+from reviewapp.runs.services.runs import run_receive
 from scoring import imports, synthetic
 from scoring.logfile import normalise_question
 

@@ -13,7 +13,7 @@ import json
 
 from django.core.management.base import BaseCommand
 
-from reviewapp.services.gate import GateRefused, gate_run, parse_floors
+from reviewapp.versions.gate import GateRefused, gate_run, parse_floors
 from scoring.gate import DEFAULT_MARGIN_POINTS
 from scoring.measures import MEASURES
 

@@ -1,0 +1,71 @@
+"""A person's own API tokens: list them, make one (its key shown once), revoke one."""
+
+from django import forms
+from django.conf import settings
+from django.contrib import messages
+from django.shortcuts import get_object_or_404, redirect, render
+from django.utils.cache import add_never_cache_headers
+from django.views.decorators.http import require_http_methods, require_POST
+
+from reviewapp.core.roles import API_USERS, SCOPES, role_required, scopes_for
+from reviewapp.models import ApiToken, TokenRefused
+
+
+class TokenForm(forms.Form):
+    name = forms.CharField(max_length=100, help_text="What the token is for, e.g. the nightly pipeline.")
+    scopes = forms.MultipleChoiceField(widget=forms.CheckboxSelectMultiple)
+
+    def __init__(self, *args, allowed: list[str], **kwargs):
+        super().__init__(*args, **kwargs)
+        # Only the scopes this person's role can use are offered.
+        self.fields["scopes"].choices = [(name, f"{name}: {SCOPES[name].summary}") for name in allowed]
+        self.fields["scopes"].initial = allowed
+        self.fields["days"] = forms.IntegerField(
+            label="Expires after (days)",
+            min_value=1,
+            max_value=settings.API_TOKEN_MAX_DAYS,
+            initial=settings.API_TOKEN_DAYS,
+        )
+
+
+@require_http_methods(["GET", "POST"])
+@role_required(*API_USERS)
+def token_list(request):
+    allowed = scopes_for(request.user)
+    form = TokenForm(request.POST or None, allowed=allowed)
+    issued, key, status = None, "", 200
+    if request.method == "POST":
+        status = 400
+        if form.is_valid():
+            try:
+                issued, key = ApiToken.issue(
+                    user=request.user,
+                    name=form.cleaned_data["name"],
+                    scopes=form.cleaned_data["scopes"],
+                    days=form.cleaned_data["days"],
+                )
+            except TokenRefused as refused:
+                form.add_error(None, str(refused))
+            else:
+                status = 200
+                form = TokenForm(allowed=allowed)
+    tokens = ApiToken.objects.filter(user=request.user).order_by("-created_at", "-id")
+    response = render(
+        request,
+        "tokens/list.html",
+        {"tokens": tokens, "form": form, "issued": issued, "key": key, "scopes": SCOPES},
+        status=status,
+    )
+    # The key appears in this one response: keep it out of every cache and history store.
+    add_never_cache_headers(response)
+    return response
+
+
+@require_POST
+@role_required(*API_USERS)
+def token_revoke(request, token_id: int):
+    # Only one's own tokens resolve: another person's token is a 404.
+    token = get_object_or_404(ApiToken, id=token_id, user=request.user)
+    token.revoke()
+    messages.success(request, f"Token “{token.name}” is revoked: it no longer works.")
+    return redirect("token-list")

@@ -1,0 +1,456 @@
+"""Reads for leads: what an item shows, the lead queue, agreement between
+readers, and the material-error register."""
+
+from __future__ import annotations
+
+import json
+from collections import defaultdict
+from dataclasses import dataclass, field
+from datetime import datetime
+
+from reviewapp.models import Adjudication, Judgement, JudgeRun, Question, Sample, SampleItem
+from reviewapp.scorings.selectors import answer_evidence, records_as_passages
+from scoring.agreement import TOO_FEW_ITEMS, agreement
+
+REASONS = {
+    "material_error": "material error",
+    "pending": "pending verification",
+    "partial": "partially resolved",
+    "borderline": "borderline",
+    "needs_info": "needs more information",
+    "grade_disagreement": "readers disagree on the grade",
+    "rubric_disagreement": "readers disagree on a rubric question",
+    "spot_check": "spot check of a resolved item",
+    "judge_disagrees": "judge disagrees with people",
+}
+
+
+def item_content(item: SampleItem) -> dict:
+    """What a reader is shown: question, answer and evidence, whether the item
+    is a logged answer or a calibration item (they must look alike)."""
+    if item.calibration_id:
+        calibration = item.calibration
+        record = {
+            "retrieved_records": calibration.evidence,
+            "retrieved_ids": [r.get("id") for r in calibration.evidence],
+        }
+        if _sample_shows_passages(item.sample_id):
+            # Among answers whose evidence is passages (an import from Ragas
+            # or Inspect), a record would mark the item out as calibration.
+            record = {"retrieved_contexts": records_as_passages(record)}
+        return {
+            "question_text": calibration.question,
+            "language": calibration.language,
+            "answer_text": calibration.answer,
+            "declined": False,
+            "evidence": answer_evidence(record),
+        }
+    answer = item.answer
+    record = answer.record
+    question = (
+        Question.objects.filter(set_version_id=answer.run.set_version_id, question_id=answer.question_id)
+        .only("question")
+        .first()
+    )
+    return {
+        "question_text": question.question if question else "",
+        "language": answer.language,
+        "answer_text": record.get("answer", ""),
+        "declined": answer.declined,
+        "evidence": answer_evidence(record),
+    }
+
+
+def _sample_shows_passages(sample_id: int) -> bool:
+    """Whether the sample's logged answers show their evidence as passages
+    only (its first answer's, as a sample is drawn from one run)."""
+    first = (
+        SampleItem.objects.filter(sample_id=sample_id, answer__isnull=False)
+        .order_by("position")
+        .values_list("answer__raw", flat=True)
+        .first()
+    )
+    if not first:
+        return False
+    record = json.loads(first)
+    return bool(record.get("retrieved_contexts")) and not record.get("retrieved_records")
+
+
+def outcome_key(judgement) -> str:
+    """One label per outcome, for comparing readers: a grade, pending, or not
+    addressing. Spec 004's grading order puts a material error first, so an
+    answer off the question that holds one is a material error."""
+    if judgement.grade == Judgement.Grade.MATERIAL_ERROR:
+        return "material_error"
+    if judgement.pending:
+        return "pending"
+    if not judgement.addresses_question:
+        return "not_addressed"
+    return judgement.grade
+
+
+@dataclass
+class QueueEntry:
+    item: SampleItem
+    reasons: list[str]
+    judgements: list[Judgement]
+    since: datetime
+    decision: Adjudication | None = None
+    labels: list[str] = field(default_factory=list)
+
+
+def latest_judgements(items) -> dict[int, list[Judgement]]:
+    """Each item's readers' latest judgements."""
+    latest: dict[tuple[int, int], Judgement] = {}
+    for judgement in (
+        Judgement.objects.filter(assignment__item__in=items)
+        .select_related("assignment__reviewer")
+        .order_by("assignment_id", "revision")
+    ):
+        latest[(judgement.assignment.item_id, judgement.assignment_id)] = judgement
+    by_item: dict[int, list[Judgement]] = defaultdict(list)
+    for (item_id, _), judgement in sorted(latest.items()):
+        by_item[item_id].append(judgement)
+    return by_item
+
+
+def reasons_for(item: SampleItem, judgements: list[Judgement]) -> list[str]:
+    """Why an item needs a lead (spec 004: every material error, pending
+    item, partial resolution and borderline call, disagreements, and a
+    spot-check share of full resolutions). A material error raised as yes or
+    left pending counts as one, and an answer that asks the user for more
+    information needs a lead too."""
+    reasons = []
+    outcomes = {outcome_key(j) for j in judgements}
+    raised = ("yes", "pending")
+    if "material_error" in outcomes or any(j.material_error in raised for j in judgements):
+        reasons.append("material_error")
+    if "pending" in outcomes:
+        reasons.append("pending")
+    if "partially_resolved" in outcomes:
+        reasons.append("partial")
+    if any(j.borderline for j in judgements):
+        reasons.append("borderline")
+    if any(j.needs_more_info for j in judgements):
+        reasons.append("needs_info")
+    if len(judgements) > 1 and len(outcomes) > 1:
+        reasons.append("grade_disagreement")
+    answered = [j.rubric_answers for j in judgements if j.addresses_question]
+    if len(answered) > 1 and any(len({a.get(key) for a in answered}) > 1 for key in answered[0]):
+        reasons.append("rubric_disagreement")
+    if not reasons and item.spot_check and outcomes == {"resolved"}:
+        reasons.append("spot_check")
+    return reasons
+
+
+def judge_disagreements(*, sample_id: int | None = None) -> set[int]:
+    """Ids of the human regrade items (spec 002) whose settled human outcome a
+    model grader contradicts, on the judge runs whose regrade agreement fell
+    below the judge version's validation threshold; only regrade samples
+    with judgements are asked, and only ``sample_id``'s when given."""
+    # validation reads this module's helpers: imported here, not at the top.
+    from reviewapp.judges.services.validation import regrade_disagreements
+
+    judge_runs = JudgeRun.objects.filter(
+        regrade_sample__isnull=False, regrade_sample__items__assignments__judgements__isnull=False
+    ).distinct()
+    if sample_id:
+        judge_runs = judge_runs.filter(regrade_sample_id=sample_id)
+    return {item.id for judge_run in judge_runs for item in regrade_disagreements(judge_run)}
+
+
+def item_reasons(
+    item: SampleItem, judgements: list[Judgement], *, disagreed: set[int] | None = None
+) -> list[str]:
+    """Why an item needs a lead: the readers' reasons (reasons_for) and, for a
+    regrade item in ``disagreed`` (judge_disagreements, asked for the item's
+    sample when not given), "judge_disagrees"."""
+    reasons = reasons_for(item, judgements)
+    if disagreed is None:
+        disagreed = judge_disagreements(sample_id=item.sample_id)
+    if item.id in disagreed:
+        reasons.append("judge_disagrees")
+    return reasons
+
+
+def lead_queue(
+    *, reason: str = "", sample_id: int | None = None, language: str = "", reader_id: int | None = None
+):
+    """Every judged item that needs a lead and has no final decision since
+    its latest judgement, oldest first. Besides the readers' own reasons
+    (reasons_for), a regrade item the judge contradicts while agreement is
+    low is there as "judge disagrees with people"."""
+    items = SampleItem.objects.filter(assignments__judgements__isnull=False).distinct()
+    if sample_id:
+        items = items.filter(sample_id=sample_id)
+    if reader_id:
+        items = items.filter(assignments__reviewer_id=reader_id)
+    items = list(items.select_related("sample", "answer__run__assistant_version", "calibration"))
+    judged = latest_judgements(items)
+    decisions = {}
+    for adjudication in Adjudication.objects.filter(item__in=items).order_by("item_id", "revision"):
+        decisions[adjudication.item_id] = adjudication
+    disagreed = judge_disagreements(sample_id=sample_id)
+    entries = []
+    for item in items:
+        judgements = judged.get(item.id, [])
+        item_language = item.calibration.language if item.calibration_id else item.answer.language
+        if language and item_language != language:
+            continue
+        reasons = item_reasons(item, judgements, disagreed=disagreed)
+        decision = decisions.get(item.id)
+        last_judged = max(j.created_at for j in judgements)
+        settled = decision is not None and not decision.pending and decision.created_at >= last_judged
+        if not reasons or settled:
+            continue
+        if reason and reason not in reasons:
+            continue
+        entries.append(
+            QueueEntry(
+                item=item,
+                reasons=reasons,
+                judgements=judgements,
+                since=min(j.created_at for j in judgements),
+                decision=decision,
+                labels=[REASONS[r] for r in reasons],
+            )
+        )
+    return sorted(entries, key=lambda entry: (entry.since, entry.item.id))
+
+
+def agreement_table(samples) -> dict:
+    """Agreement on the grade and on each rubric question over the judged
+    items of ``samples`` (each reader's latest judgement, keyed by reader so
+    that Cohen's kappa is given only to a fixed pair): per rating a row with
+    its key, label, figures, the items whose readers differ (in sample and
+    position order), its ``cells`` (agreement_cells) and its ``matrix``
+    (confusion_matrix). Also the page's ``notes`` (the cautions said once, not
+    on every row; ``cautions`` are those that warn against reading a
+    figure), the labels of the ratings ``below_floor``, the number of
+    double-read items and each reader's agreement with the lead's final
+    decisions."""
+    items = list(
+        SampleItem.objects.filter(sample__in=samples)
+        .select_related("sample")
+        .order_by("sample_id", "position")
+    )
+    judged = latest_judgements(items)
+    keys: list[str] = []
+    for sample in samples:
+        for question in sample.rubric_version.questions.all():
+            if question.key not in keys:
+                keys.append(question.key)
+    by_id = {item.id: item for item in items}
+    item_judgements = [(item, judged.get(item.id, [])) for item in items]
+    readers = {
+        j.assignment.reviewer_id: j.assignment.reviewer.get_username()
+        for _, js in item_judgements
+        for j in js
+    }
+    grades = {item.id: {j.assignment.reviewer_id: outcome_key(j) for j in js} for item, js in item_judgements}
+    rows = [_agreement_row("grade", "Outcome grade", grades, by_id, readers)]
+    for key in keys:
+        # A reader who found the answer does not address the question gave no rubric answers.
+        answers = {
+            item.id: {
+                j.assignment.reviewer_id: j.rubric_answers.get(key) if j.addresses_question else None
+                for j in js
+            }
+            for item, js in item_judgements
+        }
+        rows.append(_agreement_row(key, key.replace("_", " "), answers, by_id, readers))
+    notes = agreement_cells(rows)
+
+    finals = {}
+    for adjudication in Adjudication.objects.filter(item__in=items).order_by("item_id", "revision"):
+        finals[adjudication.item_id] = adjudication
+    per_reader: dict[str, list[int]] = defaultdict(lambda: [0, 0])
+    for item in items:
+        final = finals.get(item.id)
+        if final is None or final.pending:
+            continue
+        for judgement in judged.get(item.id, []):
+            tally = per_reader[judgement.assignment.reviewer.get_username()]
+            tally[1] += 1
+            tally[0] += int(outcome_key(judgement) == outcome_key(final))
+    return {
+        "rows": rows,
+        "notes": notes,
+        "cautions": [note for note in notes if note["caution"]],
+        "below_floor": [row["label"] for row in rows if row["figures"].below_floor],
+        "double_read": sum(len(judged.get(item.id, [])) > 1 for item in items),
+        "readers": sorted((name, agreed, total) for name, (agreed, total) in per_reader.items()),
+    }
+
+
+def _agreement_row(key: str, label: str, ratings: dict, items_by_id: dict, readers: dict[int, str]) -> dict:
+    """One rating's figures, the items whose readers differ on it, and its confusion matrix."""
+    figures = agreement(ratings)
+    differing = [items_by_id[item_id] for item_id in figures.differing]
+    return {
+        "key": key,
+        "label": label,
+        "figures": figures,
+        "differing": differing,
+        "matrix": confusion_matrix(ratings, readers=readers),
+    }
+
+
+# The figures of an agreement row, in the order the page shows them.
+AGREEMENT_FIGURES = (
+    ("percent", "agreement"),
+    ("cohen", "Cohen's κ"),
+    ("fleiss", "Fleiss' κ"),
+    ("alpha", "Krippendorff's α"),
+)
+
+
+def agreement_cells(rows: list[dict]) -> list[dict]:
+    """Give each row ``cells`` (name, figure, and its note: ``note_number``
+    when the note is one of the page's, else ``inline_note``) and return the
+    page's notes, numbered in order of first use, each with the ratings it
+    concerns and whether it is a ``caution`` against reading a figure (too
+    few items) rather than why one is missing. A note is the page's when it
+    is a caution or recurs on several ratings: said once, not on every row."""
+    recurring: dict[str, set[str]] = defaultdict(set)
+    for row in rows:
+        for attribute, _ in AGREEMENT_FIGURES:
+            if note := getattr(row["figures"], attribute).note:
+                recurring[note].add(row["key"])
+    numbers: dict[str, int] = {}
+    for row in rows:
+        row["cells"] = []
+        for attribute, name in AGREEMENT_FIGURES:
+            figure = getattr(row["figures"], attribute)
+            page_note = figure.note and (figure.note == TOO_FEW_ITEMS or len(recurring[figure.note]) > 1)
+            if page_note:
+                numbers.setdefault(figure.note, len(numbers) + 1)
+            row["cells"].append(
+                {
+                    "name": name,
+                    "figure": figure,
+                    "percent": attribute == "percent",
+                    "below_floor": attribute == "alpha" and row["figures"].below_floor,
+                    "note_number": numbers[figure.note] if page_note else None,
+                    "inline_note": "" if page_note else figure.note,
+                }
+            )
+    labels = {row["key"]: row["label"] for row in rows}
+    return [
+        {
+            "number": number,
+            "text": note,
+            "caution": note == TOO_FEW_ITEMS,
+            # Named only when the note does not hold for every rating.
+            "ratings": [labels[key] for key in labels if key in recurring[note]]
+            if len(recurring[note]) < len(rows)
+            else [],
+        }
+        for note, number in numbers.items()
+    ]
+
+
+# Ratings in the order a lead reads them; others follow, sorted.
+RATING_ORDER = (
+    *("resolved", "partially_resolved", "unresolved", "material_error", "pending", "not_addressed"),
+    *("yes", "no", "na"),
+)
+RATING_LABELS = {
+    **dict(Judgement.Grade.choices),
+    "pending": "pending",
+    "not_addressed": "does not address the question",
+    "na": "n/a",
+}
+
+
+def confusion_matrix(ratings: dict, *, readers: dict[int, str]) -> dict:
+    """How the readings of the items with two or more ratings pair up:
+    ``categories`` (labels, in RATING_ORDER) and ``cells``, a row per category
+    of counts, the diagonal where readers agree. With one fixed pair of
+    readers the rows are the first reader's (by name) and the columns the
+    other's, both named (``rows_reader``, ``columns_reader``); with readers
+    who rotate, each pair of readings of an item is counted once, under the
+    later category in the rows, so only the lower triangle holds counts.
+    ``pairs`` is the number of pairs counted."""
+    counted = []
+    for given in ratings.values():
+        present = {reader: rating for reader, rating in given.items() if rating is not None}
+        if len(present) >= 2:
+            counted.append(present)
+    found = {rating for present in counted for rating in present.values()}
+    order = [rating for rating in RATING_ORDER if rating in found] + sorted(found - set(RATING_ORDER))
+    place = {rating: index for index, rating in enumerate(order)}
+    cells = [[0] * len(order) for _ in order]
+    who = sorted({reader for present in counted for reader in present}, key=lambda r: (readers.get(r, ""), r))
+    fixed = len(who) == 2
+    pairs = 0
+    for present in counted:
+        if fixed:
+            cells[place[present[who[0]]]][place[present[who[1]]]] += 1
+            pairs += 1
+            continue
+        shown = sorted(place[rating] for rating in present.values())
+        for first in range(len(shown)):
+            for second in range(first + 1, len(shown)):
+                cells[shown[second]][shown[first]] += 1
+                pairs += 1
+    return {
+        "categories": [RATING_LABELS.get(rating, rating) for rating in order],
+        "cells": cells,
+        "fixed_pair": fixed,
+        "rows_reader": readers.get(who[0], "") if fixed else "",
+        "columns_reader": readers.get(who[1], "") if fixed else "",
+        "pairs": pairs,
+    }
+
+
+def calibration_results(samples) -> list[dict]:
+    """Per calibration group and reader, the grade given to each form; a
+    reader whose grade changes with form is flagged."""
+    items = list(
+        SampleItem.objects.filter(sample__in=samples, calibration__isnull=False).select_related("calibration")
+    )
+    judged = latest_judgements(items)
+    groups: dict[str, dict[str, dict[str, str]]] = defaultdict(lambda: defaultdict(dict))
+    for item in items:
+        for judgement in judged.get(item.id, []):
+            reader = judgement.assignment.reviewer.get_username()
+            groups[item.calibration.group][reader][item.calibration.form] = outcome_key(judgement)
+    results = []
+    for group, readers in sorted(groups.items()):
+        for reader, by_form in sorted(readers.items()):
+            results.append(
+                {
+                    "group": group,
+                    "reader": reader,
+                    "grades": dict(sorted(by_form.items())),
+                    "changes": len(set(by_form.values())) > 1,
+                }
+            )
+    return results
+
+
+def register(*, status: str = "confirmed", kind: str = "", version: str = ""):
+    """The latest decision on each item that confirmed or dismissed a
+    material error, with where it came from."""
+    latest: dict[int, Adjudication] = {}
+    for adjudication in Adjudication.objects.select_related(
+        "item__answer__run__assistant_version", "item__calibration", "lead"
+    ).order_by("item_id", "revision"):
+        latest[adjudication.item_id] = adjudication
+    rows = [a for a in latest.values() if a.material_status]
+    if status:
+        rows = [a for a in rows if a.material_status == status]
+    if kind:
+        rows = [a for a in rows if a.error_kind == kind]
+    if version:
+        rows = [a for a in rows if a.item.answer_id and a.item.answer.run.assistant_version.label == version]
+    return sorted(rows, key=lambda a: a.created_at, reverse=True)
+
+
+def samples_between(date_from, date_to):
+    return list(
+        Sample.objects.filter(created_at__gte=date_from, created_at__lte=date_to).select_related(
+            "rubric_version"
+        )
+    )

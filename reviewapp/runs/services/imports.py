@@ -1,0 +1,299 @@
+"""Imports: runs from other tools' files (Inspect AI logs, Ragas-style JSON
+Lines, CSV), turned into this app's run log by scoring.imports and then
+received like any uploaded run.
+
+On the web an import has two steps: the file is kept as a pending import
+(``pending_store``) and previewed with the versions and mapping the file
+suggests; once the person confirms them, ``import_receive`` converts it and
+creates the run. The pending file is named by a signed key bound to its
+uploader, and a sweep removes pending files older than a day.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+import uuid
+from dataclasses import dataclass
+from pathlib import Path
+
+import orjson
+from django.conf import settings
+from django.core import signing
+from django.core.files import File
+
+from reviewapp.core.uploads import UploadRejected, clean_file_name, store_upload
+from reviewapp.models import Run
+from reviewapp.runs.services.runs import Received, run_receive
+from scoring import imports, logfile
+
+FOLDER = "imports"
+PENDING_MAX_AGE_S = 24 * 60 * 60
+_SALT = "reviewapp.imports.pending"
+
+# The fields a mapping can set, by format: an Inspect log gives question,
+# answer, attempt and timing itself; its metadata may give the rest.
+MAPPABLE = {
+    "inspect": (
+        "retrieved_contexts",
+        "language",
+        "cited_ids",
+        "declined",
+        "expected_behaviour",
+        "expected_values",
+        "stratum",
+    ),
+    "ragas": imports.TARGET_FIELDS,
+    "csv": imports.TARGET_FIELDS,
+}
+
+# What a field of the run log is, for the mapping form.
+FIELD_LABELS = {
+    "question_id": "question id",
+    "question": "question text",
+    "language": "language",
+    "answer": "answer",
+    "retrieved_contexts": "retrieved evidence (passages or records)",
+    "retrieved_ids": "retrieved identifiers",
+    "retrieved_values": "retrieved values",
+    "cited_ids": "cited identifiers",
+    "declined": "declined (true/false)",
+    "reference": "reference answer",
+    "expected_values": "expected values",
+    "expected_behaviour": "expected behaviour (answer/decline)",
+    "stratum": "stratum",
+    "attempt": "attempt",
+}
+
+
+@dataclass(frozen=True)
+class Pending:
+    """An uploaded file waiting for its import to be confirmed."""
+
+    key: str
+    path: Path
+    name: str
+    format: str
+
+
+def _folder() -> Path:
+    folder = Path(settings.DATA_DIR) / FOLDER
+    folder.mkdir(parents=True, exist_ok=True)
+    return folder
+
+
+def pending_store(upload, *, user, file_format: str = "") -> Pending:
+    """Keep an uploaded file for an import, its format named or sniffed.
+
+    Refuses (UploadRejected) what store_upload refuses (size, empty, wrong
+    encoding), a file in none of the import formats (this app's own run log
+    is uploaded on the upload page), and one that is not the format named."""
+    name = clean_file_name(upload.name)
+    stored = store_upload(upload, folder=FOLDER, text=False)
+    try:
+        from scoring.imports import sniff
+
+        detected = sniff.detect_format(stored.path, stored.name)
+        if file_format:
+            if file_format not in imports.FORMATS:
+                raise UploadRejected(f"format: choose one of {', '.join(imports.FORMATS)}")
+            if problem := sniff.format_problem(stored.path, stored.name, file_format):
+                raise UploadRejected(f"{name}: {problem}")
+        elif detected is None:
+            raise UploadRejected(
+                f"{name}: this is not an Inspect log, a Ragas-style JSON Lines file or a CSV file. "
+                "A run log in this app's own format is uploaded on the upload page."
+            )
+        chosen = file_format or detected
+        key = f"{uuid.uuid4().hex}{Path(stored.name).suffix[:10]}"
+        path = _folder() / key
+        stored.path.replace(path)
+    except BaseException:
+        stored.path.unlink(missing_ok=True)
+        raise
+    signed = signing.dumps({"key": key, "name": stored.name, "format": chosen, "user": user.pk}, salt=_SALT)
+    return Pending(key=signed, path=path, name=stored.name, format=chosen)
+
+
+def pending_open(signed: str, *, user) -> Pending:
+    """The pending import a signed key names, for the user who uploaded it."""
+    try:
+        data = signing.loads(signed, salt=_SALT, max_age=PENDING_MAX_AGE_S)
+    except signing.SignatureExpired as error:
+        raise UploadRejected("This import waited more than a day; upload the file again.") from error
+    except signing.BadSignature as error:
+        raise UploadRejected("This import is not known here; upload the file again.") from error
+    path = _folder() / Path(data["key"]).name
+    if data.get("user") != user.pk:
+        raise UploadRejected("This import is not known here; upload the file again.")
+    if not path.exists():
+        done = _done_marker(path)
+        if done.exists():
+            raise AlreadyImported(int(done.read_text()))
+        raise UploadRejected("This import is not known here; upload the file again.")
+    return Pending(key=signed, path=path, name=data["name"], format=data["format"])
+
+
+class AlreadyImported(Exception):
+    """A pending import confirmed before (a second click): ``run_id`` holds it."""
+
+    def __init__(self, run_id: int):
+        self.run_id = run_id
+        super().__init__(f"imported as run {run_id}")
+
+
+def pending_done(pending: Pending, *, run_id: int) -> None:
+    """Put the pending file away once its run exists, leaving a note of the
+    run, so that the same confirmation sent again leads to it."""
+    _done_marker(pending.path).write_text(str(run_id))
+    pending.path.unlink(missing_ok=True)
+
+
+def _done_marker(path: Path) -> Path:
+    return path.with_name(path.name + ".run")
+
+
+def pending_sweep(*, max_age_s: int = PENDING_MAX_AGE_S) -> int:
+    """Remove pending files (and the notes of confirmed ones) older than
+    ``max_age_s``; the number removed."""
+    folder = Path(settings.DATA_DIR) / FOLDER
+    if not folder.exists():
+        return 0
+    cutoff = time.time() - max_age_s
+    removed = 0
+    for path in folder.iterdir():
+        if path.is_file() and path.stat().st_mtime < cutoff:
+            path.unlink(missing_ok=True)
+            removed += 1
+    return removed
+
+
+def import_preview(pending: Pending, options: imports.ImportOptions) -> imports.Preview:
+    try:
+        return imports.preview(pending.path, pending.format, options)
+    except logfile.LogFileError as error:
+        raise _rejected(pending.name, error) from error
+
+
+def import_receive(
+    *,
+    path: Path,
+    name: str,
+    file_format: str,
+    options: imports.ImportOptions,
+    set_from_file: bool = True,
+    uploaded_by=None,
+    source: str = Run.Source.WEB,
+) -> Received:
+    """Convert an import file into a run log and receive it as a run.
+
+    With ``set_from_file`` the question set version named in the options is
+    created (or the named set revised) from the file's questions, as for a
+    log in the combined form; without, the answers are scored against the
+    existing set version, and the file's expected values are set aside. The
+    converted log is the same either way, so the same file imported again
+    leads to the run that holds it.
+    Refuses (UploadRejected) every problem of the file, each with its line
+    or sample and field; nothing is stored then."""
+    if file_format not in imports.FORMATS:
+        raise UploadRejected(f"format: choose one of {', '.join(imports.FORMATS)}")
+    converted = _folder() / f"converted-{uuid.uuid4().hex}.jsonl"
+    try:
+        try:
+            with open(converted, "wb") as out:
+                imports.convert(path, out, file_format, options)
+        except logfile.LogFileError as error:
+            raise _rejected(name, error) from error
+        scores = _fit_for_upload(converted, name=name, unit=_unit(file_format))
+        run_name = f"{Path(name).stem or 'import'}.jsonl"
+        with open(converted, "rb") as stream:
+            received = run_receive(
+                upload=File(stream, name=run_name),
+                uploaded_by=uploaded_by,
+                source=source,
+                assistant_version=options.assistant_version,
+                set_version=options.set_version,
+                set_from_file=set_from_file,
+                set_name=options.set_name if set_from_file else "",
+                # Against an existing set version, the expected values the
+                # file carries are set aside: the set's are the ones scored.
+                expected_ignored=not set_from_file,
+            )
+        if received.created:
+            Run.objects.filter(id=received.run.id).update(
+                imported_from=f"{imports.FORMAT_LABELS[file_format].split(' (')[0]}: {name}"[:255],
+                imported_scores=scores.summary(),
+            )
+            received.run.refresh_from_db()
+        return received
+    finally:
+        converted.unlink(missing_ok=True)
+
+
+def _unit(file_format: str) -> str:
+    """What a converted line stands for: line 1 is the header, so line n+1 is
+    the n-th sample of an Inspect log or row of a table."""
+    return "sample" if file_format == "inspect" else "row"
+
+
+class ScoreSummary:
+    """An imported tool's own scores over a run, by scorer: how often each
+    value was given (C, I, true, a label), and for numbers their mean."""
+
+    def __init__(self):
+        self.scorers: dict[str, dict] = {}
+
+    def add(self, scores) -> None:
+        if not isinstance(scores, dict):
+            return
+        for scorer, score in scores.items():
+            value = score.get("value") if isinstance(score, dict) else score
+            entry = self.scorers.setdefault(str(scorer), {"n": 0, "values": {}, "numbers": 0, "sum": 0.0})
+            entry["n"] += 1
+            if isinstance(value, bool | str):
+                label = str(value).lower() if isinstance(value, bool) else value[:40]
+                entry["values"][label] = entry["values"].get(label, 0) + 1
+            elif isinstance(value, int | float) and math.isfinite(value):
+                entry["numbers"] += 1
+                entry["sum"] += value
+
+    def summary(self) -> dict:
+        """{scorer: {"n", "values": {value: count}, "mean" (of the numbers), "numbers"}}."""
+        return {
+            scorer: {
+                "n": entry["n"],
+                "values": dict(sorted(entry["values"].items(), key=lambda item: -item[1])[:12]),
+                "numbers": entry["numbers"],
+                "mean": entry["sum"] / entry["numbers"] if entry["numbers"] else None,
+            }
+            for scorer, entry in self.scorers.items()
+        }
+
+
+def _fit_for_upload(path: Path, *, name: str, unit: str) -> ScoreSummary:
+    """Check each converted line against the answer size limit, naming the
+    sample or source row, and add up the imported tool's own scores."""
+    limit = settings.MAX_ANSWER_BYTES
+    errors = logfile.ErrorCollector(limit=200)
+    scores = ScoreSummary()
+    with open(path, "rb") as stream:
+        for number, raw, _, oversize in logfile.iter_raw_lines(stream, max_line_bytes=limit):
+            if oversize:
+                message = (
+                    f"the answer with its evidence is {oversize // 1024:,} KB as a run-log line, "
+                    f"over the limit of {limit // 1024:,} KB"
+                )
+                errors.add([logfile.LineError(number - 1, None, message, unit=unit)])
+            elif b'"inspect_scores"' in raw:
+                # Only the lines that hold another tool's scores are parsed.
+                scores.add(orjson.loads(raw).get("inspect_scores"))
+    if errors.total:
+        raise _rejected(name, logfile.LogFileError(errors.errors, total=errors.total))
+    return scores
+
+
+def _rejected(name: str, error: logfile.LogFileError) -> UploadRejected:
+    messages = [f"{name}: {line_error}" for line_error in error.errors]
+    if error.total > len(error.errors):
+        messages.append(f"{name}: and {error.total - len(error.errors)} more problems")
+    return UploadRejected(messages)

@@ -1,0 +1,207 @@
+"""Question sets: creating versions from files, and revising them."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from pathlib import Path
+
+from django.conf import settings
+from django.db import IntegrityError, transaction
+
+from reviewapp.core.bulk import insert_rows
+from reviewapp.core.uploads import StoredFile, UploadRejected, resolve_version, store_upload
+from reviewapp.models import Question, QuestionSet, SetVersion
+from scoring import logfile
+
+DEFAULT_SET_NAME = "default"
+
+
+def _rejected(file_name: str, error: logfile.LogFileError) -> UploadRejected:
+    messages = [f"{file_name}: {line_error}" for line_error in error.errors]
+    if error.total > len(error.errors):
+        messages.append(f"{file_name}: and {error.total - len(error.errors)} more errors")
+    return UploadRejected(messages)
+
+
+def set_version_create(
+    *,
+    version: str,
+    questions: Iterable[dict],
+    set_name: str = "",
+    based_on: SetVersion | None = None,
+    created_by=None,
+    source_name: str = "",
+    note: str = "",
+) -> SetVersion:
+    """Create a set version holding ``questions`` (normalised question dicts).
+
+    With ``based_on``, the new version starts from that version's questions
+    and the given ones replace or add to them. Refuses a version label that
+    exists already or breaks the label rule (logfile.label_problem), and a
+    set name that breaks its rule (logfile.set_name_problem).
+    """
+    version = version.strip()
+    if not version:
+        raise UploadRejected("a set version is needed: give it in a header line, the file name or the form")
+    if problem := logfile.label_problem(version):
+        raise UploadRejected(f"set version: {problem}")
+    check_set_name(set_name)
+    if SetVersion.objects.filter(version=version).exists():
+        raise UploadRejected(
+            f"set version {version} exists already; versions are never changed, choose a new one"
+        )
+    if based_on is not None:
+        question_set = based_on.question_set
+    else:
+        question_set, _ = QuestionSet.objects.get_or_create(name=set_name.strip() or DEFAULT_SET_NAME)
+
+    if based_on is not None:
+        # A revision: the base version's questions, with the given ones
+        # replacing or adding to them, field by field.
+        merged = {q.question_id: _question_fields(q) for q in based_on.questions.all()}
+        for question in questions:
+            base = merged.get(question["question_id"]) or logfile.normalise_question(question)
+            merged[question["question_id"]] = {**base, **question}
+        questions = merged.values()
+
+    columns = (*logfile.QUESTION_FIELDS, *logfile.QUESTION_OPTIONAL)
+    try:
+        with transaction.atomic():
+            set_version = SetVersion.objects.create(
+                question_set=question_set,
+                version=version,
+                based_on=based_on,
+                created_by=created_by,
+                source_name=source_name,
+                note=note,
+            )
+            insert_rows(
+                Question,
+                ("set_version_id", *columns),
+                ((set_version.id, *(_complete(q)[name] for name in columns)) for q in questions),
+            )
+    except IntegrityError as error:  # two uploads of the same new version at once
+        raise UploadRejected(f"set version {version} exists already") from error
+    return set_version
+
+
+def check_set_name(set_name: str) -> None:
+    """Refuse (UploadRejected, naming the field) a set name that breaks the
+    rule of logfile.set_name_problem; an empty one means the default set."""
+    if set_name.strip() and (problem := logfile.set_name_problem(set_name.strip())):
+        raise UploadRejected(f"set_name: {problem}")
+
+
+def _complete(question: dict) -> dict:
+    """A question with every field, the ones it does not state left empty."""
+    if len(question) == len(logfile.QUESTION_FIELDS) + len(logfile.QUESTION_OPTIONAL):
+        return question
+    return {**logfile.normalise_question(question), **question}
+
+
+def _question_fields(question: Question) -> dict:
+    return {name: getattr(question, name) for name in (*logfile.QUESTION_FIELDS, *logfile.QUESTION_OPTIONAL)}
+
+
+def set_version_upload(
+    *,
+    upload,
+    version: str = "",
+    set_name: str = "",
+    created_by=None,
+    qa_task: str = "",
+    qa_columns: str = "",
+    language: str = "en",
+) -> SetVersion:
+    """Create a set version from an uploaded question-set file.
+
+    The version comes from the form, the file's header line or its name
+    (questions_set-<version>.jsonl); when two of them disagree the upload is
+    refused, as is any bad line (see scoring.logfile for the rules) and any
+    line longer than settings.MAX_ANSWER_BYTES.
+
+    With ``qa_task`` ("open" or "mc") the file is one of spec 001's QA
+    datasets (JSON Lines or CSV, its columns named by ``qa_columns`` in
+    scoring.qa's key=column form), written into this app's question set
+    first, each question in ``language``.
+    """
+    check_set_name(set_name)
+    stored = store_upload(upload, folder="question-sets")
+    if qa_task:
+        stored = _qa_questions(stored, task=qa_task, columns=qa_columns, language=language)
+    try:
+        version = resolve_version(
+            "set version",
+            "set_version",
+            given=version,
+            header=logfile.read_header(stored.path),
+            name_match=logfile.SET_FILE_NAME.match(stored.name),
+            file_name=stored.name,
+            form_field="version",
+        )
+        limit = settings.MAX_ANSWER_BYTES
+        try:
+            logfile.validate_questions(stored.path, max_line_bytes=limit)
+        except logfile.LogFileError as error:
+            raise _rejected(stored.name, error) from error
+        # Valid: stream the questions in, however many there are.
+        collector = logfile.ErrorCollector(limit=1)
+        return set_version_create(
+            version=version,
+            questions=logfile.iter_questions(stored.path, collector, max_line_bytes=limit),
+            set_name=set_name,
+            created_by=created_by,
+            source_name=stored.name,
+        )
+    finally:
+        stored.path.unlink(missing_ok=True)
+
+
+def _qa_questions(stored: StoredFile, *, task: str, columns: str, language: str) -> StoredFile:
+    """The stored QA dataset rewritten as this app's question set (the
+    dataset file removed); refused, naming each line and column, when the
+    dataset cannot be read with these columns."""
+    from scoring.imports.tabular import qa_question_set
+
+    target = stored.path.with_suffix(".questions.jsonl")
+    file_format = "csv" if stored.name.lower().endswith(".csv") else "jsonl"
+    try:
+        with open(target, "wb") as out:
+            qa_question_set(
+                stored.path, task, columns or None, language=language, out=out, file_format=file_format
+            )
+    except logfile.LogFileError as error:
+        target.unlink(missing_ok=True)
+        raise _rejected(stored.name, error) from error
+    except ValueError as error:
+        target.unlink(missing_ok=True)
+        raise UploadRejected(f"{stored.name}: {error}") from error
+    except BaseException:
+        target.unlink(missing_ok=True)
+        raise
+    finally:
+        stored.path.unlink(missing_ok=True)
+    return StoredFile(path=target, name=stored.name, sha256=stored.sha256, size=target.stat().st_size)
+
+
+def set_version_from_combined_log(
+    *, path: Path, file_name: str, version: str, set_name: str = "", created_by=None
+) -> SetVersion:
+    """Create, or revise into a new version, the question set from a log in
+    the spec's combined form (answers carrying expected behaviour and values).
+    The latest version of the named set is the base of a revision."""
+    check_set_name(set_name)
+    try:
+        questions = logfile.questions_from_combined(path, max_line_bytes=settings.MAX_ANSWER_BYTES)
+    except logfile.LogFileError as error:
+        raise _rejected(file_name, error) from error
+    base = SetVersion.objects.filter(question_set__name=set_name.strip() or DEFAULT_SET_NAME).first()
+    return set_version_create(
+        version=version,
+        questions=questions,
+        set_name=set_name,
+        based_on=base,
+        created_by=created_by,
+        source_name=file_name,
+        note="taken from the expected values of a combined-form log",
+    )

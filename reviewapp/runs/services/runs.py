@@ -1,0 +1,356 @@
+"""Runs: receiving an uploaded log, then validating and storing its answers."""
+
+from __future__ import annotations
+
+import logging
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+from django.conf import settings
+from django.db import IntegrityError, transaction
+from django.db.models import Q
+from django.utils import timezone
+
+from reviewapp.core import progress, work
+from reviewapp.core.bulk import insert_rows
+from reviewapp.core.uploads import UploadRejected, resolve_version, store_upload
+from reviewapp.models import Answer, Assistant, AssistantVersion, Run, SetVersion
+from reviewapp.runs.services.question_sets import set_version_from_combined_log
+from reviewapp.scorings.services import queue_scoring, scoring_create
+from scoring import logfile
+
+logger = logging.getLogger(__name__)
+
+# "assistant-1.3" is version 1.3 of "assistant"; a label without a version
+# number names the assistant itself.
+_ASSISTANT_NAME = re.compile(r"^(?P<name>.+?)[-_ ]v?\d[\w.\-]*$")
+
+
+@dataclass(frozen=True)
+class Received:
+    run: Run
+    created: bool
+
+
+def assistant_version_get_or_create(*, label: str) -> AssistantVersion:
+    """The assistant version with this label, made (with its assistant) when
+    new. Refuses (UploadRejected) a label that breaks logfile.label_problem's
+    rule: letters, digits, '.', '_', '-' and '+', up to 100 characters."""
+    label = label.strip()
+    if problem := logfile.label_problem(label):
+        raise UploadRejected(f"assistant version: {problem}")
+    named = _ASSISTANT_NAME.match(label)
+    assistant, _ = Assistant.objects.get_or_create(name=named["name"] if named else label)
+    version, _ = AssistantVersion.objects.get_or_create(label=label, defaults={"assistant": assistant})
+    return version
+
+
+def run_receive(
+    *,
+    upload,
+    uploaded_by=None,
+    source: str = Run.Source.WEB,
+    assistant_version: str = "",
+    set_version: str = "",
+    set_from_file: bool = False,
+    set_name: str = "",
+    repeats: int | None = None,
+    expected_ignored: bool = False,
+) -> Received:
+    """Take an uploaded run log: store it, name its versions, and queue its
+    ingestion. The same file sent again leads to the run that holds it.
+
+    Refuses (UploadRejected) a file over the size limit, one whose versions are
+    missing or disagree, one naming an unknown set version, and a log in the
+    combined form unless ``set_from_file`` asks to take the question set from
+    it, or ``expected_ignored`` says its expected values are known to be set
+    aside (an import scored against an existing set version).
+    """
+    stored = store_upload(upload, folder="runs")
+    try:
+        existing = Run.objects.filter(sha256=stored.sha256).exclude(status=Run.Status.REJECTED)
+        if run := existing.first():
+            # Sending the file again also sends stuck work on its way.
+            if work.run_is_stuck(run):
+                transaction.on_commit(lambda: work.queue_ingest(run.id))
+            return Received(run, created=False)
+        return _run_create(
+            stored=stored,
+            uploaded_by=uploaded_by,
+            source=source,
+            assistant_version=assistant_version,
+            set_version=set_version,
+            set_from_file=set_from_file,
+            set_name=set_name,
+            repeats=repeats,
+            expected_ignored=expected_ignored,
+        )
+    finally:
+        stored.path.unlink(missing_ok=True)
+
+
+def _run_create(
+    *,
+    stored,
+    uploaded_by,
+    source,
+    assistant_version,
+    set_version,
+    set_from_file,
+    set_name,
+    repeats=None,
+    expected_ignored=False,
+):
+    sources = {
+        "header": logfile.read_header(stored.path),
+        "name_match": logfile.RUN_FILE_NAME.match(stored.name),
+        "file_name": stored.name,
+    }
+    assistant_label = resolve_version(
+        "assistant version", "assistant_version", given=assistant_version, **sources
+    )
+    set_label = resolve_version("set version", "set_version", given=set_version, **sources)
+    combined = logfile.is_combined_form(stored.path, max_line_bytes=settings.MAX_ANSWER_BYTES)
+    if combined and not set_from_file and not expected_ignored:
+        raise UploadRejected(
+            f"{stored.name}: the answers carry expected_behaviour and expected_values "
+            "(the combined form). Expected values belong in the question set: choose "
+            "“create or revise the question set from this file”, or upload the log without them."
+        )
+    if set_from_file and not combined:
+        raise UploadRejected(
+            f"{stored.name}: the answers carry no expected_behaviour and expected_values, "
+            "so no question set can be taken from this file"
+        )
+
+    final_path = Path(settings.DATA_DIR) / "runs" / f"{stored.sha256}.jsonl"
+    try:
+        with transaction.atomic():
+            if set_from_file:
+                target_set = set_version_from_combined_log(
+                    path=stored.path,
+                    file_name=stored.name,
+                    version=set_label,
+                    set_name=set_name,
+                    created_by=uploaded_by,
+                )
+            else:
+                target_set = SetVersion.objects.filter(version=set_label).first()
+                if target_set is None:
+                    raise UploadRejected(
+                        f"{stored.name}: set version {set_label} is not known here; "
+                        "upload its question set first"
+                    )
+            version = assistant_version_get_or_create(label=assistant_label)
+            repeated = None
+            if repeats is not None:
+                repeated = Run.objects.filter(
+                    id=repeats, assistant_version=version, set_version=target_set
+                ).first()
+                if repeated is None:
+                    raise UploadRejected(
+                        f"{stored.name}: run {repeats} is not a run of {assistant_label} on set {set_label}; "
+                        "a run can only repeat a run of the same assistant version on the same set version"
+                    )
+            run = Run.objects.create(
+                repeats=repeated,
+                assistant_version=version,
+                set_version=target_set,
+                file_name=stored.name,
+                file_path=str(final_path),
+                size_bytes=stored.size,
+                sha256=stored.sha256,
+                uploaded_by=uploaded_by,
+                source=source,
+            )
+            stored.path.replace(final_path)
+            transaction.on_commit(lambda: work.queue_ingest(run.id))
+    except IntegrityError:
+        # The same file, sent twice at once: the other request holds it.
+        run = Run.objects.filter(sha256=stored.sha256).exclude(status=Run.Status.REJECTED).first()
+        if run is None:
+            raise
+        return Received(run, created=False)
+    return Received(run, created=True)
+
+
+def run_ingest(*, run_id: int) -> Run | None:
+    """Validate every line of a received run and store its answers, in one
+    pass and one transaction, then queue its scoring. Returns None when
+    another worker has the run already (a repeated task is a no-op).
+
+    A bad line rejects the run: its line errors are kept, no answer is. The
+    claim is leased: a worker that dies mid-way leaves the run to the next
+    claim once the lease runs out, and its transaction, rolled back, leaves
+    no answer behind. A transient database error gives the claim back and is
+    raised, for the task to retry.
+    """
+    attempt = work.claim(
+        Run, pk=run_id, waiting=Q(status=Run.Status.RECEIVED), working=Run.Status.INGESTING, progress=0
+    )
+    if attempt is None:
+        return None
+    try:
+        # Read inside the try: a cut right after the claim gives it back too.
+        run = Run.objects.select_related("set_version").get(id=run_id)
+        with work.lease_kept(Run, pk=run.id, attempt=attempt), transaction.atomic():
+            # The fence: a worker whose lease ran out while it was still alive
+            # finds the run taken by the next attempt and writes nothing.
+            if (
+                not Run.objects.select_for_update()
+                .filter(id=run.id, attempts=attempt, status=Run.Status.INGESTING)
+                .exists()
+            ):
+                return None
+            # Every line's attempt is checked against the header's repetitions.
+            plan, header_errors = logfile.read_plan(Path(run.file_path))
+            collector = logfile.ErrorCollector(limit=200)
+            collector.add(header_errors)
+            # The line of each attempt of each question of the set.
+            seen = logfile.AttemptBook(
+                repetitions=plan.repetitions,
+                question_ids=run.set_version.questions.values_list("question_id", flat=True).iterator(),
+            )
+            count = insert_rows(
+                Answer,
+                ("run_id", "line_number", "question_id", "attempt", "status", "language", "declined", "raw"),
+                _answer_rows(run, seen, collector),
+            )
+            if not count and not collector.total:
+                collector.add([logfile.LineError(1, None, "the file holds no answers")])
+            collector.raise_if_any()  # rolls back every row written
+            run.status = Run.Status.STORED
+            run.progress = 100
+            run.answer_count = count
+            run.stored_at = timezone.now()
+            run.lease_until = None
+            run.repetitions = plan.repetitions
+            run.timeout_s = plan.timeout_s
+            run.repeats_ref = "" if plan.repeats is None else str(plan.repeats)
+            run.repeats = run.repeats or _repeated_run(run)
+            run.save(
+                update_fields=(
+                    "status",
+                    "progress",
+                    "answer_count",
+                    "stored_at",
+                    "lease_until",
+                    "repetitions",
+                    "timeout_s",
+                    "repeats_ref",
+                    "repeats",
+                )
+            )
+            scoring = scoring_create(run=run, set_version=run.set_version)
+    except logfile.LogFileError as error:
+        run.status = Run.Status.REJECTED
+        run.line_errors = [line_error.as_dict() for line_error in error.errors]
+        run.line_error_count = error.total
+        run.error = (
+            f"{error.total} problem{'s' if error.total != 1 else ''} in the file; no answer was stored"
+        )
+        run.lease_until = None
+        run.save(update_fields=("status", "line_errors", "line_error_count", "error", "lease_until"))
+    except Exception as error:
+        if work.is_transient(error):
+            work.release(Run, pk=run_id, attempt=attempt, waiting=Run.Status.RECEIVED)
+            raise
+        logger.exception("ingesting run %s failed", run_id)
+        Run.objects.filter(id=run_id, attempts=attempt).update(
+            status=Run.Status.FAILED, error=f"{type(error).__name__}: {error}", lease_until=None
+        )
+        run = Run.objects.get(id=run_id)
+    else:
+        transaction.on_commit(lambda: queue_scoring(scoring.id))
+    return run
+
+
+def _answer_rows(run: Run, seen: logfile.AttemptBook, collector) -> Iterator[tuple]:
+    """Rows for the answers table, one per attempt, validating as they go;
+    after the first bad line nothing more is yielded, but every line is still
+    checked, and at the end each question's attempts for gaps."""
+    size = max(run.size_bytes, 1)
+    limit = settings.MAX_ANSWER_BYTES
+    with open(run.file_path, "rb") as stream:
+        for number, raw, position, oversize in logfile.iter_raw_lines(stream, max_line_bytes=limit):
+            if number % 20000 == 0:
+                progress.report("run", run.id, percent=100 * position / size)
+            if oversize:
+                collector.add([logfile.line_too_long(number, oversize, limit)])
+                continue
+            if raw.isspace():
+                continue
+            record, errors = logfile.check_answer_line(number, raw, seen)
+            if errors and number == 1 and _is_header(raw):
+                continue
+            if errors:
+                collector.add(errors)
+            elif not collector.total:
+                yield (
+                    run.id,
+                    number,
+                    record["question_id"],
+                    record["attempt"],
+                    record["status"],
+                    record["language"],
+                    # An attempt without an answer may leave declined out.
+                    record.get("declined") is True,
+                    raw.decode("utf-8").removeprefix("\ufeff").rstrip("\r\n"),
+                )
+    collector.add(seen.gap_errors())
+
+
+def _is_header(raw: bytes) -> bool:
+    record, _ = logfile.parse_object(1, logfile._decode(raw))
+    return record is not None and logfile.is_header(record)
+
+
+def run_retry(*, run: Run) -> bool:
+    """Queue a run's ingestion again, with its attempts counted afresh, when
+    it failed or is stuck (see work.run_is_stuck); False otherwise."""
+    run.refresh_from_db()
+    if run.status != Run.Status.FAILED and not work.run_is_stuck(run):
+        return False
+    reset = Run.objects.filter(id=run.id, status=run.status, attempts=run.attempts).update(
+        status=Run.Status.RECEIVED, error="", progress=0, attempts=0, lease_until=None
+    )
+    if reset:
+        transaction.on_commit(lambda: work.queue_ingest(run.id))
+    return bool(reset)
+
+
+def _repeated_run(run: Run) -> Run | None:
+    """The run named by the header's ``repeats``, when it is a run of the same
+    assistant version on the same set version."""
+    if not run.repeats_ref.isdigit():
+        return None
+    return (
+        Run.objects.filter(
+            id=int(run.repeats_ref), assistant_version=run.assistant_version, set_version=run.set_version
+        )
+        .exclude(id=run.id)
+        .first()
+    )
+
+
+def run_exclude(*, run: Run, reason: str, excluded_by) -> Run:
+    """Leave a run out of its version's figures; refuses an empty reason. The
+    run stays, listed with the reason, who and when, on its version's
+    dashboard."""
+    reason = reason.strip()
+    if not reason:
+        raise UploadRejected("say why the run is left out: the reason is shown beside it on the dashboard")
+    Run.objects.filter(id=run.id).update(
+        excluded_reason=reason, excluded_by=excluded_by, excluded_at=timezone.now()
+    )
+    run.refresh_from_db()
+    return run
+
+
+def run_include(*, run: Run) -> Run:
+    """Count an excluded run in its version's figures again."""
+    Run.objects.filter(id=run.id).update(excluded_reason="", excluded_by=None, excluded_at=None)
+    run.refresh_from_db()
+    return run

@@ -1,0 +1,281 @@
+from django.conf import settings
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.core.paginator import Paginator
+from django.shortcuts import get_object_or_404, redirect, render
+from django.views.decorators.http import require_GET, require_http_methods, require_POST
+from django_htmx.http import HttpResponseClientRefresh
+
+from reviewapp.core import work
+from reviewapp.core.roles import READERS_OF_RUNS, WRITERS, has_role, role_required
+from reviewapp.core.uploads import UploadRejected, limit_text
+from reviewapp.forms import RescoreForm, RunExcludeForm, RunUploadForm, SealedOpenForm
+from reviewapp.models import Answer, Finding, Run, Scoring
+from reviewapp.runs.services.runs import run_exclude, run_include, run_receive, run_retry
+from reviewapp.scorings import selectors
+from reviewapp.scorings.services import scoring_open_sealed, scoring_request, scoring_retry
+from scoring.measures import Options
+from scoring.rates import INTERVAL_LABELS, INTERVAL_METHODS
+
+
+@require_GET
+@login_required
+def home(request):
+    if not has_role(request.user, *READERS_OF_RUNS):
+        # Readers of samples only: their queue is their home.
+        return redirect("review-queue")
+    runs = Run.objects.select_related("assistant_version", "set_version", "uploaded_by")
+    page = Paginator(runs, 50).get_page(request.GET.get("page"))
+    return render(request, "runs/list.html", {"page": page})
+
+
+@require_http_methods(["GET", "POST"])
+@role_required(*WRITERS)
+def run_upload(request):
+    """The upload form; a taken file leads to its run. A refused one comes back
+    with its errors and every other field as sent (400, or 413 past the limit)."""
+    form = RunUploadForm(request.POST or None, request.FILES or None)
+    errors: list[str] = []
+    status = 200
+    if request.method == "POST" and form.is_valid():
+        try:
+            received = run_receive(
+                upload=form.cleaned_data["file"],
+                uploaded_by=request.user,
+                assistant_version=form.cleaned_data["assistant_version"],
+                set_version=form.cleaned_data["set_version"],
+                set_from_file=form.cleaned_data["set_from_file"],
+                set_name=form.cleaned_data["set_name"],
+                repeats=form.cleaned_data["repeats"],
+            )
+        except UploadRejected as rejected:
+            errors, status = rejected.errors, rejected.status
+        else:
+            if not received.created:
+                messages.info(request, "This file was uploaded before; here is the run that holds it.")
+            return redirect("run-detail", run_id=received.run.id)
+    elif request.method == "POST":
+        status = 400
+    return render(
+        request,
+        "runs/upload.html",
+        {
+            "form": form,
+            "errors": errors,
+            "limit": limit_text(),
+            # In-process tasks answer the upload only once the run is stored and
+            # scored, so the page says it will wait.
+            "in_process": settings.CELERY_TASK_ALWAYS_EAGER,
+        },
+        status=status,
+    )
+
+
+@require_GET
+@role_required(*READERS_OF_RUNS)
+def run_detail(request, run_id: int):
+    """A run's status, scores and findings. htmx asks for the polled status
+    (target "run-status") or the filtered findings (target "findings") alone."""
+    run = get_object_or_404(
+        Run.objects.select_related("assistant_version", "set_version", "uploaded_by"), id=run_id
+    )
+    scorings = list(run.scorings.select_related("set_version").order_by("created_at", "id"))
+    for scoring in scorings:
+        scoring.stuck = work.scoring_is_stuck(scoring)
+    chosen = _chosen_scoring(request, scorings)
+    family = request.GET.get("slices", "language")
+    method = request.GET.get("interval", "wilson")
+    if method not in INTERVAL_METHODS:
+        method = "wilson"
+    context = {
+        "run": run,
+        "progress": selectors.run_progress(run),
+        "run_stuck": work.run_is_stuck(run),
+        "stale_minutes": settings.WORK_STALE_SECONDS // 60,
+        "scorings": scorings,
+        "chosen": chosen,
+        "busy": not run.is_final or any(not s.is_final for s in scorings),
+        "denominators": {s.id: selectors.measure_denominators(s.options) for s in scorings},
+        "tables": {
+            s.id: selectors.score_table(s, family=family, method=method)
+            for s in scorings
+            if s.status == Scoring.Status.DONE
+        },
+        "sealed_tables": {
+            s.id: selectors.score_table(s, family=family, method=method, sealed=True)
+            for s in scorings
+            if s.status == Scoring.Status.DONE and s.sealed_open
+        },
+        "sealed_form": SealedOpenForm(),
+        "exclude_form": RunExcludeForm(),
+        "attempts": {s.id: selectors.attempt_counts(s) for s in scorings if s.status == Scoring.Status.DONE},
+        "timing": {s.id: selectors.timing_rows(s) for s in scorings if s.status == Scoring.Status.DONE},
+        "stable": {
+            s.id: selectors.stable_rows(s, family=family) for s in scorings if s.status == Scoring.Status.DONE
+        },
+        "can_open_sealed": has_role(request.user, *WRITERS),
+        "family": family,
+        "method": method,
+        "methods": INTERVAL_LABELS.items(),
+        "families": selectors.slice_families(chosen) if chosen else ["language"],
+        "rescore_form": RescoreForm(initial={"set_version": run.set_version.version}),
+    }
+    if chosen is not None and chosen.status == Scoring.Status.DONE:
+        kind = request.GET.get("kind", "")
+        language = request.GET.get("language", "")
+        question = request.GET.get("question", "").strip()
+        findings = selectors.findings_page(chosen, kind=kind, language=language, question=question)
+        context.update(
+            findings=Paginator(findings, 50).get_page(request.GET.get("page")),
+            kinds=selectors.finding_kinds(chosen),
+            languages=selectors.scoring_languages(chosen),
+            kind=kind,
+            language=language,
+            question=question,
+        )
+    if request.htmx and request.htmx.target == "run-status":
+        if not context["busy"]:
+            # The work is done: reload once so the scores and findings appear.
+            return HttpResponseClientRefresh()
+        return render(request, "runs/detail.html#run-status", context)
+    if request.htmx and request.htmx.target == "findings":
+        return render(request, "runs/detail.html#findings", context)
+    return render(request, "runs/detail.html", context)
+
+
+def _chosen_scoring(request, scorings: list[Scoring]) -> Scoring | None:
+    wanted = request.GET.get("scoring")
+    for scoring in scorings:
+        if str(scoring.id) == wanted:
+            return scoring
+    done = [s for s in scorings if s.status == Scoring.Status.DONE]
+    return done[0] if done else (scorings[0] if scorings else None)
+
+
+@require_POST
+@role_required(*WRITERS)
+def run_rescore(request, run_id: int):
+    run = get_object_or_404(Run, id=run_id)
+    form = RescoreForm(request.POST)
+    if not form.is_valid():
+        problems = "; ".join(f"{field}: {' '.join(errors)}" for field, errors in form.errors.items())
+        messages.error(request, f"The scoring was not queued: {problems}")
+        return redirect("run-detail", run_id=run.id)
+    try:
+        scoring = scoring_request(
+            run=run,
+            set_version=form.cleaned_data["set_version"],
+            options=Options(
+                rounding=form.cleaned_data["rounding"],
+                scale_words=form.cleaned_data["scale_words"],
+                distinct=form.cleaned_data["distinct"],
+            ),
+            extra_slices=form.cleaned_data["extra_slices"],
+            requested_by=request.user,
+        )
+    except UploadRejected as rejected:
+        messages.error(request, rejected.errors[0])
+        return redirect("run-detail", run_id=run.id)
+    return redirect(f"{run.get_absolute_url()}?scoring={scoring.id}")
+
+
+@require_POST
+@role_required(*WRITERS)
+def run_retry_view(request, run_id: int):
+    run = get_object_or_404(Run, id=run_id)
+    if not run_retry(run=run):
+        messages.info(
+            request, "Only a run that failed, or has made no progress for a while, can be tried again."
+        )
+    return redirect("run-detail", run_id=run.id)
+
+
+@require_POST
+@role_required(*WRITERS)
+def scoring_retry_view(request, run_id: int, scoring_id: int):
+    scoring = get_object_or_404(Scoring, id=scoring_id, run_id=run_id)
+    if not scoring_retry(scoring=scoring):
+        messages.info(
+            request, "Only a scoring that failed, or has made no progress for a while, can be tried again."
+        )
+    return redirect(f"{scoring.run.get_absolute_url()}?scoring={scoring.id}")
+
+
+@require_POST
+@role_required(*WRITERS)
+def run_exclude_view(request, run_id: int):
+    run = get_object_or_404(Run, id=run_id)
+    if request.POST.get("include") == "1":
+        run_include(run=run)
+        messages.info(request, "The run counts in its version's figures again.")
+        return redirect("run-detail", run_id=run.id)
+    form = RunExcludeForm(request.POST)
+    try:
+        if not request.POST.get("reason", "").strip():
+            raise UploadRejected(
+                "say why the run is left out: the reason is shown beside it on the dashboard"
+            )
+        if not form.is_valid():
+            raise UploadRejected(f"The run still counts: reason: {' '.join(form.errors['reason'])}")
+        run_exclude(run=run, reason=form.cleaned_data["reason"], excluded_by=request.user)
+    except UploadRejected as rejected:
+        messages.error(request, rejected.errors[0])
+    return redirect("run-detail", run_id=run.id)
+
+
+@require_POST
+@role_required(*WRITERS)
+def scoring_open_sealed_view(request, run_id: int, scoring_id: int):
+    scoring = get_object_or_404(Scoring, id=scoring_id, run_id=run_id, status=Scoring.Status.DONE)
+    form = SealedOpenForm(request.POST)
+    if not form.is_valid():
+        messages.error(request, "The sealed part stays closed: say why it is opened.")
+    else:
+        try:
+            scoring_open_sealed(scoring=scoring, opened_by=request.user, reason=form.cleaned_data["reason"])
+        except UploadRejected as rejected:
+            messages.error(request, rejected.errors[0])
+    return redirect(f"{scoring.run.get_absolute_url()}?scoring={scoring.id}")
+
+
+@require_GET
+@role_required(*READERS_OF_RUNS)
+def answer_detail(request, run_id: int, answer_id: int):
+    """One answer beside its question, evidence and checks; values are written
+    as the answer's language writes numbers."""
+    answer = get_object_or_404(
+        Answer.objects.select_related("run__assistant_version", "run__set_version"),
+        id=answer_id,
+        run_id=run_id,
+    )
+    checks = list(answer.checks.select_related("scoring__set_version").order_by("scoring_id"))
+    findings = list(Finding.objects.filter(answer=answer).order_by("scoring_id", "id"))
+    record = answer.record
+    question = selectors.answer_question(answer)
+    return render(
+        request,
+        "runs/answer.html",
+        {
+            "answer": answer,
+            "run": answer.run,
+            "record": record,
+            "evidence": selectors.answer_evidence(record, language=answer.language),
+            "question": question,
+            "expected_values": [
+                {"text": selectors.shown_value(value, language=answer.language), "count": 1}
+                for value in (question.expected_values if question else [])
+            ],
+            "checks": [
+                {
+                    "check": c,
+                    "segments": selectors.marked_text(record.get("answer", ""), c.numbers),
+                    "findings": selectors.grouped_findings(
+                        f for f in findings if f.scoring_id == c.scoring_id
+                    ),
+                }
+                for c in checks
+            ],
+            "inspect_scores": selectors.inspect_scores(record),
+            "extra": selectors.extra_fields(record),
+        },
+    )

@@ -1,0 +1,554 @@
+"""Reads that pages and the API share."""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass
+from decimal import Decimal
+
+from django.db.models import Avg, Count, F, Q
+from django.utils import formats
+
+from reviewapp.core import progress
+from reviewapp.models import Answer, AnswerCheck, Finding, JudgeRun, ModelVerdict, Run, Scoring
+from reviewapp.scorings.services import SEALED_PREFIX
+from scoring.measures import MEASURE_LABELS, MEASURES, Options, denominator
+from scoring.rates import Rate, rate
+
+# What an empty cell means, so that a blank is never a mystery.
+EMPTY_REASONS = {
+    "numeric_accuracy": "no question expected an answer",
+    "citation_validity": "no answer cited anything",
+    "refusal_accuracy": "no question expected a refusal",
+    "answer_rate": "no question expected an answer",
+    "unsupported_numbers": "no figures in the answers",
+    "unsupported_answers": "every answer declined without stating a figure",
+}
+
+
+@dataclass(frozen=True)
+class Cell:
+    measure: str
+    rate: Rate | None
+
+    @property
+    def empty_reason(self) -> str:
+        return EMPTY_REASONS[self.measure]
+
+
+@dataclass(frozen=True)
+class SliceRow:
+    slice: str
+    cells: list[Cell]
+
+
+def score_table(
+    scoring: Scoring, *, family: str = "language", method: str = "wilson", sealed: bool = False
+) -> list[SliceRow]:
+    """One row for ``all`` and one per value of the ``family`` field, one
+    cell per measure with k, n and its ``method`` interval. ``sealed`` reads
+    the sealed part's slices instead, which only an opened scoring shows."""
+    prefix = SEALED_PREFIX if sealed else ""
+    if sealed and not scoring.sealed_open:
+        return []
+    counts: dict[str, dict[str, dict[str, int]]] = {}
+    for score in scoring.scores.filter(Q(slice=f"{prefix}all") | Q(slice__startswith=f"{prefix}{family}=")):
+        counts.setdefault(score.slice.removeprefix(prefix), {})[score.measure] = {"k": score.k, "n": score.n}
+    return pooled_table(counts, family=family, method=method)
+
+
+def pooled_table(
+    counts: dict[str, dict[str, dict[str, int]]], *, family: str = "language", method: str = "wilson"
+) -> list[SliceRow]:
+    """The rows of ``counts`` ({slice: {measure: {k, n}}}) for ``all`` and
+    the family's slices, each cell with its interval."""
+    names = ["all", *sorted(name for name in counts if name.startswith(f"{family}="))]
+    return [
+        SliceRow(
+            name,
+            [
+                Cell(
+                    m,
+                    rate(counts[name][m]["k"], counts[name][m]["n"], method=method)
+                    if m in counts[name]
+                    else None,
+                )
+                for m in MEASURES
+            ],
+        )
+        for name in names
+        if name in counts
+    ]
+
+
+def slice_families(scoring: Scoring) -> list[str]:
+    """The fields this scoring was sliced by, in the order it was asked."""
+    return list(scoring.slice_fields or ["language"])
+
+
+def measure_denominators(options: dict | None = None) -> list[tuple[str, str, str]]:
+    """(measure, label, what its n counts under the scoring's options)."""
+    chosen = Options(**(options or {}))
+    return [(m, MEASURE_LABELS[m], denominator(m, chosen)) for m in MEASURES]
+
+
+def scores_as_dict(scoring: Scoring) -> dict:
+    """{slice: {measure: {k, n, rate, low, high}}} for the API, every slice;
+    the sealed part's slices (named "sealed:…") only once it was opened."""
+    result: dict[str, dict] = {}
+    scores = scoring.scores.all()
+    if not scoring.sealed_open:
+        scores = scores.exclude(slice__startswith=SEALED_PREFIX)
+    for score in scores:
+        r = rate(score.k, score.n)
+        result.setdefault(score.slice, {})[score.measure] = {
+            "k": r.k,
+            "n": r.n,
+            "rate": r.value,
+            "low": r.low,
+            "high": r.high,
+        }
+    return dict(sorted(result.items(), key=lambda item: (item[0] != "all", item[0])))
+
+
+def run_progress(run: Run) -> int:
+    """How far the run is, 0 to 100, live while its answers are being stored."""
+    if run.status == Run.Status.INGESTING:
+        return progress.read("run", run.id, default=run.progress)
+    return 100 if run.is_final else run.progress
+
+
+def visible_findings(scoring: Scoring):
+    """The scoring's findings; those of sealed questions once the part was opened."""
+    findings = Finding.objects.filter(scoring=scoring)
+    return findings if scoring.sealed_open else findings.filter(sealed=False)
+
+
+def findings_page(scoring: Scoring, *, kind: str = "", language: str = "", question: str = ""):
+    """The scoring's visible findings in log order, narrowed to one kind, one
+    language and question ids holding ``question`` (any case) when given."""
+    findings = visible_findings(scoring)
+    if kind:
+        findings = findings.filter(kind=kind)
+    if language:
+        findings = findings.filter(language=language)
+    if question.strip():
+        findings = findings.filter(question_id__icontains=question.strip())
+    return findings.only(
+        "id", "answer_id", "kind", "detail", "sealed", "line_number", "question_id", "language"
+    ).order_by(F("line_number").asc(nulls_last=True), "id")
+
+
+def grouped_findings(findings) -> list[dict]:
+    """``findings`` with those of the same kind and detail made one, in the
+    order first found, each as {"finding", "count"}: an answer that states
+    the same unsupported figure three times is told once, three times."""
+    groups: dict[tuple[str, str], dict] = {}
+    for finding in findings:
+        key = (finding.kind, finding.detail)
+        if key in groups:
+            groups[key]["count"] += 1
+        else:
+            groups[key] = {"finding": finding, "count": 1}
+    return list(groups.values())
+
+
+# The columns of a findings export, in order.
+FINDINGS_EXPORT_FIELDS = ["line", "question_id", "language", "kind", "detail", "sealed_part"]
+
+
+def findings_export(
+    scoring: Scoring, *, kind: str = "", language: str = "", question: str = "", labels: bool = False
+) -> Iterator[tuple]:
+    """The rows (FINDINGS_EXPORT_FIELDS) of the scoring's visible findings,
+    filtered as findings_page filters them, read in batches. With ``labels``
+    each value is written as the run page shows it (the kind "wrong number",
+    not "numeric"; the sealed part "yes" or "no"), for people reading a
+    spreadsheet; without, as stored, for programs."""
+    kind_labels = dict(Finding.Kind.choices)
+    rows = (
+        findings_page(scoring, kind=kind, language=language, question=question)
+        .values_list("line_number", "question_id", "language", "kind", "detail", "sealed")
+        .iterator(chunk_size=2000)
+    )
+    for line, question_id, row_language, row_kind, detail, sealed in rows:
+        if labels:
+            row_kind, sealed = kind_labels.get(row_kind, row_kind), "yes" if sealed else "no"
+        yield (line, question_id, row_language, row_kind, detail, sealed)
+
+
+def finding_kinds(scoring: Scoring) -> list[tuple[str, str, int]]:
+    """(kind, label, count) for each kind of finding in the scoring."""
+    counts = dict(visible_findings(scoring).order_by().values_list("kind").annotate(n=Count("id")))
+    return [(kind, label, counts.get(kind, 0)) for kind, label in Finding.Kind.choices]
+
+
+def scoring_languages(scoring: Scoring) -> list[str]:
+    """The languages of the run, read off its slices rather than its answers."""
+    prefix = "language="
+    return sorted(
+        {
+            s.removeprefix(prefix)
+            for s in scoring.scores.values_list("slice", flat=True)
+            if s.startswith(prefix)
+        }
+    )
+
+
+STANDARD_FIELDS = {
+    "question_id",
+    "language",
+    "retrieved_ids",
+    "retrieved_values",
+    "answer",
+    "cited_ids",
+    "declined",
+    "retrieved_records",
+    # Shown in their own places: passages as evidence, another tool's scores apart.
+    "retrieved_contexts",
+    "inspect_scores",
+}
+
+
+def answer_evidence(record: dict, *, language: str | None = None) -> dict:
+    """The evidence an answer was shown: its records with values, period, unit
+    and caveats when the log has them, else the retrieved ids and values.
+
+    ``values`` stay as logged (numbers for the API and the judges); each
+    ``shown_values`` is the same list as a reader should see it (shown_values),
+    by ``language``, by default the record's own."""
+    language = record.get("language", "") if language is None else language
+    records = record.get("retrieved_records") or []
+    described = {r.get("id") for r in records}
+    cited = set(record.get("cited_ids") or [])
+    bare_ids = [i for i in record.get("retrieved_ids") or [] if i not in described]
+    # Passages of text (a Ragas or Inspect import's retrieved contexts).
+    passages = [p for p in record.get("retrieved_contexts") or [] if isinstance(p, str)]
+    return {
+        "count": len(records) + len(bare_ids) + len(passages),
+        "passages": passages,
+        "records": [
+            {
+                "id": r.get("id"),
+                "label": r.get("label"),
+                "values": r.get("values") or [],
+                "shown_values": shown_values(r.get("values") or [], language=language),
+                "period": r.get("period"),
+                "unit": r.get("unit"),
+                "caveats": r.get("caveats") or [],
+                "cited": r.get("id") in cited,
+            }
+            for r in records
+        ],
+        "bare_ids": bare_ids,
+        "values": record.get("retrieved_values") or [],
+        "shown_values": shown_values(record.get("retrieved_values") or [], language=language),
+        "cited_ids": [
+            {"id": i, "retrieved": i in set(record.get("retrieved_ids") or [])}
+            for i in dict.fromkeys(record.get("cited_ids") or [])
+        ],
+    }
+
+
+# (decimal mark, thousands separator) where the usual writing differs from
+# Django's locale files, which give French and Spanish a full no-break space:
+# French typesets a narrow one, and Spanish statistics group with a dot.
+NUMBER_MARKS = {
+    "en": (".", ","),
+    "fr": (",", "\u202f"),
+    "de": (",", "."),
+    "es": (",", "."),
+}
+# A number a record wrote as text, which is shown with its digits as written.
+_NUMBER_TEXT = re.compile(r"(?P<sign>[-+\u2212]?)(?P<whole>\d+)(?:\.(?P<fraction>\d+))?", re.ASCII)
+
+
+def number_marks(language: str) -> tuple[str, str]:
+    """(decimal mark, thousands separator) for a language code such as
+    "fr" or "fr-CA"; Django's locale formats for languages NUMBER_MARKS does
+    not name, and English marks for a language Django does not know."""
+    base = (language or "en").replace("_", "-").split("-")[0].lower()
+    if base in NUMBER_MARKS:
+        return NUMBER_MARKS[base]
+    decimal = formats.get_format("DECIMAL_SEPARATOR", lang=base, use_l10n=True)
+    thousands = formats.get_format("THOUSAND_SEPARATOR", lang=base, use_l10n=True)
+    return decimal, thousands
+
+
+def shown_value(value, *, language: str = "en") -> str:
+    """A logged value as a reader of ``language`` writes it, with no digit
+    added or lost: 13157.0 as "13,157" (English) or "13\u202f157" (French),
+    7.6 as "7.6" or "7,6", the text "7.60" as "7.60" or "7,60". A float is
+    given in its shortest form, never in exponent notation; text that is not
+    a plain number (and true, false or null) is shown as logged."""
+    if isinstance(value, bool) or value is None:
+        return {True: "true", False: "false", None: "null"}[value]
+    if isinstance(value, int):
+        text = str(value)
+    elif isinstance(value, float):
+        if not math.isfinite(value):
+            return repr(value)
+        # repr is the shortest text that reads back as the same float.
+        text = str(int(value)) if value.is_integer() else format(Decimal(repr(value)), "f")
+    elif isinstance(value, str):
+        text = value.strip()
+    else:
+        return str(value)
+    number = _NUMBER_TEXT.fullmatch(text)
+    if number is None:
+        return str(value)
+    decimal_mark, thousands = number_marks(language)
+    whole = number["whole"]
+    if len(whole) > 3:
+        head = len(whole) % 3 or 3
+        whole = thousands.join([whole[:head], *(whole[i : i + 3] for i in range(head, len(whole), 3))])
+    fraction = f"{decimal_mark}{number['fraction']}" if number["fraction"] is not None else ""
+    return f"{number['sign']}{whole}{fraction}"
+
+
+def shown_values(values, *, language: str = "en") -> list[dict]:
+    """Each distinct value of ``values`` as shown_value writes it, in the order
+    first logged, with how many times it was logged: [41, 41.0, 44] gives
+    [{"text": "41", "count": 2}, {"text": "44", "count": 1}]. Values that
+    read the same are one, since a reader could not tell them apart."""
+    counts: dict[str, int] = {}
+    for value in values:
+        text = shown_value(value, language=language)
+        counts[text] = counts.get(text, 0) + 1
+    return [{"text": text, "count": count} for text, count in counts.items()]
+
+
+def answer_question(answer: Answer):
+    return answer.run.set_version.questions.filter(question_id=answer.question_id).first()
+
+
+def marked_text(text: str, numbers: list[dict]) -> list[dict]:
+    """The answer text cut into plain parts and numbers, each number with
+    whether it was supported and by which value."""
+    segments, position = [], 0
+    for number in sorted(numbers, key=lambda n: n["start"]):
+        if number["start"] < position:
+            continue
+        segments.append({"text": text[position : number["start"]]})
+        segments.append({"text": text[number["start"] : number["end"]], "number": number})
+        position = number["end"]
+    segments.append({"text": text[position:]})
+    return [segment for segment in segments if segment["text"]]
+
+
+def records_as_passages(record: dict) -> list[str]:
+    """The evidence an answer was shown as passages of text: its logged
+    passages, else one line per record ("ID: label, period, unit: values"),
+    else its bare identifiers with the retrieved values."""
+    given = record.get("retrieved_contexts")
+    if given:
+        return [str(passage) for passage in given]
+    passages = []
+    described = set()
+    for r in record.get("retrieved_records") or []:
+        described.add(r.get("id"))
+        about = ", ".join(str(r[name]) for name in ("label", "period", "unit") if r.get(name))
+        values = ", ".join(str(v) for v in r.get("values") or [])
+        caveats = "".join(f" ({caveat})" for caveat in r.get("caveats") or [])
+        passages.append(f"{r.get('id')}{': ' + about if about else ''}: {values}{caveats}")
+    bare = [i for i in record.get("retrieved_ids") or [] if i not in described]
+    if bare:
+        values = ", ".join(str(v) for v in record.get("retrieved_values") or [])
+        passages.append(f"{', '.join(bare)}: {values}")
+    return passages
+
+
+def inspect_scores(record: dict) -> list[dict]:
+    """The scores Inspect's own scorers gave the answer, as imported: each
+    {name, value, answer, explanation}. They are another tool's grades, shown
+    beside this app's checks and never counted in them."""
+    given = record.get("inspect_scores")
+    if not isinstance(given, dict):
+        return []
+    return [
+        {
+            "name": name,
+            "value": score.get("value") if isinstance(score, dict) else score,
+            "answer": score.get("answer") if isinstance(score, dict) else None,
+            "explanation": score.get("explanation") if isinstance(score, dict) else None,
+        }
+        for name, score in given.items()
+    ]
+
+
+def extra_fields(record: dict) -> dict:
+    """Fields beyond recipe 4.1's (timings, tool calls), kept verbatim."""
+    return {name: value for name, value in record.items() if name not in STANDARD_FIELDS}
+
+
+@dataclass(frozen=True)
+class AttemptCounts:
+    """What N = Q × R is made of for a scoring's tuning part."""
+
+    questions: int
+    repetitions: int
+    scored: int
+    failed: int
+    not_run: int
+
+    @property
+    def planned(self) -> int:
+        return self.questions * self.repetitions
+
+
+def attempt_counts(scoring: Scoring) -> AttemptCounts:
+    """Questions, R, and the attempts scored, failed (no answer) and not run,
+    so that a page can show scored + failed + not run = N: as counted when
+    the scoring finished, or counted now for a scoring made before that."""
+    if scoring.attempt_counts:
+        return AttemptCounts(**scoring.attempt_counts)
+    return count_attempts(scoring)
+
+
+def count_attempts(scoring: Scoring) -> AttemptCounts:
+    """attempt_counts, counted from the scoring's checks in one query."""
+    totals = AnswerCheck.objects.filter(scoring=scoring, sealed=False).aggregate(
+        scored=Count("id", filter=Q(answer__status="ok")),
+        failed=Count("id", filter=Q(answer__isnull=False) & ~Q(answer__status="ok")),
+        not_run=Count("id", filter=Q(answer__isnull=True)),
+    )
+    questions = scoring.set_version.questions.exclude(split="sealed").count()
+    return AttemptCounts(questions=questions, repetitions=scoring.run.repetitions, **totals)
+
+
+def stable_rows(scoring: Scoring, *, family: str = "language") -> list[dict]:
+    """The stable-resolution figures of ``all`` and the family's slices, one
+    row per slice and measure, each with its clustered rate as a Rate-like
+    mapping."""
+    rows = []
+    for slice_name, measures in (scoring.stable or {}).items():
+        if slice_name != "all" and not slice_name.startswith(f"{family}="):
+            continue
+        for measure in MEASURES:
+            figure = measures.get(measure)
+            if figure is None:
+                continue
+            rows.append(
+                {
+                    "slice": slice_name,
+                    "measure": measure,
+                    "label": MEASURE_LABELS[measure],
+                    "stable": figure["stable"],
+                    "stable_rate": rate(figure["stable"]["k"], figure["stable"]["n"]),
+                    "distribution": figure["distribution"],
+                    "over_attempts": figure["over_attempts"],
+                }
+            )
+    return rows
+
+
+def timing_rows(scoring: Scoring) -> list[dict]:
+    """One row per slice of the scoring's timing summary, with the failures'
+    rates as Rates (k of all attempts), ready for a table."""
+    rows = []
+    for slice_name, summary in (scoring.timing or {}).items():
+        failures = summary["failures"]
+        failed = sum(failures["counts"].values())
+        rows.append(
+            {
+                "slice": slice_name,
+                "e2e": summary["e2e"],
+                "platform": summary["platform_e2e"],
+                "failures": failures,
+                "timeout_rate": rate(failures["counts"]["timeout"], failures["n"]) if failures["n"] else None,
+                "failure_rate": rate(failed, failures["n"]) if failures["n"] else None,
+                "tool_calls": summary["tool_calls"],
+            }
+        )
+    return rows
+
+
+def judge_run_counts(judge_run: JudgeRun) -> list[dict]:
+    """Per judge version (labelled) and metric it grades, in version then metric
+    order: the verdicts stored, the failures among them (an error, kept and
+    counted), the undefined ones (no error, but nothing to grade) and the mean
+    score of the defined ones (None when there is none). A metric not graded
+    yet shows zeros."""
+    from reviewapp.judges.services.judging import judge_label
+
+    stored = {
+        (row["judge_version_id"], row["metric"]): row
+        for row in ModelVerdict.objects.filter(judge_run=judge_run)
+        .values("judge_version_id", "metric")
+        .annotate(
+            verdicts=Count("id"),
+            failures=Count("id", filter=~Q(error="")),
+            undefined=Count("id", filter=Q(error="") & ~Q(undefined="")),
+            mean_score=Avg("score"),
+        )
+        .order_by()
+    }
+    rows = []
+    for version in judge_run.judge_versions.select_related("judge").order_by("judge__name", "number"):
+        metrics = list(version.metrics) + sorted(
+            metric
+            for version_id, metric in stored
+            if version_id == version.id and metric not in version.metrics
+        )
+        for metric in metrics:
+            row = stored.get((version.id, metric), {})
+            rows.append(
+                {
+                    "judge_version": version.id,
+                    "label": judge_label(version),
+                    "metric": metric,
+                    "verdicts": row.get("verdicts", 0),
+                    "failures": row.get("failures", 0),
+                    "undefined": row.get("undefined", 0),
+                    "mean_score": row.get("mean_score"),
+                }
+            )
+    return rows
+
+
+def judge_run_verdicts(judge_run: JudgeRun) -> Iterator[dict]:
+    """Every verdict of a judge run as one flat record, by answer, judge version
+    and metric: the judge's name, version and label beside each grade (a
+    model grade is never shown unlabelled), the answer's question, the parsed
+    labels, the raw completion and every completion asked for it, tokens and
+    time. Failures are included, with their error. Read in batches, for streaming."""
+    from reviewapp.judges.services.judging import judge_label
+
+    versions = {version.id: version for version in judge_run.judge_versions.select_related("judge")}
+    labels = {version_id: judge_label(version) for version_id, version in versions.items()}
+    verdicts = (
+        ModelVerdict.objects.filter(judge_run=judge_run)
+        .select_related("answer")
+        .only(
+            *(field.name for field in ModelVerdict._meta.concrete_fields),
+            "answer__question_id",
+            "answer__attempt",
+            "answer__language",
+        )
+        .order_by("answer_id", "judge_version_id", "metric")
+    )
+    for verdict in verdicts.iterator(chunk_size=500):
+        version = versions[verdict.judge_version_id]
+        yield {
+            "judge_run": judge_run.id,
+            "answer_id": verdict.answer_id,
+            "question_id": verdict.answer.question_id,
+            "attempt": verdict.answer.attempt,
+            "language": verdict.answer.language,
+            "judge": version.judge.name,
+            "judge_version": version.number,
+            "judge_version_id": version.id,
+            "judge_label": labels[version.id],
+            "metric": verdict.metric,
+            "score": verdict.score,
+            "labels": verdict.labels,
+            "error": verdict.error,
+            "undefined": verdict.undefined,
+            "raw": verdict.raw,
+            "completions": verdict.completions,
+            "prompt_hash": verdict.prompt_hash,
+            "seconds": verdict.seconds,
+            "created_at": verdict.created_at.isoformat(),
+        }

@@ -1,1 +1,0 @@
-"""Writes and multi-step work. Views and tasks call these; they hold the rules."""

@@ -1,0 +1,412 @@
+"""Managers' pages: a version's dashboard, versions side by side, the paired
+comparison, the release gate, the sample-size planner, and exports. Read-only."""
+
+import json
+import re
+
+from django import forms
+from django.contrib import messages
+from django.http import FileResponse, Http404, HttpResponse, JsonResponse, StreamingHttpResponse
+from django.shortcuts import get_object_or_404, render
+from django.views.decorators.http import require_GET
+
+from reviewapp.core import csv_cells
+from reviewapp.core.roles import READERS_OF_RUNS, role_required
+from reviewapp.models import AssistantVersion, Judgement, Run, Sample, Scoring, SetVersion
+from reviewapp.runs.services import exports
+from reviewapp.scorings.selectors import FINDINGS_EXPORT_FIELDS, findings_export, scores_as_dict
+from reviewapp.versions import charts as manager_reads
+from reviewapp.versions import selectors as dashboard
+from reviewapp.versions.gate import DEFAULT_MEASURES, GateRefused, gate_run, parse_floors
+from scoring.compare import NEWCOMBE_METHOD, size_independent, size_paired
+from scoring.gate import DEFAULT_MARGIN_POINTS
+from scoring.measures import FAILURE_MEASURES, MEASURE_LABELS, MEASURES
+from scoring.rates import rate
+
+
+def _set_version(request, assistant_version=None) -> SetVersion | None:
+    if label := request.GET.get("set"):
+        return get_object_or_404(SetVersion, version=label)
+    if assistant_version is not None:
+        versions = dashboard.set_versions_of(assistant_version)
+        return versions[0] if versions else None
+    return SetVersion.objects.filter(runs__status=Run.Status.STORED).order_by("-created_at").first()
+
+
+@require_GET
+@role_required(*READERS_OF_RUNS)
+def version_list(request):
+    """The versions with stored runs on one set (the one in ?set=, else the
+    latest), each linked with that set to its dashboard, its comparison with
+    the version before it and the gate."""
+    set_version = _set_version(request)
+    return render(
+        request,
+        "dashboard/versions.html",
+        {
+            "versions": manager_reads.versions_on_set(set_version) if set_version else [],
+            "set_version": set_version,
+            "set_versions": manager_reads.set_versions_with_runs(),
+            "chart": dashboard.versions_chart(set_version) if set_version else [],
+        },
+    )
+
+
+@require_GET
+@role_required(*READERS_OF_RUNS)
+def version_dashboard(request, label: str):
+    version = get_object_or_404(AssistantVersion, label=label)
+    set_version = _set_version(request, version)
+    others = (
+        AssistantVersion.objects.filter(runs__set_version=set_version).exclude(id=version.id).distinct()
+        if set_version
+        else []
+    )
+    run_id = _run_choice(request)
+    figures = dashboard.version_dashboard(version, set_version, run_id=run_id)
+    if "run" in request.GET and (figures["record"] is None or figures["record"].chosen is None):
+        # A run of another version or set, or no run at all: say so, not just show every run.
+        shown = f"run #{run_id}" if run_id is not None else f"run {request.GET['run']!r}"
+        on_set = f" on set {set_version.version}" if set_version else ""
+        messages.error(
+            request, f"{shown} is not a stored run of {version.label}{on_set}: every run is shown."
+        )
+    return render(
+        request,
+        "dashboard/version.html",
+        {
+            "version": version,
+            "set_version": set_version,
+            "set_versions": dashboard.set_versions_of(version),
+            "others": others,
+            "chart": dashboard.versions_chart(set_version) if set_version else [],
+            "timing_chart": dashboard.timing_chart(set_version) if set_version else {},
+            **figures,
+        },
+    )
+
+
+def _run_choice(request) -> int | None:
+    value = request.GET.get("run", "")
+    return int(value) if value.isascii() and value.isdigit() else None
+
+
+@require_GET
+@role_required(*READERS_OF_RUNS)
+def compare(request):
+    set_version = get_object_or_404(SetVersion, version=request.GET.get("set", ""))
+    baseline_version = get_object_or_404(AssistantVersion, label=request.GET.get("baseline", ""))
+    candidate_version = get_object_or_404(AssistantVersion, label=request.GET.get("candidate", ""))
+    baseline = dashboard.version_record(baseline_version, set_version)
+    candidate = dashboard.version_record(candidate_version, set_version)
+    if not baseline or not candidate:
+        raise Http404("Both versions need a scored run on this set version.")
+    judged, unvalidated = dashboard.compare_judges(baseline, candidate)
+    comparisons = dashboard.compare_versions(baseline, candidate)
+    return render(
+        request,
+        "dashboard/compare.html",
+        {
+            "set_version": set_version,
+            "baseline": baseline_version,
+            "candidate": candidate_version,
+            "comparisons": comparisons,
+            "outcome": manager_reads.compare_outcome(comparisons),
+            "chart": manager_reads.compare_chart(comparisons),
+            "failure_measures": FAILURE_MEASURES,
+            "judged": judged,
+            "unvalidated_judges": unvalidated,
+            "baseline_record": baseline,
+            "candidate_record": candidate,
+            "interval_method": NEWCOMBE_METHOD,
+        },
+    )
+
+
+class RepeatedField(forms.Field):
+    """Every value of a repeated parameter (?measure=a&measure=b), each also
+    split at commas and spaces, so that one text box can hold several."""
+
+    widget = forms.MultipleHiddenInput
+
+    def to_python(self, value) -> list[str]:
+        return [part for item in value or () for part in re.split(r"[\s,]+", item) if part]
+
+
+class GateForm(forms.Form):
+    """The gate's options by the API's names (but ``set`` as on the other
+    pages). Only types are checked here: gate_run judges the values, so the
+    page refuses exactly what the API refuses."""
+
+    baseline = forms.CharField()
+    candidate = forms.CharField()
+    set = forms.CharField(required=False)
+    measure = RepeatedField(required=False)
+    margin = forms.FloatField(required=False)
+    max_drop = forms.FloatField(required=False)
+    floor = RepeatedField(required=False)
+    max_p90 = forms.FloatField(required=False)
+    max_timeout_rate = forms.FloatField(required=False)
+    judge = forms.CharField(required=False)
+
+    def gate_options(self) -> dict:
+        """gate_run's arguments; raises GateRefused for a malformed floor."""
+        data = self.cleaned_data
+        return {
+            "baseline": data["baseline"],
+            "candidate": data["candidate"],
+            "set_version": data["set"],
+            "measures": data["measure"],
+            "margin_points": DEFAULT_MARGIN_POINTS if data["margin"] is None else data["margin"],
+            "max_drop_points": data["max_drop"],
+            "floors": parse_floors(data["floor"]),
+            "max_p90_s": data["max_p90"],
+            "max_timeout_rate": data["max_timeout_rate"],
+            "judge": data["judge"],
+        }
+
+
+@require_GET
+@role_required(*READERS_OF_RUNS)
+def gate(request):
+    """The release gate in the browser: the API's decision (gate_run) on the
+    options in the query, asked with the session's login instead of a token.
+    A refusal is shown beside the field it concerns."""
+    asked = "candidate" in request.GET or "baseline" in request.GET
+    form = GateForm(request.GET) if asked else GateForm(initial=_gate_initial(request))
+    answer = None
+    if form.is_valid():
+        try:
+            answer = gate_run(**form.gate_options())
+        except GateRefused as refused:
+            form.add_error(manager_reads.refusal_field(refused), str(refused))
+    values = {name: form[name].value() for name in form.fields}
+    return render(
+        request,
+        "dashboard/gate.html",
+        {
+            "form": form,
+            "values": {**values, "floor": " ".join(values["floor"] or ())},
+            "chosen_measures": values["measure"] or DEFAULT_MEASURES,
+            "measure_choices": [(m, MEASURE_LABELS[m]) for m in MEASURES],
+            "versions": [v.label for v in manager_reads.gate_versions()],
+            "set_versions": [s.version for s in manager_reads.set_versions_with_runs()],
+            "answer": answer,
+            **(manager_reads.gate_figures(answer, form.cleaned_data) if answer else {}),
+        },
+    )
+
+
+def _gate_initial(request) -> dict:
+    """The form before anything is asked: the set in ?set= (else the latest),
+    its newest version as the candidate and the one before as the baseline."""
+    set_label = request.GET.get("set", "")
+    set_version = SetVersion.objects.filter(version=set_label).first() if set_label else _set_version(request)
+    newest = manager_reads.versions_on_set(set_version)[:1] if set_version else []
+    return {
+        "set": set_version.version if set_version else set_label,
+        "candidate": newest[0].version.label if newest else "",
+        "baseline": newest[0].previous.label if newest and newest[0].previous else "",
+        "measure": list(DEFAULT_MEASURES),
+        "margin": f"{DEFAULT_MARGIN_POINTS:g}",
+    }
+
+
+@require_GET
+@role_required(*READERS_OF_RUNS)
+def planner(request):
+    context = {"values": request.GET, "result": None, "error": ""}
+    if request.GET:
+        try:
+            baseline = float(request.GET.get("baseline", "")) / 100
+            target = float(request.GET.get("target", "")) / 100
+            discordant = float(request.GET.get("discordant", "") or 0) / 100 or None
+            result = {"independent": size_independent(baseline, target)}
+            if discordant:
+                result["paired"] = size_paired(baseline, target, discordant)
+            context["result"] = result
+        except ValueError as error:
+            context["error"] = (
+                str(error) if "could not convert" not in str(error) else "Give the rates as percentages."
+            )
+    return render(request, "dashboard/planner.html", context)
+
+
+@require_GET
+@role_required(*READERS_OF_RUNS)
+def export_scores(request, run_id: int, scoring_id: int, fmt: str):
+    scoring = get_object_or_404(
+        Scoring.objects.select_related("run__assistant_version", "set_version"), id=scoring_id, run_id=run_id
+    )
+    data = scores_as_dict(scoring)
+    base = {
+        "run": scoring.run_id,
+        "assistant_version": scoring.run.assistant_version.label,
+        "set_version": scoring.set_version.version,
+        "options": scoring.options,
+    }
+    if fmt == "json":
+        return JsonResponse(
+            {
+                **base,
+                "interval": "wilson, 95 %",
+                "slices": data,
+                "repetitions": scoring.run.repetitions,
+                "stable": scoring.stable,
+                "timing": scoring.timing,
+            }
+        )
+    response = _csv_response(f"scores-run-{run_id}-scoring-{scoring_id}.csv")
+    writer = csv_cells.writer(response)
+    # One table: rates (k, n, rate, interval), stable resolution (k of n
+    # questions), and timing figures (n, mean, P50, P90 in seconds).
+    writer.writerow(
+        [
+            "run", "assistant_version", "set_version", "slice", "figure",
+            "k", "n", "rate", "low", "high", "mean_s", "p50_s", "p90_s",
+        ]
+    )  # fmt: skip
+    prefix = [base["run"], base["assistant_version"], base["set_version"]]
+
+    def row(slice_name, figure, *, k="", n="", value=None, mean="", p50="", p90=""):
+        interval = [value.value, value.low, value.high] if value is not None else ["", "", ""]
+        writer.writerow([*prefix, slice_name, figure, k, n, *interval, mean, p50, p90])
+
+    for slice_name, measures in data.items():
+        for measure, c in measures.items():
+            row(slice_name, measure, k=c["k"], n=c["n"], value=rate(c["k"], c["n"]))
+    for slice_name, measures in (scoring.stable or {}).items():
+        for measure, figure in measures.items():
+            k, n = figure["stable"]["k"], figure["stable"]["n"]
+            row(slice_name, f"stable {measure}", k=k, n=n, value=rate(k, n))
+    for slice_name, summary in (scoring.timing or {}).items():
+        for source, figure in summary["e2e"]["by_source"].items():
+            row(
+                slice_name, f"e2e from {source}", n=figure["n"], mean=figure["mean"], p50=figure["p50"],
+                p90=figure["p90"],
+            )  # fmt: skip
+        failures = summary["failures"]
+        if failures["n"]:
+            k, n = failures["counts"]["timeout"], failures["n"]
+            row(slice_name, "timeouts", k=k, n=n, value=rate(k, n))
+    return response
+
+
+@require_GET
+@role_required(*READERS_OF_RUNS)
+def export_findings(request, run_id: int, scoring_id: int, fmt: str):
+    """A scoring's findings, narrowed by the run page's filters (kind, language,
+    question); JSON with the stored codes, CSV with the page's labels."""
+    scoring = get_object_or_404(Scoring, id=scoring_id, run_id=run_id)
+    filters = {name: request.GET.get(name, "") for name in ("kind", "language", "question")}
+    names = FINDINGS_EXPORT_FIELDS
+    if fmt == "json":
+        rows = findings_export(scoring, **filters)
+        return JsonResponse({"findings": [dict(zip(names, row, strict=True)) for row in rows]})
+    response = _csv_response(f"findings-run-{run_id}-scoring-{scoring_id}.csv")
+    writer = csv_cells.writer(response)
+    writer.writerow(names)
+    writer.writerows(findings_export(scoring, labels=True, **filters))
+    return response
+
+
+@require_GET
+@role_required(*READERS_OF_RUNS)
+def export_answers(request, run_id: int, scoring_id: int, fmt: str):
+    """A scoring's answers with their checks, for other tools: an Inspect
+    eval log (``inspect.json``) or Ragas-style JSON Lines (``ragas.jsonl``)."""
+    scoring = get_object_or_404(
+        Scoring.objects.select_related("run__assistant_version", "set_version__question_set"),
+        id=scoring_id,
+        run_id=run_id,
+        status=Scoring.Status.DONE,
+    )
+    formats = {
+        "inspect.json": (exports.inspect_log, "application/json", "inspect"),
+        "ragas.jsonl": (exports.ragas_lines, "application/x-ndjson", "ragas"),
+    }
+    write, content_type, kind = formats[fmt]
+    response = StreamingHttpResponse(write(scoring), content_type=content_type)
+    name = f"answers-run-{run_id}-scoring-{scoring_id}-{kind}.{fmt.split('.')[-1]}"
+    response["Content-Disposition"] = f'attachment; filename="{name}"'
+    return response
+
+
+@require_GET
+@role_required(*READERS_OF_RUNS)
+def export_judgements(request, sample_id: int, fmt: str):
+    sample = get_object_or_404(Sample, id=sample_id)
+    judgements = (
+        Judgement.objects.filter(assignment__item__sample=sample)
+        .select_related("assignment__item__answer", "assignment__reviewer")
+        .order_by("assignment__item__position", "assignment_id", "revision")
+    )
+    names = [
+        "item",
+        "question_id",
+        "reader",
+        "alias",
+        "revision",
+        "created_at",
+        "addresses_question",
+        "material_error",
+        "correctness",
+        "fulfilment",
+        "needs_more_info",
+        "rubric_answers",
+        "grade",
+        "pending",
+        "borderline",
+        "note",
+        "error_kind",
+        "error_claim",
+        "error_evidence",
+        "error_effect",
+    ]
+    rows = [_judgement_row(j, names) for j in judgements]
+    if fmt == "json":
+        return JsonResponse(
+            {
+                "sample": sample.id,
+                "seed": sample.seed,
+                "strata": sample.strata,
+                "judgements": [dict(zip(names, row, strict=True)) for row in rows],
+            }
+        )
+    response = _csv_response(f"judgements-sample-{sample_id}.csv")
+    writer = csv_cells.writer(response)
+    writer.writerow(names)
+    writer.writerows([[json.dumps(v) if isinstance(v, dict) else v for v in row] for row in rows])
+    return response
+
+
+@require_GET
+@role_required(*READERS_OF_RUNS)
+def export_log(request, run_id: int):
+    """The run's log exactly as it was uploaded, byte for byte."""
+    run = get_object_or_404(Run, id=run_id)
+    try:
+        stream = open(run.file_path, "rb")  # noqa: SIM115 - FileResponse closes it
+    except FileNotFoundError as error:
+        raise Http404("The stored log is missing from the data folder.") from error
+    return FileResponse(
+        stream, as_attachment=True, filename=run.file_name, content_type="application/x-ndjson"
+    )
+
+
+def _judgement_row(judgement, names: list[str]) -> list:
+    item = judgement.assignment.item
+    fixed = {
+        "item": item.position,
+        "question_id": item.answer.question_id if item.answer_id else "calibration",
+        "reader": judgement.assignment.reviewer.get_username(),
+        "alias": judgement.assignment.alias,
+        "created_at": judgement.created_at.isoformat(),
+    }
+    return [fixed[name] if name in fixed else getattr(judgement, name) for name in names]
+
+
+def _csv_response(name: str) -> HttpResponse:
+    response = HttpResponse(content_type="text/csv; charset=utf-8")
+    response["Content-Disposition"] = f'attachment; filename="{name}"'
+    return response
