@@ -18,8 +18,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from scoring.compare import NEWCOMBE_METHOD, Paired, detectable_difference, pairs_to_settle
-from scoring.rates import Rate, rate
+from scoring.stats.paired import NEWCOMBE_METHOD, Paired, detectable_difference, pairs_to_settle
+from scoring.stats.rates import Rate, rate
 
 PASS, FAIL, INCONCLUSIVE, CANNOT_JUDGE = "pass", "fail", "inconclusive", "cannot judge"
 
