@@ -16,7 +16,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from scoring.measures import COUNT_COLUMNS, FAILURE_MEASURES, MEASURES, AnswerCheck
-from scoring.rates import wilson_interval
+from scoring.stats.rates import wilson_interval
 
 CLUSTER_METHOD = "cluster-robust by question (statsmodels), Wilson on the effective n"
 

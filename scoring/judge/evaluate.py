@@ -19,7 +19,7 @@ from pathlib import Path
 
 import numpy as np
 
-from scoring.agreement import ALPHA_FLOOR, krippendorff_alpha
+from scoring.stats.agreement import ALPHA_FLOOR, krippendorff_alpha
 from scoring.judge import prompts
 from scoring.judge.methods import METRICS, JudgeResult, LLMJudge, context_texts
 from scoring.judge.text import TEXT_METRICS
