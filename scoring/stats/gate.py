@@ -204,14 +204,7 @@ def judge_timeouts(candidate: dict | None, baseline: dict | None, *, max_rate: f
         return entry | {"verdict": CANNOT_JUDGE, "reasons": ["the candidate logged no attempts with timing"]}
     for name, summary in (("candidate", candidate), ("baseline", baseline)):
         if summary and summary["failures"]["n"]:
-            figure = rate(summary["failures"]["counts"]["timeout"], summary["failures"]["n"])
-            entry[name] = {
-                "k": figure.k,
-                "n": figure.n,
-                "rate": figure.value,
-                "low": figure.low,
-                "high": figure.high,
-            }
+            entry[name] = _rate(rate(summary["failures"]["counts"]["timeout"], summary["failures"]["n"]))
     figure = entry["candidate"]
     if figure["low"] > max_rate:
         return entry | {

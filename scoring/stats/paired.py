@@ -1,11 +1,11 @@
 """Comparing two versions on the questions both answered, and planning
 sample sizes (spec 002: intervals, sample sizes, the paired design).
 
-McNemar's exact test, the Wilson intervals and the power of two independent
-samples come from statsmodels. Two formulas no well-kept Python library
-ships are written out below with their sources: Newcombe's hybrid score
-interval for a difference of paired proportions, and Connor's (1987) size of
-a paired design.
+McNemar's exact test and the power of two independent samples come from
+statsmodels; the Wilson intervals are scoring.stats.rates' own. Two formulas
+no well-kept Python library ships are written out below with their sources:
+Newcombe's hybrid score interval for a difference of paired proportions, and
+Connor's (1987) size of a paired design.
 """
 
 from __future__ import annotations
@@ -17,7 +17,9 @@ from dataclasses import dataclass
 from scipy.stats import norm
 from statsmodels.stats.contingency_tables import mcnemar
 from statsmodels.stats.power import NormalIndPower
-from statsmodels.stats.proportion import proportion_confint, proportion_effectsize
+from statsmodels.stats.proportion import proportion_effectsize
+
+from scoring.stats.rates import pin_edges, wilson_interval
 
 NEWCOMBE_METHOD = "Newcombe hybrid score (method 10)"
 
@@ -143,12 +145,11 @@ def newcombe_paired(a: float, b: float, c: float, d: float, *, alpha: float = 0.
 
 
 def _wilson(successes: float, failures: float, *, alpha: float) -> tuple[float, float]:
-    # statsmodels' Wilson takes fractional counts (only its binom_test method
-    # insists on integers). Its limits can miss 0 and 1 by rounding at the
-    # edges (1e-20 at 0 of 30,000); pinning them keeps a one-sided table's
-    # interval ending exactly at -1 or 1.
-    low, high = proportion_confint(successes, successes + failures, alpha=alpha, method="wilson")
-    return (0.0 if successes == 0 else float(low)), (1.0 if failures == 0 else float(high))
+    # Fractional counts are fine (a table scaled to another size). The limits
+    # can miss 0 and 1 by rounding at the edges (1e-20 at 0 of 30,000);
+    # pinning them keeps a one-sided table's interval ending exactly at -1 or 1.
+    low, high = wilson_interval(successes, successes + failures, alpha=alpha)
+    return pin_edges(low, high, none=successes == 0, all_=failures == 0)
 
 
 def _newcombe_phi(a: float, b: float, c: float, d: float) -> float:

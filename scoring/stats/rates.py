@@ -2,7 +2,9 @@
 denominator and a confidence interval.
 
 Wilson's interval, which every run's every slice needs, is computed here
-(``wilson_interval``, checked against statsmodels' in the tests): importing
+(``wilson_interval``, checked against statsmodels' in the tests, and the one
+every other Wilson interval of the library calls: Newcombe's paired interval,
+the cluster-robust rate of repeats, a judge's win rate): importing
 statsmodels, and scipy with it, costs more than half a second, longer than
 scoring a small run. The other methods come from statsmodels, imported when
 one is asked for."""
@@ -48,7 +50,7 @@ def rate(k: int, n: int, *, method: str = "wilson", alpha: float = 0.05) -> Rate
         from statsmodels.stats.proportion import proportion_confint
 
         low, high = proportion_confint(k, n, alpha=alpha, method=INTERVAL_METHODS[method])
-    low, high = _pin_edges(float(low), float(high), none=k == 0, all_=k == n)
+    low, high = pin_edges(float(low), float(high), none=k == 0, all_=k == n)
     return Rate(k=k, n=n, low=low, high=high)
 
 
@@ -70,7 +72,8 @@ def wilson_interval(successes: float, n: float, *, alpha: float = 0.05) -> tuple
     return centre - half, centre + half
 
 
-def _pin_edges(low: float, high: float, *, none: bool, all_: bool) -> tuple[float, float]:
+def pin_edges(low: float, high: float, *, none: bool, all_: bool) -> tuple[float, float]:
+    """An interval's ends kept within [0, 1], exactly 0 (1) when nothing (everything) succeeded."""
     # When nothing (everything) succeeded, no rate below 0 (above 1) is
     # possible, so that end of the interval is the boundary itself. statsmodels'
     # Jeffreys interval is equal-tailed and stops short of it (Brown, Cai and
@@ -146,7 +149,7 @@ def stratified_rate(strata: Sequence[tuple[int, int, int]], *, alpha: float = 0.
     n = sum(n_h for _, n_h, _ in strata)
     effective_n = float(n) if variance <= 0 else min(float(n), value * (1 - value) / variance)
     low, high = wilson_interval(value * effective_n, effective_n, alpha=alpha)
-    low, high = _pin_edges(float(low), float(high), none=none, all_=all_)
+    low, high = pin_edges(float(low), float(high), none=none, all_=all_)
     return WeightedRate(value=value, low=low, high=high, n=n, effective_n=effective_n, variance=variance)
 
 
@@ -177,7 +180,7 @@ def severity_weighted_rate(
     none, all_ = not any(failures), all(failures)
     value = 0.0 if none else 1.0 if all_ else value
     low, high = wilson_interval(value * effective_n, effective_n, alpha=alpha)
-    low, high = _pin_edges(float(low), float(high), none=none, all_=all_)
+    low, high = pin_edges(float(low), float(high), none=none, all_=all_)
     return WeightedRate(
         value=value,
         low=low,
