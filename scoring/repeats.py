@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
-from scoring.measures import COUNT_COLUMNS, FAILURE_MEASURES, MEASURES, AnswerCheck
+from scoring.counts import COUNT_COLUMNS, FAILURE_MEASURES, MEASURES, AnswerCheck
 from scoring.stats.rates import pin_edges, wilson_interval
 
 CLUSTER_METHOD = "cluster-robust by question (statsmodels), Wilson on the effective n"
