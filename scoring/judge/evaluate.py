@@ -19,7 +19,7 @@ from pathlib import Path
 
 import numpy as np
 
-from scoring.judge import prompts
+import scoring.judge.prompts as prompts
 from scoring.judge.methods import METRICS, JudgeResult, LLMJudge, context_texts
 from scoring.judge.text import TEXT_METRICS
 from scoring.llm import check_cache_threads, estimate_tokens
