@@ -15,7 +15,6 @@ from pathlib import Path
 
 import pytest
 
-from scoring import providers
 from scoring.llm import (
     REDACTED,
     CacheError,
@@ -28,6 +27,7 @@ from scoring.llm import (
     check_cache_threads,
     make_llm,
 )
+from scoring.llm.provider import _retry_after_s
 from tests.provider_servers import (
     ProviderServer,
     Reply,
@@ -535,11 +535,11 @@ def test_it_waits_as_long_as_a_rate_limit_asks(server):
 
 
 def test_it_reads_retry_after_in_seconds_and_as_a_date():
-    assert providers._retry_after_s({"retry-after": "2"}) == 2.0
-    assert providers._retry_after_s({"retry-after-ms": "250", "retry-after": "9"}) == 0.25
-    assert providers._retry_after_s({"retry-after": "Wed, 21 Oct 2015 07:28:00 GMT"}) == 0.0
-    assert providers._retry_after_s({"retry-after": "soon"}) is None
-    assert providers._retry_after_s({}) is None
+    assert _retry_after_s({"retry-after": "2"}) == 2.0
+    assert _retry_after_s({"retry-after-ms": "250", "retry-after": "9"}) == 0.25
+    assert _retry_after_s({"retry-after": "Wed, 21 Oct 2015 07:28:00 GMT"}) == 0.0
+    assert _retry_after_s({"retry-after": "soon"}) is None
+    assert _retry_after_s({}) is None
 
 
 @pytest.mark.parametrize("provider", PROVIDERS)
