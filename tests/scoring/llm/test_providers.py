@@ -39,7 +39,7 @@ from tests.provider_servers import (
     openai_completion,
 )
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[3]
 
 PROVIDERS = ("openai", "anthropic", "gemini")
 MODELS = {"openai": "gpt-test", "anthropic": "claude-test", "gemini": "gemini-test"}
