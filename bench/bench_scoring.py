@@ -2,7 +2,7 @@
 
     .venv/bin/python bench/bench_scoring.py [--answers 100000] [--answers 1000000] [--rounds 5]
 
-For each size, a generated run (scoring/synthetic.py) is written once to
+For each size, a generated run (scoring/synthetic/) is written once to
 bench/out/ in the combined form (no header line, as the reference script
 reads it) and as a run log with its question set. Then, in interleaved
 rounds so that the machine's drift falls on all alike, each of these runs

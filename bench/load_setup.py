@@ -6,7 +6,7 @@ Needs PostgreSQL and Redis on 127.0.0.1. Drops and remakes the database
 ``reviewapp_load`` (Redis database 11), then, through the app's own paths:
 
 - the released version, app-1.0: a generated 1M-answer run and its question
-  set (scoring/synthetic.py, as bench_app.py makes them; kept in
+  set (scoring/synthetic/, as bench_app.py makes them; kept in
   bench/out/load/ for the next setup), uploaded over the API to a gunicorn
   and scored by a Celery worker; then a finished review of it: a 400-item
   sample read twice (``sample_draw``, ``sample_assign``) and every item

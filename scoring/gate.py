@@ -1,248 +1,42 @@
-"""The release gate as a non-inferiority decision on paired questions.
+"""The release gate as a non-inferiority decision: moved to scoring.stats.gate.
 
-A candidate version is compared with a baseline on the questions both were
-asked, measure by measure, as per-question successes (better is positive for
-every measure). Failing to show a regression is not shown safety: a measure
-passes only when the one-sided 97.5 % lower bound of the candidate − baseline
-difference (the lower limit of Newcombe's two-sided 95 % interval) lies above
-−margin. Everything else is a fail, an inconclusive result or a measure that
-cannot be judged, each with its reason.
+Kept so that ``from scoring.gate import ...`` goes on working (the Django app
+and the benches import it); new code imports scoring.stats.gate."""
 
-The candidate passes only when every measure asked for passes. That is an
-intersection–union test (Berger, Technometrics 24, 1982, 295–300): each
-measure is tested at one-sided 2.5 % and the whole decision keeps that level
-without a multiplicity adjustment.
-"""
-
-from __future__ import annotations
-
-from dataclasses import dataclass, field
-
-from scoring.compare import NEWCOMBE_METHOD, Paired, detectable_difference, pairs_to_settle
-from scoring.rates import Rate, rate
-
-PASS, FAIL, INCONCLUSIVE, CANNOT_JUDGE = "pass", "fail", "inconclusive", "cannot judge"
-
-DEFAULT_MARGIN_POINTS = 2.0
-ALPHA = 0.05  # two-sided; the decision uses its one-sided 97.5 % lower bound
-BOUND = "one-sided 97.5 % lower bound: the lower limit of the two-sided 95 % interval"
-MULTIPLICITY = (
-    "the candidate passes only when every measure passes (an intersection-union test): "
-    "each measure is judged on its own at one-sided 2.5 % and no multiplicity adjustment is needed"
+from scoring.stats.gate import (
+    ALPHA,
+    BOUND,
+    CANNOT_JUDGE,
+    DEFAULT_MARGIN_POINTS,
+    EXIT_CODES,
+    FAIL,
+    INCONCLUSIVE,
+    MULTIPLICITY,
+    PASS,
+    MeasureVerdict,
+    judge_measure,
+    judge_p90,
+    judge_timeouts,
+    measure_report,
+    overall,
+    points,
 )
 
-# What the process exits with, and the HTTP status the API answers with.
-EXIT_CODES = {PASS: 0, FAIL: 1, INCONCLUSIVE: 1, CANNOT_JUDGE: 2}
-
-
-@dataclass
-class MeasureVerdict:
-    verdict: str
-    reasons: list[str] = field(default_factory=list)
-    pairs_to_settle: int | None = None
-
-
-def points(share: float) -> str:
-    """0.0237 as "2.4 points", with the sign where it matters."""
-    return f"{share * 100:.1f} points"
-
-
-def judge_measure(
-    result: Paired,
-    *,
-    candidate_success: Rate | None,
-    margin: float,
-    max_drop: float | None = None,
-    floor: float | None = None,
-) -> MeasureVerdict:
-    """The verdict on one measure.
-
-    ``result`` is the paired comparison (candidate − baseline, shares, with
-    its two-sided 95 % interval); ``candidate_success`` the candidate's own
-    success rate with its interval (for a floor); ``margin``, ``max_drop``
-    and ``floor`` are shares. Returns fail when the whole interval is below
-    zero, when the drop exceeds ``max_drop`` or when the floor lies above the
-    candidate's upper bound; pass when the lower bound is above −margin and
-    any floor lies below the candidate's lower bound; else inconclusive, with
-    how many paired questions would settle it. No paired question, or a
-    floor with no candidate rate, cannot be judged.
-    """
-    if not result.n:
-        return MeasureVerdict(CANNOT_JUDGE, ["no question was asked of both versions for this measure"])
-    if floor is not None and candidate_success is None:
-        return MeasureVerdict(
-            CANNOT_JUDGE, ["the candidate has no rate on this measure to hold to the floor"]
-        )
-    failures, doubts = [], []
-    if result.high < 0:
-        failures.append(
-            f"worse: the whole interval lies below zero ({points(result.low)} to {points(result.high)})"
-        )
-    if max_drop is not None and -result.difference > max_drop:
-        failures.append(f"drops {points(-result.difference)}, more than the {points(max_drop)} allowed")
-    if floor is not None:
-        if floor > candidate_success.high:
-            failures.append(
-                f"misses the floor of {floor:.1%} for sure: the candidate's interval ends at "
-                f"{candidate_success.high:.1%}"
-            )
-        elif floor >= candidate_success.low:
-            doubts.append(
-                f"floor not shown: {floor:.1%} lies inside the candidate's interval "
-                f"({candidate_success.low:.1%} to {candidate_success.high:.1%})"
-            )
-    if failures:
-        return MeasureVerdict(FAIL, failures)
-    if result.low > -margin and not doubts:
-        return MeasureVerdict(
-            PASS, [f"the lower bound, {points(result.low)}, is above the margin of -{points(margin)}"]
-        )
-    settle = None
-    if result.low <= -margin:
-        settle = pairs_to_settle(result.table, margin=margin)
-        doubts.insert(0, _not_shown(result, margin, settle))
-    return MeasureVerdict(INCONCLUSIVE, doubts, settle)
-
-
-def _not_shown(result: Paired, margin: float, settle: int | None) -> str:
-    text = (
-        f"not shown safe: the lower bound, {points(result.low)}, is not above the margin of "
-        f"-{points(margin)}, and the interval reaches {points(result.high)}, so no regression is shown either"
-    )
-    discordance = result.discordant / result.n
-    if settle is None:
-        return (
-            f"{text}; at the observed discordance ({discordance:.1%}) no number of questions would settle it"
-        )
-    return (
-        f"{text}; about {settle - result.n:,} more paired questions ({settle:,} in all) would settle it "
-        f"if the discordance stayed at {discordance:.1%}"
-    )
-
-
-def measure_report(
-    result: Paired,
-    verdict: MeasureVerdict,
-    *,
-    label: str,
-    baseline_all: Rate | None,
-    candidate_all: Rate | None,
-    margin: float,
-) -> dict:
-    """One measure's answer: both versions' k/n, the discordant counts, the
-    difference with its interval, the margin, alpha, the bound, the
-    detectable difference and the verdict with its reasons. Differences are
-    in points (candidate − baseline; better is positive)."""
-    (both, only_baseline), (only_candidate, neither) = result.table
-    discordance = result.discordant / result.n if result.n else 0.0
-    detectable = detectable_difference(result.n, max(discordance, 0.05)) if result.n else None
-    return {
-        "label": label,
-        "verdict": verdict.verdict,
-        "reasons": verdict.reasons,
-        "paired": {
-            "n": result.n,
-            "baseline": {"k": both + only_baseline, "n": result.n},
-            "candidate": {"k": both + only_candidate, "n": result.n},
-            "table": [[both, only_baseline], [only_candidate, neither]],
-            "discordant": {
-                "only_baseline_succeeds": only_baseline,
-                "only_candidate_succeeds": only_candidate,
-            },
-            "difference_points": _points(result.difference),
-            "low_points": _points(result.low),
-            "high_points": _points(result.high),
-            "interval": f"{NEWCOMBE_METHOD}, two-sided 95 %",
-            "mcnemar_exact_p": result.p_value,
-            "label": "measured",
-        },
-        "baseline_all": _rate(baseline_all),
-        "candidate_all": _rate(candidate_all),
-        "margin_points": _points(margin),
-        "alpha": ALPHA,
-        "bound": BOUND,
-        "detectable_difference_points": _points(detectable),
-        "detectable_difference_note": (
-            "the smallest difference these pairs detect with 80 % power at the observed discordance "
-            "(at least 5 %): a conditional estimate (Connor 1987)"
-        ),
-        "pairs_to_settle": verdict.pairs_to_settle,
-    }
-
-
-def _e2e(summary: dict | None) -> tuple[str, dict] | None:
-    """The end-to-end figure of a timing summary: from timestamps when logged."""
-    if not summary or not summary["e2e"]["by_source"]:
-        return None
-    return next(iter(summary["e2e"]["by_source"].items()))
-
-
-def judge_p90(candidate: dict | None, baseline: dict | None, *, max_p90_s: float) -> dict:
-    """The candidate's end-to-end P90 (nearest rank, delivered answers only)
-    held to ``max_p90_s``: a measured figure, compared as it stands."""
-    found = _e2e(candidate)
-    entry = {
-        "label": "end-to-end time, P90 (nearest rank)",
-        "max_p90_s": max_p90_s,
-        "candidate": found[1] | {"source": found[0]} if found else None,
-        "baseline": (_e2e(baseline) or (None, None))[1],
-    }
-    if found is None or not found[1]["n"]:
-        return entry | {"verdict": CANNOT_JUDGE, "reasons": ["the candidate logged no end-to-end time"]}
-    p90 = found[1]["p90"]
-    if p90 > max_p90_s:
-        return entry | {"verdict": FAIL, "reasons": [f"P90 {p90:.2f} s is above the {max_p90_s:g} s allowed"]}
-    return entry | {"verdict": PASS, "reasons": [f"P90 {p90:.2f} s is within the {max_p90_s:g} s allowed"]}
-
-
-def judge_timeouts(candidate: dict | None, baseline: dict | None, *, max_rate: float) -> dict:
-    """The candidate's timeout rate over all attempts, held to ``max_rate`` by
-    its Wilson interval: pass when the whole interval is at or under it, fail
-    when the whole interval is above it, otherwise not shown."""
-    entry = {"label": "timeout rate, of all attempts", "max_rate": max_rate}
-    if not candidate or not candidate["failures"]["n"]:
-        return entry | {"verdict": CANNOT_JUDGE, "reasons": ["the candidate logged no attempts with timing"]}
-    for name, summary in (("candidate", candidate), ("baseline", baseline)):
-        if summary and summary["failures"]["n"]:
-            figure = rate(summary["failures"]["counts"]["timeout"], summary["failures"]["n"])
-            entry[name] = {
-                "k": figure.k,
-                "n": figure.n,
-                "rate": figure.value,
-                "low": figure.low,
-                "high": figure.high,
-            }
-    figure = entry["candidate"]
-    if figure["low"] > max_rate:
-        return entry | {
-            "verdict": FAIL,
-            "reasons": [f"timeouts {figure['rate']:.1%}, shown above {max_rate:.1%}"],
-        }
-    if figure["high"] <= max_rate:
-        return entry | {"verdict": PASS, "reasons": [f"timeouts shown at or under {max_rate:.1%}"]}
-    return entry | {
-        "verdict": INCONCLUSIVE,
-        "reasons": [
-            f"not shown under {max_rate:.1%}: the timeout rate's interval runs from {figure['low']:.1%} "
-            f"to {figure['high']:.1%}"
-        ],
-    }
-
-
-def overall(verdicts: dict[str, str]) -> str:
-    """A fail anywhere fails; then a measure that cannot be judged; then any
-    inconclusive one; a pass needs every measure to pass."""
-    for outcome in (FAIL, CANNOT_JUDGE, INCONCLUSIVE):
-        if outcome in verdicts.values():
-            return outcome
-    return PASS if verdicts else CANNOT_JUDGE
-
-
-def _points(share: float | None) -> float | None:
-    return None if share is None else round(share * 100, 4)
-
-
-def _rate(value: Rate | None) -> dict | None:
-    if value is None:
-        return None
-    return {"k": value.k, "n": value.n, "rate": value.value, "low": value.low, "high": value.high}
+__all__ = [
+    "ALPHA",
+    "BOUND",
+    "CANNOT_JUDGE",
+    "DEFAULT_MARGIN_POINTS",
+    "EXIT_CODES",
+    "FAIL",
+    "INCONCLUSIVE",
+    "MULTIPLICITY",
+    "PASS",
+    "MeasureVerdict",
+    "judge_measure",
+    "judge_p90",
+    "judge_timeouts",
+    "measure_report",
+    "overall",
+    "points",
+]

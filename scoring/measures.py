@@ -13,21 +13,14 @@ from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import NamedTuple
 
+# MEASURES, FAILURE_MEASURES, COUNT_COLUMNS and AnswerCheck are imported from
+# here too (the app, the CLI): they live in scoring.counts, beside repeats.
+from scoring.counts import COUNT_COLUMNS as COUNT_COLUMNS
+from scoring.counts import FAILURE_MEASURES as FAILURE_MEASURES
+from scoring.counts import MEASURES as MEASURES
+from scoring.counts import AnswerCheck as AnswerCheck
 from scoring.numbers import Number, extract_numbers, match_value
-
-# In the order they are shown.
-MEASURES = (
-    "numeric_accuracy",
-    "citation_validity",
-    "refusal_accuracy",
-    "answer_rate",
-    "unsupported_numbers",
-    "unsupported_answers",
-)
-
-# For these, k counts failures (lower is better): unsupported numbers over
-# numbers checked, and answers with an unsupported number over answers given.
-FAILURE_MEASURES = frozenset({"unsupported_numbers", "unsupported_answers"})
+from scoring.repeats import repeat_figures, tally
 
 MEASURE_LABELS = {
     "numeric_accuracy": "numeric accuracy",
@@ -63,7 +56,6 @@ FAILURE_STATUSES = ("error", "timeout", "cancelled", "refused_quota")
 
 DEFAULT_SLICES = ("language",)
 
-COUNT_COLUMNS = tuple(f"{measure}_{part}" for measure in MEASURES for part in ("k", "n"))
 (
     NUMERIC_K, NUMERIC_N, CITATION_K, CITATION_N, REFUSAL_K, REFUSAL_N,
     ANSWER_K, ANSWER_N, UNSUPPORTED_K, UNSUPPORTED_N, UNSUPPORTED_ANSWERS_K, UNSUPPORTED_ANSWERS_N,
@@ -204,22 +196,6 @@ def match_numbers(
         if matched is None:
             unsupported.append(number)
     return NumberMatches(checks, counted, unsupported)
-
-
-class AnswerCheck:
-    """The checks of one answer: counts per measure and the findings."""
-
-    __slots__ = ("counts", "fields", "findings", "numbers", "question_id")
-
-    def __init__(self, question_id, fields, counts, numbers, findings):
-        self.question_id = question_id
-        self.fields = fields  # the answer's value for each slice field
-        self.counts = counts  # a list in COUNT_COLUMNS order
-        self.numbers = numbers
-        self.findings = findings
-
-    def count(self, column: str) -> int:
-        return self.counts[COUNT_COLUMNS.index(column)]
 
 
 def check_answer(
@@ -473,8 +449,6 @@ def score_run(
     ``repetitions`` of 2 or more the stable resolution. Every answer's
     question must be in ``questions``; each of a question's R attempts that
     the run does not hold counts as not run."""
-    from scoring.repeats import repeat_figures, tally
-
     checks = [
         check_answer(a, questions[a["question_id"]], slice_fields=slice_fields, options=options)
         for a in answers

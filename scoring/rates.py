@@ -1,189 +1,30 @@
-"""Rates with their intervals. Counts are the data; a rate is shown with its
-denominator and a confidence interval.
+"""Rates with their intervals: moved to scoring.stats.rates.
 
-Wilson's interval, which every run's every slice needs, is computed here
-(``wilson_interval``, checked against statsmodels' in the tests): importing
-statsmodels, and scipy with it, costs more than half a second, longer than
-scoring a small run. The other methods come from statsmodels, imported when
-one is asked for."""
+Kept so that ``from scoring.rates import ...`` goes on working (the Django app
+and the benches import it); new code imports scoring.stats.rates."""
 
-from __future__ import annotations
+from scoring.stats.rates import (
+    INTERVAL_LABELS,
+    INTERVAL_METHODS,
+    SEVERITY_METHOD,
+    STRATIFIED_METHOD,
+    Rate,
+    WeightedRate,
+    rate,
+    severity_weighted_rate,
+    stratified_rate,
+    wilson_interval,
+)
 
-import math
-from collections.abc import Sequence
-from dataclasses import dataclass
-from functools import cache
-from statistics import NormalDist
-
-# Our names, statsmodels' names and how people write them.
-INTERVAL_METHODS = {"wilson": "wilson", "jeffreys": "jeffreys", "agresti_coull": "agresti_coull"}
-INTERVAL_LABELS = {"wilson": "Wilson", "jeffreys": "Jeffreys", "agresti_coull": "Agresti–Coull"}
-
-STRATIFIED_METHOD = "stratified, Wilson on the effective n"
-
-
-@dataclass(frozen=True, slots=True)
-class Rate:
-    k: int
-    n: int
-    low: float
-    high: float
-
-    @property
-    def value(self) -> float:
-        return self.k / self.n
-
-
-def rate(k: int, n: int, *, method: str = "wilson", alpha: float = 0.05) -> Rate:
-    """k of n with its 1 - alpha interval, which starts at exactly 0 when
-    k = 0 and ends at exactly 1 when k = n. Refuses n = 0, k outside 0..n
-    and an unknown method."""
-    if n <= 0 or not 0 <= k <= n:
-        raise ValueError(f"a rate needs 0 <= k <= n and n > 0, not k={k}, n={n}")
-    if method not in INTERVAL_METHODS:
-        raise ValueError(f"unknown interval method {method!r}; use one of {', '.join(INTERVAL_METHODS)}")
-    if method == "wilson":
-        low, high = wilson_interval(k, n, alpha=alpha)
-    else:
-        from statsmodels.stats.proportion import proportion_confint
-
-        low, high = proportion_confint(k, n, alpha=alpha, method=INTERVAL_METHODS[method])
-    low, high = _pin_edges(float(low), float(high), none=k == 0, all_=k == n)
-    return Rate(k=k, n=n, low=low, high=high)
-
-
-@cache
-def _critical_value(alpha: float) -> float:
-    return NormalDist().inv_cdf(1 - alpha / 2)
-
-
-def wilson_interval(successes: float, n: float, *, alpha: float = 0.05) -> tuple[float, float]:
-    """Wilson's score interval for ``successes`` of ``n`` (both may be
-    fractional, as an effective sample size makes them), computed as
-    statsmodels' ``proportion_confint(method="wilson")`` does, term for term."""
-    z = _critical_value(alpha)
-    z2 = z * z
-    share = successes / n
-    denominator = 1 + z2 / n
-    centre = (share + z2 / (2 * n)) / denominator
-    half = z * math.sqrt(share * (1 - share) / n + z2 / (4 * n * n)) / denominator
-    return centre - half, centre + half
-
-
-def _pin_edges(low: float, high: float, *, none: bool, all_: bool) -> tuple[float, float]:
-    # When nothing (everything) succeeded, no rate below 0 (above 1) is
-    # possible, so that end of the interval is the boundary itself. statsmodels'
-    # Jeffreys interval is equal-tailed and stops short of it (Brown, Cai and
-    # DasGupta 2001 pin it there, as here), and Wilson misses it by rounding:
-    # 1.4e-20 at 0 of 30,000, 0.9999999999999998 at n of n.
-    return (0.0 if none else max(0.0, low)), (1.0 if all_ else min(1.0, high))
-
-
-@dataclass(frozen=True, slots=True)
-class WeightedRate:
-    """A stratified estimate of a rate with its interval: ``n`` items were
-    sampled, worth ``effective_n`` simple random draws; ``variance`` is the
-    estimate's; ``method`` names how the interval was made."""
-
-    value: float
-    low: float
-    high: float
-    n: int
-    effective_n: float
-    variance: float
-    method: str = STRATIFIED_METHOD
-
-
-def stratified_rate(strata: Sequence[tuple[int, int, int]], *, alpha: float = 0.05) -> WeightedRate:
-    """The population rate estimated from a stratified sample, with a 1 - alpha
-    interval.
-
-    Each stratum is (k_h successes, n_h items sampled, N_h items in the
-    stratum). The rate is sum W_h·p_h with W_h = N_h/N and p_h = k_h/n_h; its
-    variance is sum W_h²·(1 - f_h)·p_h(1 - p_h)/(n_h - 1) with f_h = n_h/N_h.
-    The interval is Wilson's on the effective sample size p(1 - p)/variance,
-    capped at the n items actually sampled (n itself when the variance is 0),
-    with p times that many successes: Korn and Graubard's effective-sample-size
-    approach (Survey Methodology 24, 1998, 193-201), without their
-    degrees-of-freedom adjustment. It starts at exactly 0 when no stratum has
-    a success and ends at exactly 1 when every sampled item succeeded.
-
-    Refuses (ValueError) no strata, alpha outside (0, 1), and strata, named
-    by position counting from 1, with no items sampled, with k_h outside
-    0..n_h or with fewer items than were sampled from them.
-    """
-    if not strata:
-        raise ValueError("a stratified rate needs at least one stratum")
-    if not 0 < alpha < 1:
-        raise ValueError(f"alpha must lie strictly between 0 and 1; got {alpha:g}")
-    empty = [str(position) for position, (_, n_h, _) in enumerate(strata, start=1) if n_h == 0]
-    if empty:
-        raise ValueError(
-            f"stratum {', '.join(empty)} (counting from 1) has no sampled items; "
-            "drop it or sample from it before estimating the rate"
-        )
-    for position, (k_h, n_h, population_h) in enumerate(strata, start=1):
-        if not 0 <= k_h <= n_h <= population_h:
-            raise ValueError(
-                f"stratum {position} (counting from 1) needs 0 <= successes <= sampled <= its size; "
-                f"got {k_h}, {n_h}, {population_h}"
-            )
-    population = sum(population_h for _, _, population_h in strata)
-    value = 0.0
-    variance = 0.0
-    for k_h, n_h, population_h in strata:
-        weight = population_h / population
-        share = k_h / n_h
-        value += weight * share
-        # One item sampled: its share is 0 or 1, so share·(1 - share) is 0 and
-        # the stratum adds nothing (the n_h - 1 below would otherwise be 0).
-        if n_h > 1:
-            variance += weight**2 * (1 - n_h / population_h) * share * (1 - share) / (n_h - 1)
-    none = all(k_h == 0 for k_h, _, _ in strata)
-    all_ = all(k_h == n_h for k_h, n_h, _ in strata)
-    # Sum W_h·p_h can land a hair off 0 or 1 in binary; the counts say which.
-    value = 0.0 if none else 1.0 if all_ else min(max(value, 0.0), 1.0)
-    n = sum(n_h for _, n_h, _ in strata)
-    effective_n = float(n) if variance <= 0 else min(float(n), value * (1 - value) / variance)
-    low, high = wilson_interval(value * effective_n, effective_n, alpha=alpha)
-    low, high = _pin_edges(float(low), float(high), none=none, all_=all_)
-    return WeightedRate(value=value, low=low, high=high, n=n, effective_n=effective_n, variance=variance)
-
-
-SEVERITY_METHOD = "severity-weighted, Wilson on Kish's effective n"
-
-
-def severity_weighted_rate(
-    failures: Sequence[bool], weights: Sequence[float], *, alpha: float = 0.05
-) -> WeightedRate:
-    """The share of failures when each item counts by its weight (spec 002:
-    weight by where the answer goes), with a 1 - alpha interval.
-
-    The rate is sum w·x / sum w. Unequal weights make the items worth fewer
-    simple draws: Kish's effective size (sum w)² / sum w², and the interval is
-    Wilson's on that many draws. Equal weights give the unweighted rate and
-    its Wilson interval. Refuses (ValueError) no items, lists of different
-    lengths, and a weight that is not positive.
-    """
-    if not failures:
-        raise ValueError("a severity-weighted rate needs at least one item")
-    if len(failures) != len(weights):
-        raise ValueError(f"{len(failures)} items but {len(weights)} weights")
-    if any(not weight > 0 for weight in weights):
-        raise ValueError("every weight must be above 0")
-    total = sum(weights)
-    value = sum(weight for failed, weight in zip(failures, weights, strict=True) if failed) / total
-    effective_n = total**2 / sum(weight**2 for weight in weights)
-    none, all_ = not any(failures), all(failures)
-    value = 0.0 if none else 1.0 if all_ else value
-    low, high = wilson_interval(value * effective_n, effective_n, alpha=alpha)
-    low, high = _pin_edges(float(low), float(high), none=none, all_=all_)
-    return WeightedRate(
-        value=value,
-        low=low,
-        high=high,
-        n=len(failures),
-        effective_n=effective_n,
-        variance=value * (1 - value) / effective_n,
-        method=SEVERITY_METHOD,
-    )
+__all__ = [
+    "INTERVAL_LABELS",
+    "INTERVAL_METHODS",
+    "SEVERITY_METHOD",
+    "STRATIFIED_METHOD",
+    "Rate",
+    "WeightedRate",
+    "rate",
+    "severity_weighted_rate",
+    "stratified_rate",
+    "wilson_interval",
+]

@@ -15,8 +15,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
-from scoring.measures import COUNT_COLUMNS, FAILURE_MEASURES, MEASURES, AnswerCheck
-from scoring.rates import wilson_interval
+from scoring.counts import COUNT_COLUMNS, FAILURE_MEASURES, MEASURES, AnswerCheck
+from scoring.stats.rates import pin_edges, wilson_interval
 
 CLUSTER_METHOD = "cluster-robust by question (statsmodels), Wilson on the effective n"
 
@@ -152,12 +152,13 @@ def clustered_rate(k: Sequence[int], n: Sequence[int], *, alpha: float = 0.05) -
             effective = p * (1 - p) / variance
     effective = min(max(effective, float(clusters)), float(total_n))
     low, high = wilson_interval(p * effective, effective, alpha=alpha)
+    low, high = pin_edges(float(low), float(high), none=total_k == 0, all_=total_k == total_n)
     return {
         "k": total_k,
         "n": total_n,
         "rate": p,
-        "low": 0.0 if total_k == 0 else max(0.0, float(low)),
-        "high": 1.0 if total_k == total_n else min(1.0, float(high)),
+        "low": low,
+        "high": high,
         "clusters": clusters,
         "effective_n": round(effective, 2),
         "method": CLUSTER_METHOD,

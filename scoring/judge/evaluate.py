@@ -19,11 +19,11 @@ from pathlib import Path
 
 import numpy as np
 
-from scoring.agreement import ALPHA_FLOOR, krippendorff_alpha
-from scoring.judge import prompts
+import scoring.judge.prompts as prompts
 from scoring.judge.methods import METRICS, JudgeResult, LLMJudge, context_texts
 from scoring.judge.text import TEXT_METRICS
 from scoring.llm import check_cache_threads, estimate_tokens
+from scoring.stats.agreement import ALPHA_FLOOR, krippendorff_alpha
 
 NAN = float("nan")
 DEFAULT_METRICS = ("faithfulness", "answer_relevance")

@@ -1,6 +1,6 @@
 """An LLM judge labels; a fixed formula scores (spec 003).
 
-Each method asks the model for labels as strict JSON (scoring.verdict) and
+Each method asks the model for labels as strict JSON (scoring.judge.verdict) and
 computes the score from them, so a judge can never return a number the
 formula did not produce:
 
@@ -21,9 +21,9 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from scoring.judge import prompts
+import scoring.judge.prompts as prompts
+from scoring.judge.verdict import Boolean, Choice, ListOf, Rating, Text, VerdictError, parse_verdict
 from scoring.llm import LLM, CacheError, Completion, LLMError, as_llm
-from scoring.verdict import Boolean, Choice, ListOf, Rating, Text, VerdictError, parse_verdict
 
 NAN = float("nan")
 

@@ -16,6 +16,7 @@ from pathlib import Path
 
 from scoring.judge.evaluate import _judges, items_of
 from scoring.llm import check_cache_threads
+from scoring.stats.rates import wilson_interval
 
 
 @dataclass
@@ -112,8 +113,6 @@ def preference_summary(verdicts: list[dict], *, errors: int = 0) -> dict:
     """One judge's wins, losses and ties (from the first answer's side), its
     position consistency and its win rate with a Wilson interval, from
     verdicts {"winner": "a" | "b" | "tie", "consistent": bool}."""
-    from statsmodels.stats.proportion import proportion_confint
-
     wins = sum(verdict["winner"] == "a" for verdict in verdicts)
     losses = sum(verdict["winner"] == "b" for verdict in verdicts)
     ties = len(verdicts) - wins - losses
@@ -132,6 +131,6 @@ def preference_summary(verdicts: list[dict], *, errors: int = 0) -> dict:
     if n:
         # A tie is half a win, so a judge that cannot decide reads as 0.5.
         won = wins + ties / 2
-        low, high = proportion_confint(won, n, alpha=0.05, method="wilson")
+        low, high = wilson_interval(won, n, alpha=0.05)
         summary.update(win_rate=won / n, interval=[float(low), float(high)])
     return summary

@@ -1,8 +1,8 @@
 """The gate's decision on one measure, on paired tables worked out by hand."""
 
-from scoring.compare import paired
-from scoring.gate import CANNOT_JUDGE, FAIL, INCONCLUSIVE, PASS, judge_measure, measure_report, overall
-from scoring.rates import rate
+from scoring.stats.gate import CANNOT_JUDGE, FAIL, INCONCLUSIVE, PASS, judge_measure, measure_report, overall
+from scoring.stats.paired import paired
+from scoring.stats.rates import rate
 
 
 def outcomes(both: int, only_baseline: int, only_candidate: int, neither: int):

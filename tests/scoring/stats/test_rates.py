@@ -3,7 +3,7 @@
 import pytest
 from statsmodels.stats.proportion import proportion_confint
 
-from scoring.rates import (
+from scoring.stats.rates import (
     INTERVAL_METHODS,
     WeightedRate,
     rate,

@@ -14,8 +14,8 @@ from scoring.judge.evaluate import AnswerEvaluation, estimate_cost, evaluate_ans
 from scoring.judge.preference import evaluate_preference
 from scoring.judge.standin import stand_in
 from scoring.judge.text import exact_match, token_f1
+from scoring.judge.verdict import VerdictError
 from scoring.llm import CacheError, CallableLLM, IncompleteCompletionError
-from scoring.verdict import VerdictError
 
 QUESTION = "What is the capital of France?"
 CONTEXTS = ["Paris is the capital and largest city of France."]

@@ -4,7 +4,7 @@ import math
 
 import pytest
 
-from scoring.agreement import TOO_FEW_ITEMS, agreement, cohen_kappa, fleiss_kappa, krippendorff_alpha
+from scoring.stats.agreement import TOO_FEW_ITEMS, agreement, cohen_kappa, fleiss_kappa, krippendorff_alpha
 
 # Two readers, six items: they agree on items 1, 3, 4 and 5.
 A = ["yes", "yes", "no", "no", "yes", "no"]

@@ -2,7 +2,7 @@
 
 import pytest
 
-from scoring.verdict import Boolean, Choice, ListOf, Rating, Text, VerdictError, parse_verdict
+from scoring.judge.verdict import Boolean, Choice, ListOf, Rating, Text, VerdictError, parse_verdict
 
 CLAIMS = {"claims": ListOf({"claim": Text(), "supported": Boolean()})}
 RATING = {"score": Rating(1, 5)}

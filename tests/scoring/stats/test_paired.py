@@ -7,7 +7,7 @@ import pytest
 from statsmodels.stats.contingency_tables import mcnemar
 from statsmodels.stats.proportion import proportion_confint
 
-from scoring.compare import (
+from scoring.stats.paired import (
     detectable_difference,
     newcombe_paired,
     paired,

@@ -1,22 +1,16 @@
-"""One call for every language model: ``make_llm(...).complete(prompt, system=...)``.
+"""The interface every model has: ``LLM.complete(prompt, system=...)``, what it
+returns (Completion), what it counts (Usage) and how it fails (LLMError and
+its kinds, CacheError).
 
-Spec 003's rules for connecting a model, each kept here:
-
-- a provider's SDK is imported when a model is made (scoring.providers), never
-  when this module is imported;
-- keys come from the environment (or a client the caller built); a key is
-  never part of an identity, a cache key or a report, and the values of
-  ``options["extra_headers"]`` and ``options["extra_query"]`` are shown as
-  ``<redacted>``;
-- nothing is sent that was not asked for: options go to the provider as given;
-- a completion that stopped early (cut off, filtered) raises
-  IncompleteCompletionError: a cut-off verdict is not a verdict;
-- rate limits and transient failures are retried with backoff, a bounded
-  number of times;
-- a response cache (any mutable mapping) is keyed on provider, model,
-  options, base URL, system prompt and prompt; a broken cache raises
-  CacheError, never mistaken for a model failure;
-- token usage is counted per response, cached responses apart.
+Spec 003's rules kept here: a key is never part of an identity, a cache key
+or a report, and the values of ``options["extra_headers"]`` and
+``options["extra_query"]`` are shown as ``<redacted>``; a completion that
+stopped early raises IncompleteCompletionError; rate limits and transient
+failures are retried with backoff, a bounded number of times; a response
+cache (any mutable mapping) is keyed on provider, model, options, base URL,
+system prompt and prompt, and a broken cache raises CacheError, never
+mistaken for a model failure; token usage is counted per response, cached
+responses apart.
 """
 
 from __future__ import annotations
@@ -24,19 +18,20 @@ from __future__ import annotations
 import hashlib
 import json
 import random
-import sqlite3
 import threading
 import time
-from collections.abc import Callable, Iterator, MutableMapping
+from collections.abc import MutableMapping
 from dataclasses import asdict, dataclass, field
-from pathlib import Path
 
 REDACTED = "<redacted>"
+
 # Option keys whose values carry credentials at gateways and on Azure.
 SECRET_OPTIONS = ("extra_headers", "extra_query")
 
 DEFAULT_RETRIES = 4
+
 DEFAULT_BACKOFF_S = 1.0
+
 MAX_BACKOFF_S = 30.0
 
 
@@ -210,74 +205,6 @@ class LLM:
         raise NotImplementedError
 
 
-class CallableLLM(LLM):
-    """Any ``fn(prompt, system) -> str`` as a model: a local model, a gateway, a test double."""
-
-    provider = "callable"
-
-    def __init__(self, fn: Callable[[str, str | None], str], **kwargs):
-        name = getattr(fn, "__qualname__", None) or type(fn).__name__
-        super().__init__(kwargs.pop("model", None) or name, **kwargs)
-        self.fn = fn
-
-    def _send(self, prompt: str, system: str | None) -> Completion:
-        text = self.fn(prompt, system)
-        if not isinstance(text, str):
-            raise LLMError(f"the model {self.model} returned {type(text).__name__}, not text")
-        return Completion(text)
-
-
-def as_llm(model) -> LLM:
-    """``model`` as an LLM: an LLM as it is, a callable wrapped."""
-    if isinstance(model, LLM):
-        return model
-    if callable(model):
-        return CallableLLM(model)
-    raise TypeError(f"a model is an LLM from make_llm or a callable fn(prompt, system) -> str, not {model!r}")
-
-
-PROVIDERS = ("openai", "anthropic", "gemini")
-
-
-def make_llm(
-    provider: str,
-    model: str,
-    *,
-    client=None,
-    cache: MutableMapping | None = None,
-    max_tokens: int | None = None,
-    options: dict | None = None,
-    base_url: str | None = None,
-    retries: int = DEFAULT_RETRIES,
-    backoff_s: float = DEFAULT_BACKOFF_S,
-    timeout_s: float | None = None,
-    key_variable: str | None = None,
-) -> LLM:
-    """A model of ``provider`` ("openai", "anthropic", "gemini") named ``model``.
-
-    The provider's SDK is imported here. ``timeout_s`` bounds each request
-    (600 s when not given). Refuses (ValueError) an unknown provider,
-    Anthropic without max_tokens, and an option the client's call does not
-    take; raises LLMError, in one sentence, when the SDK is not installed or
-    no key is set.
-    """
-    from scoring import providers
-
-    return providers.make(
-        provider,
-        model,
-        client=client,
-        cache=cache,
-        max_tokens=max_tokens,
-        options=options,
-        base_url=base_url,
-        retries=retries,
-        backoff_s=backoff_s,
-        key_variable=key_variable,
-        **({} if timeout_s is None else {"timeout_s": timeout_s}),
-    )
-
-
 def _cached_completion(stored) -> Completion:
     """A completion read back from the cache; CacheError for an entry that is not one."""
     try:
@@ -298,92 +225,6 @@ def _cache_set(cache: MutableMapping, key: str, value: dict) -> None:
         cache[key] = value
     except Exception as error:
         raise CacheError(f"the response cache could not be written: {error}") from error
-
-
-def check_cache_threads(cache: MutableMapping | None) -> None:
-    """Refuse (CacheError) a cache that works only in the thread that opened it.
-
-    A shelve file on Python 3.13 or later sits on SQLite, whose connection
-    refuses other threads; the probe reads the cache from a new thread.
-    """
-    if cache is None:
-        return
-    failure: list[BaseException] = []
-
-    def probe():
-        try:
-            _ = "reviewapp-thread-probe" in cache
-        except BaseException as error:
-            failure.append(error)
-
-    thread = threading.Thread(target=probe)
-    thread.start()
-    thread.join()
-    if failure:
-        raise CacheError(
-            f"this cache ({type(cache).__name__}) works only in the thread that opened it, so it cannot "
-            f"be used with several threads: use one thread, or a SqliteCache ({failure[0]})"
-        )
-
-
-class SqliteCache(MutableMapping):
-    """A response cache in a SQLite file, safe to share between threads."""
-
-    def __init__(self, path: str | Path):
-        self.path = str(path)
-        self._lock = threading.Lock()
-        try:
-            self._db = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None)
-            self._db.execute("create table if not exists responses (key text primary key, value text)")
-        except sqlite3.Error as error:
-            raise CacheError(f"the response cache {self.path} cannot be opened: {error}") from error
-
-    def __getitem__(self, key: str):
-        with self._lock:
-            row = self._db.execute("select value from responses where key = ?", (key,)).fetchone()
-        if row is None:
-            raise KeyError(key)
-        return json.loads(row[0])
-
-    def __setitem__(self, key: str, value) -> None:
-        with self._lock:
-            self._db.execute(
-                "insert or replace into responses (key, value) values (?, ?)", (key, json.dumps(value))
-            )
-
-    def __delitem__(self, key: str) -> None:
-        with self._lock:
-            deleted = self._db.execute("delete from responses where key = ?", (key,)).rowcount
-        if not deleted:
-            raise KeyError(key)
-
-    def __iter__(self) -> Iterator[str]:
-        with self._lock:
-            keys = [row[0] for row in self._db.execute("select key from responses")]
-        return iter(keys)
-
-    def __len__(self) -> int:
-        with self._lock:
-            return self._db.execute("select count(*) from responses").fetchone()[0]
-
-    def close(self) -> None:
-        self._db.close()
-
-
-def llm_from_spec(spec: str, **kwargs) -> LLM:
-    """A model from ``provider:model`` as the command lines take it.
-
-    ``provider:model@URL`` sets the base URL (an OpenAI-compatible server:
-    vLLM, Ollama, llama.cpp). Other keyword arguments go to make_llm.
-    Refuses (ValueError) a spec without a provider or a model.
-    """
-    provider, colon, rest = spec.partition(":")
-    model, at, url = rest.partition("@")
-    if not colon or not provider or not model:
-        raise ValueError(f'a judge is given as provider:model (such as openai:gpt-4o-mini), not "{spec}"')
-    if at:
-        kwargs["base_url"] = url
-    return make_llm(provider, model, **kwargs)
 
 
 # About four characters a token in English text: close enough to say what a

@@ -1,0 +1,323 @@
+"""Comparing two versions on the questions both answered, and planning
+sample sizes (spec 002: intervals, sample sizes, the paired design).
+
+McNemar's exact test and the power of two independent samples come from
+statsmodels; the Wilson intervals are scoring.stats.rates' own. Two formulas
+no well-kept Python library ships are written out below with their sources:
+Newcombe's hybrid score interval for a difference of paired proportions, and
+Connor's (1987) size of a paired design.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from scipy.stats import norm
+from statsmodels.stats.contingency_tables import mcnemar
+from statsmodels.stats.power import NormalIndPower
+from statsmodels.stats.proportion import proportion_effectsize
+
+from scoring.stats.rates import pin_edges, wilson_interval
+
+NEWCOMBE_METHOD = "Newcombe hybrid score (method 10)"
+
+# Differences smaller than this need millions of questions; planning for them
+# only produces absurd figures, so the planner refuses them with a sentence.
+SMALLEST_PLANNED_DIFFERENCE = 0.001
+# Shares typed as percentages arrive as floats: 8.6 % - 8.5 % is 0.000999…
+# in binary, and must still count as the 0.1 point it was meant to be.
+_TOLERANCE = 1e-12
+
+Table = tuple[tuple[float, float], tuple[float, float]]
+
+
+@dataclass(frozen=True)
+class Paired:
+    """Per-question outcomes of two versions on their common questions.
+
+    ``table`` is [[both succeed, only the baseline], [only the candidate,
+    both fail]]; ``difference`` is candidate rate minus baseline rate and
+    ``low``/``high`` bound it by ``interval_method``.
+    """
+
+    n: int
+    table: tuple[tuple[int, int], tuple[int, int]]
+    baseline_rate: float | None
+    candidate_rate: float | None
+    difference: float | None
+    low: float | None
+    high: float | None
+    p_value: float | None
+    interval_method: str = NEWCOMBE_METHOD
+
+    @property
+    def discordant(self) -> int:
+        return self.table[0][1] + self.table[1][0]
+
+
+def paired(baseline: Mapping[str, bool], candidate: Mapping[str, bool], *, alpha: float = 0.05) -> Paired:
+    """Compare per-question successes on the questions both hold.
+
+    Returns the table, both rates, the candidate - baseline difference with
+    its Newcombe interval and McNemar's exact p; with no common question,
+    only the empty table and None for every figure.
+    """
+    both = only_baseline = only_candidate = neither = 0
+    for question_id, base_success in baseline.items():
+        if question_id not in candidate:
+            continue
+        if candidate[question_id]:
+            if base_success:
+                both += 1
+            else:
+                only_candidate += 1
+        elif base_success:
+            only_baseline += 1
+        else:
+            neither += 1
+    return paired_from_table(((both, only_baseline), (only_candidate, neither)), alpha=alpha)
+
+
+def paired_from_table(table: tuple[tuple[int, int], tuple[int, int]], *, alpha: float = 0.05) -> Paired:
+    """The figures of ``paired`` from its table alone ([[both succeed, only
+    the baseline], [only the candidate, both fail]] over the common
+    questions), for callers that count the table elsewhere, such as in a
+    database. Refuses negative counts with ValueError."""
+    # Counts may come from a database as Decimal; the table holds ints.
+    (both, only_baseline), (only_candidate, neither) = ((int(cell) for cell in row) for row in table)
+    if min(both, only_baseline, only_candidate, neither) < 0:
+        raise ValueError(f"counts cannot be negative; got {table}")
+    table = ((both, only_baseline), (only_candidate, neither))
+    n = both + only_baseline + only_candidate + neither
+    if not n:
+        return Paired(0, table, None, None, None, None, None, None)
+    low, high = _candidate_minus_baseline(table, alpha=alpha)
+    p_value = float(mcnemar([[both, only_baseline], [only_candidate, neither]], exact=True).pvalue)
+    return Paired(
+        n=n,
+        table=table,
+        baseline_rate=(both + only_baseline) / n,
+        candidate_rate=(both + only_candidate) / n,
+        difference=(only_candidate - only_baseline) / n,
+        low=low,
+        high=high,
+        p_value=p_value,
+    )
+
+
+def _candidate_minus_baseline(table: Table, *, alpha: float) -> tuple[float, float]:
+    (both, only_baseline), (only_candidate, neither) = table
+    # Newcombe's p1 is the first row's margin; transposing the table makes it
+    # the candidate's rate. phi is the same for a table and its transpose.
+    return newcombe_paired(both, only_candidate, only_baseline, neither, alpha=alpha)
+
+
+def newcombe_paired(a: float, b: float, c: float, d: float, *, alpha: float = 0.05) -> tuple[float, float]:
+    """The 1 - alpha interval for p1 - p2 = (b - c)/n of the paired table
+    [[a, b], [c, d]], where p1 = (a + b)/n and p2 = (a + c)/n: Newcombe's
+    hybrid score interval, his method 10 (Statistics in Medicine 17, 1998,
+    2635-2650).
+
+    Counts may be fractional (a table scaled to another size). Returns
+    (low, high) within [-1, 1]; refuses negative counts, an empty table and
+    alpha outside (0, 1) with ValueError.
+    """
+    if min(a, b, c, d) < 0:
+        raise ValueError(f"counts cannot be negative; got [[{a}, {b}], [{c}, {d}]]")
+    _check_level("alpha", alpha)
+    n = a + b + c + d
+    if not n > 0:
+        raise ValueError("an interval needs at least one pair; the table is empty")
+    p1, p2 = (a + b) / n, (a + c) / n
+    low1, high1 = _wilson(a + b, c + d, alpha=alpha)
+    low2, high2 = _wilson(a + c, b + d, alpha=alpha)
+    phi = _newcombe_phi(a, b, c, d)
+    # Square and add: each limit of the difference combines the distances from
+    # the two estimates to the Wilson limits pointing the same way, less their
+    # covariance through phi. (x² - 2·phi·x·y + y² >= (x - y)² >= 0; max()
+    # only absorbs rounding.)
+    below = math.sqrt(max((p1 - low1) ** 2 - 2 * phi * (p1 - low1) * (high2 - p2) + (high2 - p2) ** 2, 0.0))
+    above = math.sqrt(max((high1 - p1) ** 2 - 2 * phi * (high1 - p1) * (p2 - low2) + (p2 - low2) ** 2, 0.0))
+    difference = p1 - p2
+    return max(-1.0, difference - below), min(1.0, difference + above)
+
+
+def _wilson(successes: float, failures: float, *, alpha: float) -> tuple[float, float]:
+    # Fractional counts are fine (a table scaled to another size). The limits
+    # can miss 0 and 1 by rounding at the edges (1e-20 at 0 of 30,000);
+    # pinning them keeps a one-sided table's interval ending exactly at -1 or 1.
+    low, high = wilson_interval(successes, successes + failures, alpha=alpha)
+    return pin_edges(low, high, none=successes == 0, all_=failures == 0)
+
+
+def _newcombe_phi(a: float, b: float, c: float, d: float) -> float:
+    # Method 10 estimates the correlation of the two margins by phi with
+    # ad - bc shrunk by n/2 towards 0 when it is positive (to 0 when within
+    # n/2), and left alone when negative. With the plain phi the published
+    # table [[59, 6], [16, 80]] gives -0.1174 to -0.0059 instead of the published
+    # -0.1186 to -0.0046. A margin of 0 leaves phi undefined; it is then 0.
+    margins = (a + b) * (c + d) * (a + c) * (b + d)
+    if margins == 0:
+        return 0.0
+    n = a + b + c + d
+    cross = a * d - b * c
+    if cross > n / 2:
+        cross -= n / 2
+    elif cross > 0:
+        cross = 0.0
+    return cross / math.sqrt(margins)
+
+
+def pairs_to_settle(
+    table: tuple[tuple[int, int], tuple[int, int]],
+    *,
+    margin: float,
+    alpha: float = 0.05,
+    limit: int = 10_000_000,
+) -> int | None:
+    """How many paired questions would settle a non-inferiority decision on
+    the candidate - baseline difference, if the shares of the four cells of
+    ``table`` (the ``Paired.table`` layout) stayed as observed.
+
+    The decision is "pass" when the Newcombe interval's lower limit is above
+    -``margin`` (a share: 0.02 is 2 points) and "worse" when its upper limit
+    is below 0. Returns the smallest m >= the table's n at which either holds,
+    or None when no m up to ``limit`` does: with margin 0 a difference of
+    exactly 0 never settles, and a difference just below 0 can need more
+    questions than ``limit``. (A difference of exactly -margin < 0 does
+    settle, as "worse": the upper limit closes in on -margin.) Refuses an
+    empty table, a margin outside [0, 1) and alpha outside (0, 1).
+    """
+    (both, only_baseline), (only_candidate, neither) = table
+    n = both + only_baseline + only_candidate + neither
+    if min(both, only_baseline, only_candidate, neither) < 0 or n <= 0:
+        raise ValueError(f"a decision needs a table of paired questions; got {table}")
+    if not 0 <= margin < 1:
+        raise ValueError(f"the margin must lie between 0 and 100 %; got {_percent(margin)}")
+    _check_level("alpha", alpha)
+
+    def settled(size: int) -> bool:
+        scale = size / n
+        scaled = tuple(tuple(cell * scale for cell in row) for row in table)
+        low, high = _candidate_minus_baseline(scaled, alpha=alpha)
+        return low > -margin or high < 0
+
+    if settled(n):
+        return n
+    # Double until settled, then bisect between the last size that was not
+    # and the first that was. With the shares fixed both limits move towards
+    # the difference as the size grows, so once settled it stays settled.
+    unsettled, size = n, n
+    while not settled(size):
+        if size >= limit:
+            return None
+        unsettled, size = size, min(2 * size, limit)
+    while size - unsettled > 1:
+        middle = (unsettled + size) // 2
+        if settled(middle):
+            size = middle
+        else:
+            unsettled = middle
+    return size
+
+
+def size_independent(p1: float, p2: float, *, alpha: float = 0.05, power: float = 0.8) -> int:
+    """Answers per version to detect p1 against p2 with two independent
+    samples (arcsine effect size, normal power, both by statsmodels).
+
+    Refuses with a sentence rates not strictly between 0 and 1, a difference
+    under 0.1 point, and alpha or power outside (0, 1).
+    """
+    _check_plan(p1, p2, alpha=alpha, power=power)
+    effect = abs(proportion_effectsize(p1, p2))
+    return math.ceil(NormalIndPower().solve_power(effect_size=effect, alpha=alpha, power=power, ratio=1.0))
+
+
+def size_paired(p1: float, p2: float, discordant: float, *, alpha: float = 0.05, power: float = 0.8) -> int:
+    """Questions to detect p1 against p2 when both versions answer the same
+    questions, given the expected share of questions whose outcome differs
+    between them (McNemar's test; Connor, Biometrics 43, 1987, 207-211).
+
+    Refuses with a sentence what ``size_independent`` refuses, and a
+    discordant share below the difference or above what the two rates allow
+    (p1 + p2 or 2 - p1 - p2, whichever is smaller).
+    """
+    _check_plan(p1, p2, alpha=alpha, power=power)
+    delta = abs(p1 - p2)
+    # b - c is the difference and b + c can hold at most every question on
+    # which one version succeeds, or every one on which one fails.
+    most = min(p1 + p2, 2 - p1 - p2)
+    if not delta - _TOLERANCE <= discordant <= most + _TOLERANCE:
+        raise ValueError(
+            f"the discordant share (questions whose outcome differs between the versions) must lie "
+            f"between the difference, {_percent(delta)}, and {_percent(most)}, the most that rates of "
+            f"{_percent(p1)} and {_percent(p2)} allow; got {_percent(discordant)}"
+        )
+    z_values = _z_values(alpha=alpha, power=power)
+    return math.ceil(_paired_size(delta, min(max(discordant, delta), 1.0), *z_values))
+
+
+def _z_values(*, alpha: float, power: float) -> tuple[float, float]:
+    # Worked out once per plan: scipy's ppf costs a fraction of a millisecond,
+    # and a bisection calls for the size sixty times.
+    return norm.ppf(1 - alpha / 2), norm.ppf(power)
+
+
+def _paired_size(delta: float, discordant: float, z_alpha: float, z_beta: float) -> float:
+    return (z_alpha * math.sqrt(discordant) + z_beta * math.sqrt(discordant - delta**2)) ** 2 / delta**2
+
+
+def detectable_difference(
+    pairs: int, discordant: float, *, alpha: float = 0.05, power: float = 0.8
+) -> float | None:
+    """The smallest difference (a share, 0-1) that ``pairs`` paired questions
+    can detect, given the observed discordant share; None when none can
+    (no pairs, no discordant share, or too few pairs for even the largest).
+
+    Refuses with a sentence a discordant share above 100 % and alpha or
+    power outside (0, 1).
+    """
+    _check_level("alpha", alpha)
+    _check_level("power", power)
+    if pairs < 1:
+        return None
+    if not discordant <= 1:
+        raise ValueError(f"the discordant share cannot exceed 100 %; got {_percent(discordant)}")
+    if discordant <= 0:
+        return None
+    z_values = _z_values(alpha=alpha, power=power)
+    low, high = 1e-4, discordant
+    if _paired_size(high, discordant, *z_values) > pairs:
+        return None
+    for _ in range(60):  # bisection: the needed size falls as the difference grows
+        middle = (low + high) / 2
+        if _paired_size(middle, discordant, *z_values) > pairs:
+            low = middle
+        else:
+            high = middle
+    return high
+
+
+def _check_plan(p1: float, p2: float, *, alpha: float, power: float) -> None:
+    for value in (p1, p2):
+        if not 0 < value < 1:
+            raise ValueError(f"rates must lie strictly between 0 % and 100 %; got {_percent(value)}")
+    if abs(p1 - p2) < SMALLEST_PLANNED_DIFFERENCE - _TOLERANCE:
+        raise ValueError(
+            f"a difference under 0.1 point cannot be planned for: {_percent(p1)} against "
+            f"{_percent(p2)} would need more questions than any review can grade"
+        )
+    _check_level("alpha", alpha)
+    _check_level("power", power)
+
+
+def _check_level(name: str, value: float) -> None:
+    # `not 0 < value < 1` also catches NaN, which compares false to everything.
+    if not 0 < value < 1:
+        raise ValueError(f"{name} must lie strictly between 0 and 1; got {value:g}")
+
+
+def _percent(share: float) -> str:
+    return f"{share * 100:g} %"
