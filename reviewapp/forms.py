@@ -4,7 +4,8 @@ from django import forms
 from django.contrib.auth import get_user_model
 from django.db.models import OuterRef, Subquery
 
-from reviewapp.judges.services.judging import JUDGE_METRICS, judge_label
+from reviewapp.judges.selectors import judge_label
+from reviewapp.judges.services.judging import JUDGE_METRICS
 from reviewapp.models import (
     AssistantVersion,
     JudgeVersion,

@@ -1,50 +1,91 @@
-"""Thin Celery tasks: they take ids and call services.
+"""Thin Celery tasks, and the queue_* calls that services use to send them.
 
-Each service claims its work with a lease (reviewapp/services/work.py), so a
-repeated, redelivered or retried task is a no-op while the first is alive,
-and takes the work up when it died.
+A task takes ids and calls a service. Each service claims its work with a
+lease (reviewapp/core/work.py), so a repeated, redelivered or retried task is
+a no-op while the first is alive, and takes the work up when it died.
+
+Services import this module to queue tasks, so each task imports its service
+inside its body: the one import that runs against the grain, and the only
+exception the import-cycle test allows (tests/app/test_import_cycles.py).
+Task names are pinned, so that queued messages survive the code moving.
 """
 
 from celery import shared_task
 from django.db import InterfaceError, OperationalError
+from django.utils import timezone
 
-from reviewapp.core.work import work_sweep
-from reviewapp.judges.services.judging import judge_chunk_perform
-from reviewapp.runs.services.runs import run_ingest
-from reviewapp.scorings.services import scoring_chunk_perform, scoring_plan
+from reviewapp.core.work import send
+from reviewapp.models import JudgeChunk, Run, Scoring, ScoringChunk
 
 # A lost database connection is worth retrying: the service gave its claim
 # back before raising, so the retry takes the work at once.
 RETRY = {"autoretry_for": (OperationalError, InterfaceError), "retry_backoff": True, "max_retries": 3}
 
 
-@shared_task(**RETRY)
+@shared_task(**RETRY, name="reviewapp.tasks.ingest_run_task")
 def ingest_run_task(run_id: int) -> None:
+    from reviewapp.runs.services.runs import run_ingest
+
     run_ingest(run_id=run_id)
 
 
-@shared_task(**RETRY)
+@shared_task(**RETRY, name="reviewapp.tasks.plan_scoring_task")
 def plan_scoring_task(scoring_id: int) -> None:
+    from reviewapp.scorings.services import scoring_plan
+
     scoring_plan(scoring_id=scoring_id)
 
 
-@shared_task(**RETRY)
+@shared_task(**RETRY, name="reviewapp.tasks.score_chunk_task")
 def score_chunk_task(chunk_id: int) -> None:
+    from reviewapp.scorings.services import scoring_chunk_perform
+
     scoring_chunk_perform(chunk_id=chunk_id)
 
 
-@shared_task(**RETRY)
+@shared_task(**RETRY, name="reviewapp.tasks.judge_chunk_task")
 def judge_chunk_task(chunk_id: int) -> None:
+    from reviewapp.judges.services.judging import judge_chunk_perform
+
     judge_chunk_perform(chunk_id=chunk_id)
 
 
-@shared_task(ignore_result=True)
+@shared_task(ignore_result=True, name="reviewapp.tasks.sweep_work_task")
 def sweep_work_task() -> dict:
     """Run by Celery beat every WORK_SWEEP_SECONDS; also clears imports left
     waiting for confirmation for more than a day."""
     from reviewapp.runs.services.imports import pending_sweep
+    from reviewapp.sweep import work_sweep
 
     done = work_sweep()
     if removed := pending_sweep():
         done["pending imports removed"] = removed
     return done
+
+
+def queue_ingest(run_id: int) -> bool:
+    sent = send(ingest_run_task, run_id)
+    if sent:
+        Run.objects.filter(id=run_id).update(queued_at=timezone.now())
+    return sent
+
+
+def queue_plan(scoring_id: int) -> bool:
+    sent = send(plan_scoring_task, scoring_id)
+    if sent:
+        Scoring.objects.filter(id=scoring_id).update(queued_at=timezone.now())
+    return sent
+
+
+def queue_chunk(chunk_id: int) -> bool:
+    sent = send(score_chunk_task, chunk_id)
+    if sent:
+        ScoringChunk.objects.filter(id=chunk_id).update(queued_at=timezone.now())
+    return sent
+
+
+def queue_judge_chunk(chunk_id: int) -> bool:
+    sent = send(judge_chunk_task, chunk_id)
+    if sent:
+        JudgeChunk.objects.filter(id=chunk_id).update(queued_at=timezone.now())
+    return sent

@@ -245,7 +245,7 @@ class CheckCollectorTests(CheckTestCase):
         body = {"answer": "7.6", "language": "en", "retrieved_values": [7.6]}
         seen = []
         with mock.patch(
-            "reviewapp.api._check_one",
+            "reviewapp.scorings.api._check_one",
             side_effect=lambda *a: seen.append(gc.isenabled()) or {"verdict": "no numbers"},
         ):
             self.check({"answers": [body, body]})
@@ -375,7 +375,7 @@ class CheckRefusalTests(CheckTestCase):
         )
 
     def test_it_refuses_a_body_over_the_limit_unread(self):
-        with mock.patch("reviewapp.api.CHECK_MAX_BODY_BYTES", 1000):
+        with mock.patch("reviewapp.scorings.api.CHECK_MAX_BODY_BYTES", 1000):
             response = self.check({"answers": self.answers(50)})
         self.assertEqual(response.status_code, 413)
         self.assertEqual(

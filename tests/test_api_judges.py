@@ -5,6 +5,7 @@ import statistics
 
 from django.test import TestCase, override_settings
 
+from reviewapp.judges import selectors
 from reviewapp.judges.services import judging
 from reviewapp.models import ApiToken, JudgeChunk, JudgeRun, ModelVerdict, Run, Sample
 from tests.fixtures import load_generated_run, stand_in_version
@@ -66,7 +67,7 @@ class JudgeRunCreateTests(JudgeRunApiTestCase):
                     "id": self.version.id,
                     "judge": "api judge",
                     "number": 1,
-                    "label": judging.judge_label(self.version),
+                    "label": selectors.judge_label(self.version),
                     "metrics": ["rubric", "faithfulness"],
                 }
             ],
@@ -149,7 +150,7 @@ class JudgeRunLifecycleTests(JudgeRunApiTestCase):
             expected.append(
                 {
                     "judge_version": self.version.id,
-                    "label": judging.judge_label(self.version),
+                    "label": selectors.judge_label(self.version),
                     "metric": metric,
                     "verdicts": len(scores),
                     "failures": 0,
@@ -219,7 +220,7 @@ class JudgeRunLifecycleTests(JudgeRunApiTestCase):
         )
         self.assertEqual(
             (first["judge"], first["judge_version"], first["judge_version_id"], first["judge_label"]),
-            ("api judge", 1, self.version.id, judging.judge_label(self.version)),
+            ("api judge", 1, self.version.id, selectors.judge_label(self.version)),
         )
         self.assertEqual(first["question_id"], verdict.answer.question_id)
         self.assertTrue(first["raw"])

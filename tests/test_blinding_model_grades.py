@@ -21,6 +21,7 @@ from django.test import Client, TestCase
 from django.urls import reverse
 from django.utils.html import escape
 
+from reviewapp.judges import selectors
 from reviewapp.judges.services import judging
 from reviewapp.models import ApiToken, Assignment, ModelVerdict
 from reviewapp.review.services.review import JudgementInput, judgement_submit
@@ -90,7 +91,7 @@ class ModelGradeBlindingTests(PageCrawl, TestCase):
         }
         raw.discard("")
         self.assertGreater(len(raw), 20)
-        found = {JUDGE_NAME, judging.judge_label(self.version), *raw}
+        found = {JUDGE_NAME, selectors.judge_label(self.version), *raw}
         return sorted(found | {escape(text) for text in found} | {json.dumps(text)[1:-1] for text in found})
 
     def rubric_texts(self) -> list[str]:

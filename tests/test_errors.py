@@ -14,7 +14,7 @@ from django.test import RequestFactory, TestCase, TransactionTestCase
 from django.test.client import ClientHandler
 from django.urls import reverse
 
-from reviewapp.core.uploads import UploadRejected
+from reviewapp.core.errors import ApplicationError
 from reviewapp.models import Adjudication, ApiToken, AssistantVersion, QuestionSet, Run, SetVersion
 from reviewapp.review.services.adjudication import (
     Decision,
@@ -450,9 +450,9 @@ class CalibrationItemPageTests(SampleTestCase):
         self.assertFalse(SetVersion.objects.filter(version="cal-1").exists())
 
     def test_it_refuses_a_bad_language_or_a_nul_in_a_calibration_item(self):
-        with self.assertRaisesMessage(UploadRejected, 'language: "english please" is not a language code'):
+        with self.assertRaisesMessage(ApplicationError, 'language: "english please" is not a language code'):
             self.add(language="english please")
-        with self.assertRaisesMessage(UploadRejected, "the NUL character (\\u0000) cannot be stored"):
+        with self.assertRaisesMessage(ApplicationError, "the NUL character (\\u0000) cannot be stored"):
             self.add(question="a\x00b")
 
 

@@ -5,7 +5,7 @@ import uuid
 from django.test import TestCase
 from django.urls import reverse
 
-from reviewapp.core.uploads import UploadRejected
+from reviewapp.core.errors import ApplicationError
 from reviewapp.judges.services.validation import Settled, review_states, settled_outcomes
 from reviewapp.models import Adjudication, Assignment, Judgement, SampleItem, Score
 from reviewapp.review import selectors as lead
@@ -216,7 +216,7 @@ class AdjudicationTests(LeadTestCase):
             submission_key=uuid.uuid4(),
         )
         self.assertIn(2, self.queue())
-        with self.assertRaisesMessage(UploadRejected, "Record the evidence that settles the pending item."):
+        with self.assertRaisesMessage(ApplicationError, "Record the evidence that settles the pending item."):
             adjudication_submit(
                 item=item,
                 lead=self.lead_user,
@@ -238,7 +238,7 @@ class AdjudicationTests(LeadTestCase):
         judge(a1, grade="material_error", **MATERIAL)
         judge(b1)
         with self.assertRaisesMessage(
-            UploadRejected, "A reader raised a material error: confirm it or dismiss it"
+            ApplicationError, "A reader raised a material error: confirm it or dismiss it"
         ):
             adjudication_submit(
                 item=item,
@@ -247,7 +247,7 @@ class AdjudicationTests(LeadTestCase):
                 submission_key=uuid.uuid4(),
             )
         with self.assertRaisesMessage(
-            UploadRejected, "A confirmed material error records the evidence against it."
+            ApplicationError, "A confirmed material error records the evidence against it."
         ):
             adjudication_submit(
                 item=item,
@@ -326,7 +326,7 @@ class GradingOrderTests(LeadTestCase):
         item, a1, _ = self.pair(1)
         judge(a1, **metrics("yes", "material_error", "full", **MATERIAL))
         with self.assertRaisesMessage(
-            UploadRejected,
+            ApplicationError,
             "“resolved” does not follow from the answers given, which make it material error. The rule: "
             "“A material error decides the grade by itself",
         ):
@@ -344,7 +344,7 @@ class GradingOrderTests(LeadTestCase):
                 submission_key=uuid.uuid4(),
             )
         with self.assertRaisesMessage(
-            UploadRejected, "“resolved” does not follow from the answers given, which make it material error."
+            ApplicationError, "“resolved” does not follow from the answers given, which make it material error."
         ):
             # The same rule for a decision given by its grade, as before the metrics.
             adjudication_submit(
@@ -359,7 +359,7 @@ class GradingOrderTests(LeadTestCase):
         item, a1, _ = self.pair(2)
         judge(a1, **metrics("pending", "pending", "full"), note="cannot check 35 yet")
         with self.assertRaisesMessage(
-            UploadRejected, "A reader raised a material error: confirm it or dismiss it"
+            ApplicationError, "A reader raised a material error: confirm it or dismiss it"
         ):
             adjudication_submit(
                 item=item,
@@ -691,5 +691,5 @@ class CalibrationTests(LeadTestCase):
         self.assertEqual(SampleItem.objects.filter(sample=self.sample, answer__isnull=True).count(), 2)
 
     def test_it_needs_two_forms(self):
-        with self.assertRaisesMessage(UploadRejected, "write the same facts in at least two forms"):
+        with self.assertRaisesMessage(ApplicationError, "write the same facts in at least two forms"):
             calibration_add(sample=self.sample, group="g", question="q", evidence=[], variants={"short": "x"})

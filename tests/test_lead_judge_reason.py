@@ -8,7 +8,7 @@ from django.urls import reverse
 
 from reviewapp.judges.services import judging
 from reviewapp.models import Assignment, ModelVerdict, SampleItem
-from reviewapp.review import selectors as lead
+from reviewapp.review import queue
 from reviewapp.review.services.adjudication import Decision, adjudication_submit
 from reviewapp.review.services.review import JudgementInput, judgement_submit
 from reviewapp.review.services.samples import sample_assign
@@ -59,17 +59,17 @@ class JudgeDisagreesTests(TestCase):
 
     def test_it_sends_each_regrade_item_the_judge_contradicts_to_a_lead(self):
         self.grade_every_item(agree_with_judge=False)
-        entries = lead.lead_queue()
+        entries = queue.lead_queue()
         self.assertEqual(len(self.items), 25)  # every answered attempt of the run: fewer than 30
         self.assertEqual({entry.item.id for entry in entries}, {item.id for item in self.items})
         self.assertTrue(all("judge disagrees with people" in entry.labels for entry in entries))
-        self.assertEqual(len(lead.lead_queue(reason="judge_disagrees", sample_id=self.sample.id)), 25)
+        self.assertEqual(len(queue.lead_queue(reason="judge_disagrees", sample_id=self.sample.id)), 25)
 
     def test_it_adds_the_reason_to_an_item_in_the_queue_for_another(self):
         spot_checked = next(item for item in self.items if not self.judge_passes[item.answer_id])
         SampleItem.objects.filter(id=spot_checked.id).update(spot_check=True)
         self.grade_every_item(agree_with_judge=False)
-        entry = next(entry for entry in lead.lead_queue() if entry.item.id == spot_checked.id)
+        entry = next(entry for entry in queue.lead_queue() if entry.item.id == spot_checked.id)
         self.assertEqual(entry.reasons, ["spot_check", "judge_disagrees"])
         self.assertEqual(entry.labels, ["spot check of a resolved item", "judge disagrees with people"])
 
@@ -91,10 +91,10 @@ class JudgeDisagreesTests(TestCase):
             submission_key=uuid.uuid4(),
             seen_revision=0,
         )
-        self.assertNotIn(first.id, {entry.item.id for entry in lead.lead_queue()})
-        self.assertEqual(len(lead.lead_queue(reason="judge_disagrees")), 24)
+        self.assertNotIn(first.id, {entry.item.id for entry in queue.lead_queue()})
+        self.assertEqual(len(queue.lead_queue(reason="judge_disagrees")), 24)
 
     def test_it_sends_nothing_when_the_judge_agrees_with_people(self):
         self.grade_every_item(agree_with_judge=True)
-        self.assertEqual(lead.lead_queue(reason="judge_disagrees"), [])
-        self.assertEqual(lead.judge_disagreements(), set())
+        self.assertEqual(queue.lead_queue(reason="judge_disagrees"), [])
+        self.assertEqual(queue.judge_disagreements(), set())

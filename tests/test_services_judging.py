@@ -2,7 +2,7 @@
 
 from django.test import TestCase, TransactionTestCase, override_settings
 
-from reviewapp.core.uploads import UploadRejected
+from reviewapp.core.errors import ApplicationError
 from reviewapp.judges.services import judging
 from reviewapp.models import JudgeChunk, JudgeResponse, JudgeRun, ModelVerdict, Sample
 from reviewapp.versions.selectors import head_to_head, panel_figures
@@ -28,12 +28,12 @@ class JudgeVersionTests(TestCase):
         self.assertEqual(again.metrics, ["faithfulness"])
 
     def test_it_refuses_a_stored_key_and_names_each_bad_field(self):
-        with self.assertRaisesMessage(UploadRejected, "options: a key is never stored"):
+        with self.assertRaisesMessage(ApplicationError, "options: a key is never stored"):
             judging.judge_version_save(
                 name="x", provider="openai", model="m", options={"api_key": "sk-1"}, metrics=["faithfulness"]
             )
         with self.assertRaisesMessage(
-            UploadRejected,
+            ApplicationError,
             "key_variable: the name of an environment variable: capitals, digits and _; "
             "metrics: preference: this judge grades faithfulness, answer_relevance, "
             "context_precision, context_recall, answer_correctness, rubric",
@@ -41,7 +41,7 @@ class JudgeVersionTests(TestCase):
             judging.judge_version_save(
                 name="x", provider="openai", model="m", key_variable="sk-live-123", metrics=["preference"]
             )
-        with self.assertRaisesMessage(UploadRejected, "rubric_version: choose the rubric version"):
+        with self.assertRaisesMessage(ApplicationError, "rubric_version: choose the rubric version"):
             judging.judge_version_save(name="x", provider="openai", model="m", metrics=["rubric"])
 
 
@@ -163,9 +163,9 @@ class JudgeRunTests(TestCase):
         )
 
     def test_it_refuses_a_run_with_nothing_to_grade_and_no_judge(self):
-        with self.assertRaisesMessage(UploadRejected, "choose at least one judge"):
+        with self.assertRaisesMessage(ApplicationError, "choose at least one judge"):
             judging.judge_run_estimate(judge_versions=[], run=self.logged_run)
-        with self.assertRaisesMessage(UploadRejected, "grade a run or a sample, one of them"):
+        with self.assertRaisesMessage(ApplicationError, "grade a run or a sample, one of them"):
             judging.judge_run_estimate(judge_versions=[stand_in_version()])
 
 
@@ -197,7 +197,7 @@ class HeadToHeadTests(TestCase):
         second = load_generated_run(answers=40, seed=8, assistant="bot-2.0", version="h2h-2")
         version = stand_in_version()
         # The same questions on two set versions cannot be weighed; on one set version they can.
-        with self.assertRaisesMessage(UploadRejected, "head to head needs two runs on the same set version"):
+        with self.assertRaisesMessage(ApplicationError, "head to head needs two runs on the same set version"):
             judging.judge_run_estimate(judge_versions=[version], run=first, other_run=second)
         # The twin states a figure no record holds wherever the first gave a year.
         other = twin(first, "bot-2.0", lambda text: text.replace("2024", "2024 (about 999.5)"))

@@ -9,7 +9,7 @@ from collections import Counter, defaultdict
 
 from django.test import TestCase
 
-from reviewapp.core.uploads import UploadRejected
+from reviewapp.core.errors import ApplicationError
 from reviewapp.models import Answer, Run
 from reviewapp.paired.models import PairedAssignment, PairedDecision, PairedJudgement
 from reviewapp.paired.services import (
@@ -115,22 +115,22 @@ class PairedDrawTests(PairedCase):
         self.assertEqual((sample.size, sample.items.count()), (tuning, tuning))
 
     def test_it_refuses_one_run_twice(self):
-        with self.assertRaisesMessage(UploadRejected, "choose two different runs"):
+        with self.assertRaisesMessage(ApplicationError, "choose two different runs"):
             paired_draw(run_a=self.run_a, run_b=self.run_a)
 
     def test_it_refuses_runs_of_two_set_versions(self):
         other = load_generated_run(answers=10, assistant="pairbot-3.0", version="pair-2")
-        with self.assertRaisesMessage(UploadRejected, "both runs must answer one set version"):
+        with self.assertRaisesMessage(ApplicationError, "both runs must answer one set version"):
             paired_draw(run_a=self.run_a, run_b=other)
 
     def test_it_refuses_a_run_that_is_not_stored(self):
         Run.objects.filter(id=self.run_b.id).update(status=Run.Status.FAILED)
         self.run_b.refresh_from_db()
-        with self.assertRaisesMessage(UploadRejected, f"run {self.run_b.id} (as B) is failed"):
+        with self.assertRaisesMessage(ApplicationError, f"run {self.run_b.id} (as B) is failed"):
             paired_draw(run_a=self.run_a, run_b=self.run_b)
 
     def test_it_refuses_a_repeat_share_above_half(self):
-        with self.assertRaisesMessage(UploadRejected, "the repeat share lies between 0 and 50 %, not 60 %"):
+        with self.assertRaisesMessage(ApplicationError, "the repeat share lies between 0 and 50 %, not 60 %"):
             paired_draw(run_a=self.run_a, run_b=self.run_b, repeat_share=0.6)
 
 
@@ -220,11 +220,11 @@ class PairedAssignTests(PairedCase):
     def test_it_refuses_assigning_twice_and_too_few_readers(self):
         sample = paired_draw(run_a=self.run_a, run_b=self.run_b, size=6, seed=1)
         with self.assertRaisesMessage(
-            UploadRejected, "4 readers per pair needs at least 4 readers; 3 chosen"
+            ApplicationError, "4 readers per pair needs at least 4 readers; 3 chosen"
         ):
             paired_assign(paired_sample=sample, reviewers=self.readers, readers_per_item=4)
         paired_assign(paired_sample=sample, reviewers=self.readers, readers_per_item=1)
-        with self.assertRaisesMessage(UploadRejected, "this paired sample is assigned already"):
+        with self.assertRaisesMessage(ApplicationError, "this paired sample is assigned already"):
             paired_assign(paired_sample=sample, reviewers=self.readers, readers_per_item=1)
 
 
@@ -249,7 +249,7 @@ class PairedJudgementTests(PairedCase):
     def test_it_refuses_a_grade_other_than_resolved_without_a_note(self):
         data = PairedInput(grade_first=R, grade_second=M, better="1")
         with self.assertRaisesMessage(
-            UploadRejected, "Say why answer 2 is material error: a reason someone else can check."
+            ApplicationError, "Say why answer 2 is material error: a reason someone else can check."
         ):
             paired_judgement_submit(
                 assignment=self.assignment, author=self.readers[0], data=data, submission_key=uuid.uuid4()
@@ -257,14 +257,14 @@ class PairedJudgementTests(PairedCase):
 
     def test_it_refuses_a_judgement_without_a_preference(self):
         data = PairedInput(grade_first=R, grade_second=R)
-        with self.assertRaisesMessage(UploadRejected, "Say which answer is better, or that they are equal."):
+        with self.assertRaisesMessage(ApplicationError, "Say which answer is better, or that they are equal."):
             paired_judgement_submit(
                 assignment=self.assignment, author=self.readers[0], data=data, submission_key=uuid.uuid4()
             )
 
     def test_it_refuses_anyone_but_the_assigned_reader(self):
         data = PairedInput(grade_first=R, grade_second=R, better="equal")
-        with self.assertRaisesMessage(UploadRejected, "only the assigned reader judges a pair"):
+        with self.assertRaisesMessage(ApplicationError, "only the assigned reader judges a pair"):
             paired_judgement_submit(
                 assignment=self.assignment, author=self.readers[1], data=data, submission_key=uuid.uuid4()
             )
@@ -372,7 +372,7 @@ class PairedResultsTests(PairedCase):
 
     def test_a_decision_without_a_reason_is_refused(self):
         item = self.sample.items.get(position=12)
-        with self.assertRaisesMessage(UploadRejected, "Give the reason for the decision"):
+        with self.assertRaisesMessage(ApplicationError, "Give the reason for the decision"):
             paired_decision_submit(
                 item=item,
                 lead=self.lead,

@@ -3,7 +3,7 @@ from collections import Counter
 from django.test import TestCase
 from django.utils import timezone
 
-from reviewapp.core.uploads import UploadRejected
+from reviewapp.core.errors import ApplicationError
 from reviewapp.models import Answer, Assignment, Question, Run, Sample
 from reviewapp.review.services.review import rubric_default
 from reviewapp.review.services.samples import Frame, allocate, sample_assign, sample_draw
@@ -30,12 +30,12 @@ class AllocationTests(TestCase):
         self.assertEqual(counts, {"a": 27, "b": 3})
 
     def test_it_refuses_a_size_too_small_for_every_stratum(self):
-        with self.assertRaisesMessage(UploadRejected, "a sample of 2 cannot represent all 3 strata"):
+        with self.assertRaisesMessage(ApplicationError, "a sample of 2 cannot represent all 3 strata"):
             allocate({"a": 5, "b": 5, "c": 5}, size=2, allocation="proportional", minimum=1)
 
     def test_it_refuses_minimums_that_add_up_to_more_than_the_size_with_the_numbers(self):
         populations = {f"language=l{index}": 100 for index in range(8)}
-        with self.assertRaises(UploadRejected) as refused:
+        with self.assertRaises(ApplicationError) as refused:
             allocate(populations, size=30, allocation="proportional", minimum=5)
         self.assertEqual(
             refused.exception.errors,
@@ -46,7 +46,7 @@ class AllocationTests(TestCase):
         )
 
     def test_it_counts_a_stratum_smaller_than_the_minimum_with_what_it_holds(self):
-        with self.assertRaises(UploadRejected) as refused:
+        with self.assertRaises(ApplicationError) as refused:
             allocate({"a": 100, "b": 100, "c": 2}, size=10, allocation="proportional", minimum=5)
         self.assertEqual(
             refused.exception.errors,
@@ -78,7 +78,7 @@ class AllocationTests(TestCase):
         counts = allocate({"a": 100, "b": 100, "c": 100}, size=3, allocation="equal", minimum=5)
         self.assertEqual(counts, {"a": 1, "b": 1, "c": 1})
         with self.assertRaisesMessage(
-            UploadRejected, "a sample of 2 cannot represent all 3 strata; draw at least 3"
+            ApplicationError, "a sample of 2 cannot represent all 3 strata; draw at least 3"
         ):
             allocate({"a": 100, "b": 100, "c": 100}, size=2, allocation="equal", minimum=1)
 
@@ -158,15 +158,15 @@ class SampleDrawTests(TestCase):
 
     def test_it_refuses_to_open_the_sealed_part_without_a_reason_or_a_person(self):
         with self.assertRaisesMessage(
-            UploadRejected, "say why the sealed part is opened; the reason is kept with the sample"
+            ApplicationError, "say why the sealed part is opened; the reason is kept with the sample"
         ):
             self.draw(splits=("sealed",), sealed_reason="   ")
-        with self.assertRaisesMessage(UploadRejected, "the sealed part is opened by someone; say who"):
+        with self.assertRaisesMessage(ApplicationError, "the sealed part is opened by someone; say who"):
             sample_draw(
                 frame=Frame(run=self.run), rubric_version=self.rubric, splits=("sealed",), sealed_reason="why"
             )
         with self.assertRaisesMessage(
-            UploadRejected, "draw from the tuning split, the sealed split or both, not ['secret']"
+            ApplicationError, "draw from the tuning split, the sealed split or both, not ['secret']"
         ):
             self.draw(splits=("secret",))
         self.assertEqual(Sample.objects.count(), 0)
@@ -204,7 +204,7 @@ class SampleDrawTests(TestCase):
         self.assertEqual(sum(s["drawn"] for s in sample.strata.values()), 60)
 
     def test_it_refuses_minimums_the_size_cannot_hold_and_stores_nothing(self):
-        with self.assertRaises(UploadRejected) as refused:
+        with self.assertRaises(ApplicationError) as refused:
             self.draw(size=40, seed=1, strata_fields=("language", "stratum"), min_per_stratum=7)
         # es|subnational holds 6 tuning answers, so it counts with 6, not 7.
         self.assertEqual(
@@ -244,7 +244,7 @@ class SampleDrawTests(TestCase):
 
     def test_it_names_the_fields_it_can_stratify_by(self):
         with self.assertRaisesMessage(
-            UploadRejected, "strata are drawn by language, stratum or split, not ['colour']"
+            ApplicationError, "strata are drawn by language, stratum or split, not ['colour']"
         ):
             self.draw(strata_fields=("language", "colour"))
 
@@ -273,7 +273,7 @@ class SampleDrawTests(TestCase):
             date_from=now + timedelta(days=1),
             date_to=now + timedelta(days=2),
         )
-        with self.assertRaisesMessage(UploadRejected, "the frame holds no answers to draw from"):
+        with self.assertRaisesMessage(ApplicationError, "the frame holds no answers to draw from"):
             sample_draw(frame=empty, rubric_version=self.rubric)
 
 
@@ -313,12 +313,12 @@ class AssignmentTests(TestCase):
 
     def test_it_assigns_a_sample_once(self):
         sample_assign(sample=self.sample, reviewers=self.readers[:1])
-        with self.assertRaisesMessage(UploadRejected, "this sample is assigned already"):
+        with self.assertRaisesMessage(ApplicationError, "this sample is assigned already"):
             sample_assign(sample=self.sample, reviewers=self.readers[1:])
 
     def test_it_needs_enough_readers(self):
         with self.assertRaisesMessage(
-            UploadRejected, "2 readers per item needs at least 2 readers; 1 chosen"
+            ApplicationError, "2 readers per item needs at least 2 readers; 1 chosen"
         ):
             sample_assign(sample=self.sample, reviewers=self.readers[:1], readers_per_item=2)
         self.assertEqual(Sample.objects.get().items.filter(assignments__isnull=False).count(), 0)

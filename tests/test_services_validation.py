@@ -9,7 +9,7 @@ import krippendorff
 import numpy as np
 from django.test import TestCase
 
-from reviewapp.core.uploads import UploadRejected
+from reviewapp.core.errors import ApplicationError
 from reviewapp.judges.services import judging
 from reviewapp.judges.services.validation import (
     NO_VALIDATION_SET,
@@ -283,10 +283,10 @@ class ValidationSetDrawTests(ValidationTestCase):
 
     def test_it_refuses_a_share_outside_zero_to_one_and_nothing_settled(self):
         for share in (0, 1, 1.5):
-            with self.assertRaisesMessage(UploadRejected, "the holdout share is above 0 and below 1"):
+            with self.assertRaisesMessage(ApplicationError, "the holdout share is above 0 and below 1"):
                 validation_set_draw(judge=self.judge_version.judge, holdout_share=share)
         Adjudication.objects.all().delete()
-        with self.assertRaisesMessage(UploadRejected, "no sample item has a settled human outcome yet"):
+        with self.assertRaisesMessage(ApplicationError, "no sample item has a settled human outcome yet"):
             validation_set_draw(judge=self.judge_version.judge)
         self.assertFalse(ValidationSet.objects.exists())
 
@@ -424,7 +424,7 @@ class ValidatedTests(ValidationTestCase):
             (False, "tuning items do not validate a judge: only holdout items count"),
         )
         self.assertTrue(judge_is_validated(self.judge_version))
-        with self.assertRaisesMessage(UploadRejected, "the split is tuning or holdout, not 'sealed'"):
+        with self.assertRaisesMessage(ApplicationError, "the split is tuning or holdout, not 'sealed'"):
             judge_validation(judge_version=self.judge_version, split="sealed")
 
 
@@ -498,7 +498,7 @@ class LabelTests(ValidationTestCase):
         other = judging.judge_version_save(
             name="other", provider="stand-in", model="", metrics=["rubric"], rubric_version=self.rubric
         )
-        with self.assertRaisesMessage(UploadRejected, "was drawn for another judge, not other"):
+        with self.assertRaisesMessage(ApplicationError, "was drawn for another judge, not other"):
             judge_validation(judge_version=other, validation_set=self.validation_set(self.sample_of(1)))
 
 

@@ -7,9 +7,11 @@ from django.db import OperationalError
 from django.test import TestCase, TransactionTestCase, override_settings
 from django.utils import timezone
 
+from reviewapp import sweep
 from reviewapp.core import work
 from reviewapp.models import Assistant, AssistantVersion, QuestionSet, Run, Scoring, ScoringChunk, SetVersion
 from reviewapp.runs.services.runs import run_ingest, run_retry
+from reviewapp.scorings import selectors
 from reviewapp.scorings.services import scoring_chunk_perform, scoring_retry
 from tests.fixtures import bare_run, load_generated_run
 from tests.helpers import PASSWORD, make_user
@@ -33,7 +35,7 @@ class SweepTests(TestCase):
     def test_it_queues_a_run_the_broker_never_took(self):
         run = self.stuck_run(status="received", queued_at=None, attempts=0)
         with self.captureOnCommitCallbacks(execute=True):
-            done = work.work_sweep()
+            done = sweep.work_sweep()
         self.assertEqual(done["runs queued"], 1)
         run.refresh_from_db()
         self.assertEqual((run.status, run.answer_count, run.attempts), ("stored", 40, 1))
@@ -42,14 +44,14 @@ class SweepTests(TestCase):
     def test_it_takes_up_an_ingest_whose_lease_ran_out(self):
         run = self.stuck_run(status="ingesting", lease_until=timezone.now() - LONG_AGO, attempts=1)
         with self.captureOnCommitCallbacks(execute=True):
-            done = work.work_sweep()
+            done = sweep.work_sweep()
         self.assertEqual(done["runs taken up again"], 1)
         run.refresh_from_db()
         self.assertEqual((run.status, run.answer_count, run.attempts), ("stored", 40, 2))
 
     def test_it_leaves_work_whose_lease_is_alive(self):
         run = self.stuck_run(status="ingesting", lease_until=timezone.now() + LONG_AGO, attempts=1)
-        self.assertEqual(work.work_sweep(), {})
+        self.assertEqual(sweep.work_sweep(), {})
         self.assertIsNone(run_ingest(run_id=run.id))  # a redelivered task is a no-op
         run.refresh_from_db()
         self.assertEqual((run.status, run.attempts), ("ingesting", 1))
@@ -57,7 +59,7 @@ class SweepTests(TestCase):
     @override_settings(WORK_MAX_ATTEMPTS=3)
     def test_it_fails_work_that_died_too_often_with_the_reason(self):
         run = self.stuck_run(status="ingesting", lease_until=timezone.now() - LONG_AGO, attempts=3)
-        self.assertEqual(work.work_sweep()["runs failed"], 1)
+        self.assertEqual(sweep.work_sweep()["runs failed"], 1)
         run.refresh_from_db()
         self.assertEqual(run.status, "failed")
         self.assertEqual(
@@ -80,7 +82,7 @@ class SweepTests(TestCase):
             status="scoring", lease_until=timezone.now() - LONG_AGO, attempts=1
         )
         with self.captureOnCommitCallbacks(execute=True):
-            self.assertEqual(work.work_sweep()["chunks taken up again"], 1)
+            self.assertEqual(sweep.work_sweep()["chunks taken up again"], 1)
         scoring.refresh_from_db()
         self.assertEqual(scoring.status, "done")
         self.assertEqual({(s.slice, s.measure): (s.k, s.n) for s in scoring.scores.all()}, clean)
@@ -126,7 +128,7 @@ class StuckScoringTests(TestCase):
             status="queued", chunks_total=0, chunks_done=0, queued_at=timezone.now() - LONG_AGO
         )
         scoring.refresh_from_db()
-        self.assertTrue(work.scoring_is_stuck(scoring))
+        self.assertTrue(selectors.scoring_is_stuck(scoring))
         with self.captureOnCommitCallbacks(execute=True):
             self.assertTrue(scoring_retry(scoring=scoring))
         scoring.refresh_from_db()
@@ -138,7 +140,7 @@ class StuckScoringTests(TestCase):
         Scoring.objects.filter(id=scoring.id).update(status="scoring")
         scoring.chunks.update(status="scoring", lease_until=timezone.now() + LONG_AGO)
         scoring.refresh_from_db()
-        self.assertFalse(work.scoring_is_stuck(scoring))
+        self.assertFalse(selectors.scoring_is_stuck(scoring))
         self.assertFalse(scoring_retry(scoring=scoring))
 
 

@@ -7,6 +7,7 @@ from django.test import TestCase, override_settings
 from django.urls import reverse
 from django.utils.html import escape
 
+from reviewapp.judges import selectors
 from reviewapp.judges.services import judging, validation
 from reviewapp.models import (
     JudgeChunk,
@@ -305,7 +306,7 @@ class JudgeRunTests(JudgePagesTestCase):
         )
         self.assertContains(page, f"page 1 of 2 · {answers} in all")
         self.assertContains(page, f'<tr title="unset key v1 (m): {NO_CALIBRATION}">')
-        self.assertContains(page, f'<tr title="{judging.judge_label(working)}: {NO_CALIBRATION}">')
+        self.assertContains(page, f'<tr title="{selectors.judge_label(working)}: {NO_CALIBRATION}">')
         figures = {
             figure["label"]: [
                 (row["metric"], row["verdicts"], row["failures"], row["undefined"]) for row in figure["rows"]
@@ -315,7 +316,7 @@ class JudgeRunTests(JudgePagesTestCase):
         self.assertEqual(
             figures,
             {
-                judging.judge_label(working): [("answer_relevance", answers, 0, 0)],
+                selectors.judge_label(working): [("answer_relevance", answers, 0, 0)],
                 "unset key v1 (m)": [("answer_relevance", answers, answers, 0)],
             },
         )

@@ -10,13 +10,15 @@ from django.conf import settings
 from django.db import models
 from django.utils import timezone
 
+from reviewapp.core.errors import ApplicationError
+
 
 def api_token_expiry():
     """When a token made now expires unless its maker chose otherwise."""
     return timezone.now() + timedelta(days=settings.API_TOKEN_DAYS)
 
 
-class TokenRefused(ValueError):
+class TokenRefused(ApplicationError):
     """A token that may not be issued; the message says why, in a sentence."""
 
 

@@ -12,16 +12,8 @@ from pathlib import Path
 
 from django.conf import settings
 
+from reviewapp.core.errors import ApplicationError
 from scoring import logfile
-
-
-class UploadRejected(Exception):
-    """An upload that cannot be taken; ``errors`` say what is wrong and where."""
-
-    def __init__(self, errors: list[str] | str, *, status: int = 400):
-        self.errors = [errors] if isinstance(errors, str) else list(errors)
-        self.status = status
-        super().__init__("; ".join(self.errors))
 
 
 @dataclass(frozen=True)
@@ -46,7 +38,7 @@ def store_upload(upload, *, folder: str, text: bool = True) -> StoredFile:
     goes; a gzip-compressed file is decompressed on the way, never held whole.
     The caller renames or removes the returned temporary file.
 
-    Refuses (UploadRejected) a file past the size limit (counted
+    Refuses (ApplicationError) a file past the size limit (counted
     uncompressed), an empty one, a gzip file that cannot be read, and one
     that is UTF-16, UTF-32 or compressed another way (logfile.encoding_problem),
     unless ``text`` is False (an import, whose reader judges its own format:
@@ -67,7 +59,7 @@ def store_upload(upload, *, folder: str, text: bool = True) -> StoredFile:
             for chunk in _gunzipped(upload, name) if compressed else upload.chunks():
                 size += len(chunk)
                 if size > settings.MAX_UPLOAD_BYTES:
-                    raise UploadRejected(
+                    raise ApplicationError(
                         f"{name}: the file is larger{' uncompressed' if compressed else ''} "
                         f"than the limit of {limit_text()}",
                         status=413,
@@ -75,11 +67,11 @@ def store_upload(upload, *, folder: str, text: bool = True) -> StoredFile:
                 digest.update(chunk)
                 out.write(chunk)
         if size == 0:
-            raise UploadRejected(f"{name}: the file is empty")
+            raise ApplicationError(f"{name}: the file is empty")
         if text:
             with open(path, "rb") as stored:
                 if problem := logfile.encoding_problem(stored.read(SNIFF_BYTES)):
-                    raise UploadRejected(f"{name}: {problem}")
+                    raise ApplicationError(f"{name}: {problem}")
     except BaseException:
         path.unlink(missing_ok=True)
         raise
@@ -93,7 +85,7 @@ def _gunzipped(upload, name: str) -> Iterator[bytes]:
             while chunk := unzipped.read(256 * 1024):
                 yield chunk
     except (OSError, EOFError, zlib.error) as error:
-        raise UploadRejected(f"{name}: this file is gzip-compressed but cannot be read: {error}") from error
+        raise ApplicationError(f"{name}: this file is gzip-compressed but cannot be read: {error}") from error
 
 
 def clean_file_name(name: str | None) -> str:
@@ -135,11 +127,11 @@ def resolve_version(
         if (problem := logfile.label_problem(value))
     ]
     if problems:
-        raise UploadRejected(problems)
+        raise ApplicationError(problems)
     values = set(named.values())
     if len(values) > 1:
         said = ", ".join(f"{source} says {value!r}" for source, value in named.items())
-        raise UploadRejected(f"{file_name}: the {what} disagrees: {said}")
+        raise ApplicationError(f"{file_name}: the {what} disagrees: {said}")
     if not values:
-        raise UploadRejected(f"{file_name}: no {what}: give it in a header line, the file name or the form")
+        raise ApplicationError(f"{file_name}: no {what}: give it in a header line, the file name or the form")
     return values.pop()

@@ -13,13 +13,14 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 from django_htmx.http import HttpResponseClientRefresh
 
+from reviewapp.core.errors import ApplicationError
 from reviewapp.core.roles import READERS_OF_RUNS, WRITERS, has_role, role_required
-from reviewapp.core.uploads import UploadRejected
 from reviewapp.forms import JudgeForm, JudgeRunForm
+from reviewapp.judges import selectors
+from reviewapp.judges.selectors import judge_run_counts, judge_run_verdicts
 from reviewapp.judges.services import judging, validation
 from reviewapp.models import Judge, JudgeRun, JudgeVersion, ModelVerdict, RubricVersion, Run, ValidationItem
 from reviewapp.review import defaults
-from reviewapp.scorings.selectors import judge_run_counts, judge_run_verdicts
 from reviewapp.versions.selectors import head_to_head, panel_figures
 
 BUSY = (JudgeRun.Status.QUEUED, JudgeRun.Status.RUNNING)
@@ -67,7 +68,7 @@ def _initial(version: JudgeVersion | None) -> dict:
     }
 
 
-def _add_refusals(form: JudgeForm, rejected: UploadRejected) -> None:
+def _add_refusals(form: JudgeForm, rejected: ApplicationError) -> None:
     """Put each "field: message" of a refusal next to its field (else above the form)."""
     for error in rejected.errors:
         for part in error.split("; "):
@@ -103,7 +104,7 @@ def judge_edit(request, judge_id: int | None = None):
                 validation_min_items=data["validation_min_items"],
                 created_by=request.user,
             )
-        except UploadRejected as rejected:
+        except ApplicationError as rejected:
             _add_refusals(form, rejected)
         else:
             messages.success(request, f"Saved as {version}.")
@@ -134,7 +135,7 @@ def judge_run_new(request, run_id: int):
                 regrade_share=form.cleaned_data["regrade_share"] / 100,
                 created_by=request.user,
             )
-        except UploadRejected as rejected:
+        except ApplicationError as rejected:
             errors = rejected.errors
         else:
             return redirect("judge-run-detail", judge_run_id=judge_run.id)
@@ -152,7 +153,7 @@ def _figures(judge_run: JudgeRun, versions: list[JudgeVersion]) -> list[dict]:
     return [
         {
             "version": version,
-            "label": judging.judge_label(version),
+            "label": selectors.judge_label(version),
             "title": validation.validation_title(version),
             "rows": [row for row in counts if row["judge_version"] == version.id],
         }
@@ -178,7 +179,7 @@ def judge_run_detail(request, judge_run_id: int):
         "judge_run": judge_run,
         "busy": busy,
         "stuck": judging.judge_run_is_stuck(judge_run),
-        "labels": [judging.judge_label(version) for version in versions],
+        "labels": [selectors.judge_label(version) for version in versions],
         "can_write": has_role(request.user, *WRITERS),
     }
     if request.htmx:
@@ -209,7 +210,7 @@ def judge_run_confirm_view(request, judge_run_id: int):
     try:
         # A second confirmation racing this one finds the run started and changes nothing.
         judging.judge_run_confirm(judge_run=judge_run, draw_regrade=judging.regrade_draw)
-    except UploadRejected as rejected:
+    except ApplicationError as rejected:
         messages.error(request, f"Not started: {rejected.errors[0]}")
     return redirect("judge-run-detail", judge_run_id=judge_run.id)
 
@@ -284,7 +285,7 @@ def judge_validation(request, judge_id: int):
             "judge": judge,
             "versions": versions,
             "version": version,
-            "label": judging.judge_label(version),
+            "label": selectors.judge_label(version),
             "validation_set": validation_set,
             "splits": splits,
             "split": split,
@@ -309,7 +310,7 @@ def judge_validation_draw(request, judge_id: int):
     judge = get_object_or_404(Judge, id=judge_id)
     try:
         drawn = validation.validation_set_draw(judge=judge, created_by=request.user)
-    except UploadRejected as rejected:
+    except ApplicationError as rejected:
         messages.error(request, f"No validation set was drawn: {rejected.errors[0]}")
     else:
         messages.success(request, f"Validation set drawn with seed {drawn.seed}.")

@@ -21,7 +21,7 @@ from django.db import IntegrityError, transaction
 from django.db.models import Max
 from django.utils import timezone
 
-from reviewapp.core.uploads import UploadRejected
+from reviewapp.core.errors import ApplicationError
 from reviewapp.models import Answer, Question, Run, Sample
 from reviewapp.paired.models import (
     PairedAssignment,
@@ -105,40 +105,42 @@ def paired_draw(
     version's figures, runs of two set versions, unknown strata fields, a
     size below 1 or below the number of strata, fewer than one reader per
     pair, a repeat share outside 0 to 50 %, and runs with no question
-    answered by both (UploadRejected, a sentence each)."""
+    answered by both (ApplicationError, a sentence each)."""
     if run_a.id == run_b.id:
-        raise UploadRejected("choose two different runs: a run compared with itself shows nothing")
+        raise ApplicationError("choose two different runs: a run compared with itself shows nothing")
     for label, run in (("A", run_a), ("B", run_b)):
         if run.status != Run.Status.STORED:
-            raise UploadRejected(f"run {run.id} (as {label}) is {run.status}; only stored runs are compared")
+            raise ApplicationError(
+                f"run {run.id} (as {label}) is {run.status}; only stored runs are compared"
+            )
         if run.excluded_reason:
-            raise UploadRejected(
+            raise ApplicationError(
                 f"run {run.id} (as {label}) is left out of its version's figures "
                 f"({run.excluded_reason}); choose another run"
             )
     if run_a.set_version_id != run_b.set_version_id:
-        raise UploadRejected(
+        raise ApplicationError(
             f"run {run_a.id} answers set {run_a.set_version.version} and run {run_b.id} set "
             f"{run_b.set_version.version}: a paired sample needs the same questions, so both runs "
             "must answer one set version"
         )
     unknown = sorted(set(strata_fields) - set(PAIRED_STRATA_FIELDS))
     if unknown or "language" not in strata_fields:
-        raise UploadRejected(
+        raise ApplicationError(
             f"pairs are stratified by language, and also by the question's stratum if asked; not {unknown}"
         )
     if size < 1:
-        raise UploadRejected("a paired sample needs at least one pair")
+        raise ApplicationError("a paired sample needs at least one pair")
     if readers_per_item < 1:
-        raise UploadRejected("each pair needs at least one reader")
+        raise ApplicationError("each pair needs at least one reader")
     if not 0 <= repeat_share <= MAX_REPEAT_SHARE:
-        raise UploadRejected(
+        raise ApplicationError(
             f"the repeat share lies between 0 and {MAX_REPEAT_SHARE * 100:g} %, not {repeat_share * 100:g} %"
         )
     strata_fields = tuple(field for field in PAIRED_STRATA_FIELDS if field in strata_fields)
     frame = paired_frame(run_a=run_a, run_b=run_b)
     if not frame:
-        raise UploadRejected(
+        raise ApplicationError(
             f"runs {run_a.id} and {run_b.id} have no question of the set's tuning part that both "
             "answered in their first attempt"
         )
@@ -250,7 +252,7 @@ def paired_assign(
     with transaction.atomic():
         locked = PairedSample.objects.select_for_update().get(id=paired_sample.id)
         if PairedAssignment.objects.filter(item__paired_sample=locked).exists():
-            raise UploadRejected("this paired sample is assigned already; draw a new one to read it again")
+            raise ApplicationError("this paired sample is assigned already; draw a new one to read it again")
         items = list(locked.items.order_by("position"))
         per_reader = round_robin(items, reviewers, readers_per_item)
         taken = set(
@@ -342,15 +344,15 @@ def paired_judgement_submit(
 ) -> PairedJudgement:
     """Save the reader's judgement as the assignment's next revision and
     return it; the same submission key saves once. Refuses anyone but the
-    assigned reader and an incomplete judgement (UploadRejected with the
+    assigned reader and an incomplete judgement (ApplicationError with the
     fields' messages)."""
     if assignment.reviewer_id != author.id:
-        raise UploadRejected("only the assigned reader judges a pair")
+        raise ApplicationError("only the assigned reader judges a pair")
     if existing := PairedJudgement.objects.filter(submission_key=submission_key).first():
         return existing
     errors = paired_judgement_errors(data)
     if errors:
-        raise UploadRejected(list(errors.values()))
+        raise ApplicationError(list(errors.values()))
 
     def create() -> PairedJudgement:
         # The lock keeps two revisions from taking one number.
@@ -398,12 +400,12 @@ def paired_decision_submit(
 ) -> PairedDecision:
     """Record a lead's decision on a pair as its next revision and return it;
     the same submission key records once. Refuses an incomplete decision
-    (UploadRejected with the fields' messages)."""
+    (ApplicationError with the fields' messages)."""
     if existing := PairedDecision.objects.filter(submission_key=submission_key).first():
         return existing
     errors = paired_decision_errors(data)
     if errors:
-        raise UploadRejected(list(errors.values()))
+        raise ApplicationError(list(errors.values()))
 
     def create() -> PairedDecision:
         PairedItem.objects.select_for_update().get(id=item.id)

@@ -17,8 +17,8 @@ from django.urls import reverse
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 from django_htmx.http import HttpResponseClientRedirect, push_url
 
+from reviewapp.core.errors import ApplicationError
 from reviewapp.core.roles import READERS_OF_RUNS, WRITERS, has_role, role_required
-from reviewapp.core.uploads import UploadRejected
 from reviewapp.forms import AssignForm
 from reviewapp.models import Role
 from reviewapp.paired.forms import PairedDrawForm
@@ -83,7 +83,7 @@ def paired_new(request):
                 name=data["name"],
                 created_by=request.user,
             )
-        except UploadRejected as rejected:
+        except ApplicationError as rejected:
             errors = rejected.errors
         else:
             messages.success(
@@ -139,7 +139,7 @@ def paired_assign_view(request, paired_id: int):
             reviewers=list(form.cleaned_data["reviewers"]),
             readers_per_item=form.cleaned_data["readers_per_item"],
         )
-    except UploadRejected as rejected:
+    except ApplicationError as rejected:
         messages.error(request, rejected.errors[0])
     else:
         repeats = sum(a.repeat_of_id is not None for a in assignments)

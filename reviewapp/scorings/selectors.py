@@ -8,14 +8,17 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from decimal import Decimal
 
-from django.db.models import Avg, Count, F, Q
-from django.utils import formats
+from django.db.models import Count, F, Q
+from django.utils import formats, timezone
 
 from reviewapp.core import progress
-from reviewapp.models import Answer, AnswerCheck, Finding, JudgeRun, ModelVerdict, Run, Scoring
-from reviewapp.scorings.services import SEALED_PREFIX
+from reviewapp.core.work import stale_before
+from reviewapp.models import Answer, AnswerCheck, Finding, Run, Scoring, ScoringChunk
 from scoring.measures import MEASURE_LABELS, MEASURES, Options, denominator
 from scoring.rates import Rate, rate
+
+# Slices of the sealed split are stored under this prefix, apart from the tuning ones.
+SEALED_PREFIX = "sealed:"
 
 # What an empty cell means, so that a blank is never a mystery.
 EMPTY_REASONS = {
@@ -465,90 +468,23 @@ def timing_rows(scoring: Scoring) -> list[dict]:
     return rows
 
 
-def judge_run_counts(judge_run: JudgeRun) -> list[dict]:
-    """Per judge version (labelled) and metric it grades, in version then metric
-    order: the verdicts stored, the failures among them (an error, kept and
-    counted), the undefined ones (no error, but nothing to grade) and the mean
-    score of the defined ones (None when there is none). A metric not graded
-    yet shows zeros."""
-    from reviewapp.judges.services.judging import judge_label
-
-    stored = {
-        (row["judge_version_id"], row["metric"]): row
-        for row in ModelVerdict.objects.filter(judge_run=judge_run)
-        .values("judge_version_id", "metric")
-        .annotate(
-            verdicts=Count("id"),
-            failures=Count("id", filter=~Q(error="")),
-            undefined=Count("id", filter=Q(error="") & ~Q(undefined="")),
-            mean_score=Avg("score"),
-        )
-        .order_by()
-    }
-    rows = []
-    for version in judge_run.judge_versions.select_related("judge").order_by("judge__name", "number"):
-        metrics = list(version.metrics) + sorted(
-            metric
-            for version_id, metric in stored
-            if version_id == version.id and metric not in version.metrics
-        )
-        for metric in metrics:
-            row = stored.get((version.id, metric), {})
-            rows.append(
-                {
-                    "judge_version": version.id,
-                    "label": judge_label(version),
-                    "metric": metric,
-                    "verdicts": row.get("verdicts", 0),
-                    "failures": row.get("failures", 0),
-                    "undefined": row.get("undefined", 0),
-                    "mean_score": row.get("mean_score"),
-                }
-            )
-    return rows
+# Slices of the sealed part are stored under this prefix: no page, export or
+# gate that reads "all" or "language=…" can pick them up by accident.
+SEALED_PREFIX = "sealed:"
 
 
-def judge_run_verdicts(judge_run: JudgeRun) -> Iterator[dict]:
-    """Every verdict of a judge run as one flat record, by answer, judge version
-    and metric: the judge's name, version and label beside each grade (a
-    model grade is never shown unlabelled), the answer's question, the parsed
-    labels, the raw completion and every completion asked for it, tokens and
-    time. Failures are included, with their error. Read in batches, for streaming."""
-    from reviewapp.judges.services.judging import judge_label
-
-    versions = {version.id: version for version in judge_run.judge_versions.select_related("judge")}
-    labels = {version_id: judge_label(version) for version_id, version in versions.items()}
-    verdicts = (
-        ModelVerdict.objects.filter(judge_run=judge_run)
-        .select_related("answer")
-        .only(
-            *(field.name for field in ModelVerdict._meta.concrete_fields),
-            "answer__question_id",
-            "answer__attempt",
-            "answer__language",
-        )
-        .order_by("answer_id", "judge_version_id", "metric")
+def scoring_is_stuck(scoring: Scoring) -> bool:
+    """As run_is_stuck, for a scoring: waiting unplanned, or no chunk of it
+    alive and nothing handed to the broker recently."""
+    now = timezone.now()
+    if scoring.status not in (Scoring.Status.QUEUED, Scoring.Status.SCORING):
+        return False
+    if scoring.chunks.filter(status=ScoringChunk.Status.SCORING, lease_until__gte=now).exists():
+        return False
+    if scoring.status == Scoring.Status.SCORING and not scoring.chunks_total:
+        return scoring.lease_until is not None and scoring.lease_until < now
+    recent = stale_before(now)
+    sent = scoring.chunks.filter(queued_at__gte=recent).exists() or (
+        scoring.queued_at is not None and scoring.queued_at >= recent
     )
-    for verdict in verdicts.iterator(chunk_size=500):
-        version = versions[verdict.judge_version_id]
-        yield {
-            "judge_run": judge_run.id,
-            "answer_id": verdict.answer_id,
-            "question_id": verdict.answer.question_id,
-            "attempt": verdict.answer.attempt,
-            "language": verdict.answer.language,
-            "judge": version.judge.name,
-            "judge_version": version.number,
-            "judge_version_id": version.id,
-            "judge_label": labels[version.id],
-            "metric": verdict.metric,
-            "score": verdict.score,
-            "labels": verdict.labels,
-            "error": verdict.error,
-            "undefined": verdict.undefined,
-            "raw": verdict.raw,
-            "completions": verdict.completions,
-            "prompt_hash": verdict.prompt_hash,
-            "seconds": verdict.seconds,
-            "created_at": verdict.created_at.isoformat(),
-        }
+    return not sent

@@ -18,9 +18,10 @@ from django.db import connection, connections, transaction
 from django.db.models import Case, Count, F, Max, Q, Value, When
 from django.utils import timezone
 
+from reviewapp import tasks
 from reviewapp.core import work
 from reviewapp.core.bulk import insert_rows
-from reviewapp.core.uploads import UploadRejected
+from reviewapp.core.errors import ApplicationError
 from reviewapp.models import (
     Answer,
     AnswerCheck,
@@ -33,6 +34,8 @@ from reviewapp.models import (
     ScoringChunk,
     SetVersion,
 )
+from reviewapp.scorings import selectors
+from reviewapp.scorings.selectors import SEALED_PREFIX
 from scoring import timing
 from scoring.measures import (
     COUNT_COLUMNS,
@@ -51,10 +54,6 @@ logger = logging.getLogger(__name__)
 
 # Slices every scoring keeps, so that the run page can show any of them.
 DEFAULT_SLICE_FIELDS = ("language", "stratum", "split")
-
-# Slices of the sealed part are stored under this prefix: no page, export or
-# gate that reads "all" or "language=…" can pick them up by accident.
-SEALED_PREFIX = "sealed:"
 
 
 def part_slices(tuning: dict, sealed: dict) -> dict:
@@ -102,7 +101,7 @@ def scoring_request(
     """Queue a scoring of ``run``; one that exists already is returned as it
     is (results are never made twice), and sent on its way if it is stuck."""
     if run.status != Run.Status.STORED:
-        raise UploadRejected(f"run {run.id} has no stored answers to score ({run.status})")
+        raise ApplicationError(f"run {run.id} has no stored answers to score ({run.status})")
     slice_fields = tuple(dict.fromkeys([*DEFAULT_SLICE_FIELDS, *extra_slices]))
     with transaction.atomic():
         scoring = scoring_create(
@@ -112,7 +111,7 @@ def scoring_request(
             slice_fields=slice_fields,
             requested_by=requested_by,
         )
-        if (scoring.status == Scoring.Status.QUEUED and not scoring.queued_at) or work.scoring_is_stuck(
+        if (scoring.status == Scoring.Status.QUEUED and not scoring.queued_at) or selectors.scoring_is_stuck(
             scoring
         ):
             transaction.on_commit(lambda: _send_on(scoring))
@@ -125,14 +124,14 @@ def _send_on(scoring: Scoring) -> None:
     if not scoring.chunks_total:
         queue_scoring(scoring.id)
     for chunk_id in scoring.chunks.filter(status=ScoringChunk.Status.QUEUED).values_list("id", flat=True):
-        work.queue_chunk(chunk_id)
+        tasks.queue_chunk(chunk_id)
 
 
 def scoring_retry(*, scoring: Scoring) -> bool:
     """Plan a scoring again from the start, with its attempts counted afresh,
-    when it failed or is stuck (see work.scoring_is_stuck); False otherwise."""
+    when it failed or is stuck (see selectors.scoring_is_stuck); False otherwise."""
     scoring.refresh_from_db()
-    if scoring.status != Scoring.Status.FAILED and not work.scoring_is_stuck(scoring):
+    if scoring.status != Scoring.Status.FAILED and not selectors.scoring_is_stuck(scoring):
         return False
     reset = Scoring.objects.filter(id=scoring.id, status=scoring.status, attempts=scoring.attempts).update(
         status=Scoring.Status.QUEUED,
@@ -149,7 +148,7 @@ def scoring_retry(*, scoring: Scoring) -> bool:
 
 
 def queue_scoring(scoring_id: int) -> None:
-    work.queue_plan(scoring_id)
+    tasks.queue_plan(scoring_id)
 
 
 def scoring_plan(*, scoring_id: int) -> Scoring | None:
@@ -199,7 +198,7 @@ def _plan(scoring_id: int, attempt: int) -> Scoring | None:
         if not chunks:
             _finish(scoring)
         for chunk in chunks:
-            transaction.on_commit(lambda chunk_id=chunk.id: work.queue_chunk(chunk_id))
+            transaction.on_commit(lambda chunk_id=chunk.id: tasks.queue_chunk(chunk_id))
     return scoring
 
 
@@ -686,7 +685,7 @@ def scoring_open_sealed(*, scoring: Scoring, opened_by, reason: str) -> Scoring:
     refuses an empty reason. Opening twice keeps the first record."""
     reason = reason.strip()
     if not reason:
-        raise UploadRejected("say why the sealed part is opened: the reason is kept with the scoring")
+        raise ApplicationError("say why the sealed part is opened: the reason is kept with the scoring")
     Scoring.objects.filter(id=scoring.id, sealed_opened_at__isnull=True).update(
         sealed_opened_by=opened_by, sealed_opened_at=timezone.now(), sealed_reason=reason
     )

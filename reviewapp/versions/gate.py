@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from reviewapp.core.errors import ApplicationError
 from reviewapp.models import AssistantVersion, Judge, JudgeVersion, SetVersion
 from reviewapp.versions import selectors as dashboard
 from scoring.gate import DEFAULT_MARGIN_POINTS
@@ -10,13 +11,12 @@ from scoring.measures import MEASURES
 DEFAULT_MEASURES = ("numeric_accuracy", "citation_validity", "refusal_accuracy", "unsupported_answers")
 
 
-class GateRefused(Exception):
+class GateRefused(ApplicationError):
     """The gate cannot judge: an option is malformed, or a version or its
     scored run is missing. ``field`` names the option at fault, if one is."""
 
     def __init__(self, message: str, *, field: str = ""):
-        super().__init__(message)
-        self.field = field
+        super().__init__(message, status=422, field=field)
 
 
 def parse_floors(items) -> dict[str, float]:
@@ -122,7 +122,7 @@ def gate_run(
 
 
 def _validated_judge(spec: str) -> JudgeVersion:
-    from reviewapp.judges.services.judging import judge_label
+    from reviewapp.judges.selectors import judge_label
     from reviewapp.judges.services.validation import judge_is_validated, judge_validation
 
     name, _, number = spec.partition(":v")

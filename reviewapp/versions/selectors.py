@@ -27,14 +27,8 @@ from reviewapp.models import (
     Scoring,
     SetVersion,
 )
-from reviewapp.scorings.selectors import pooled_table
-from reviewapp.scorings.services import (
-    DEFAULT_SLICE_FIELDS,
-    SEALED_PREFIX,
-    config_key,
-    stable_tallies,
-    without_questions,
-)
+from reviewapp.scorings.selectors import SEALED_PREFIX, pooled_table
+from reviewapp.scorings.services import DEFAULT_SLICE_FIELDS, config_key, stable_tallies, without_questions
 from scoring import gate as gating
 from scoring import timing
 from scoring.compare import Paired, detectable_difference, paired, paired_from_table
@@ -366,7 +360,7 @@ def model_grade_rows(runs) -> list[dict]:
     interval; for the other metrics, the mean score over the answers it is
     defined for. Each row carries the judge's label and whether it is
     validated against people; failures are counted, never dropped."""
-    from reviewapp.judges.services.judging import judge_label
+    from reviewapp.judges.selectors import judge_label
     from reviewapp.judges.services.validation import judge_is_validated, validation_title
 
     pairs = judged_pairs(runs)
@@ -413,7 +407,7 @@ def head_to_head(judge_run: JudgeRun) -> list[dict]:
     """Each judge's preference between the judge run's two runs, asked in both
     orders: wins, losses and ties from the first run's side, position
     consistency, and the win rate (ties half) with a Wilson interval."""
-    from reviewapp.judges.services.judging import judge_label
+    from reviewapp.judges.selectors import judge_label
     from scoring.judge.preference import preference_summary
 
     rows = []
@@ -432,7 +426,7 @@ def panel_figures(judge_run: JudgeRun) -> list[dict]:
     panel's mean, and Krippendorff's alpha (interval) between the judges over
     the answers, with a warning below ALPHA_FLOOR: the judges then do not
     measure the same thing and their mean should not be trusted."""
-    from reviewapp.judges.services.judging import judge_label
+    from reviewapp.judges.selectors import judge_label
     from scoring.agreement import ALPHA_FLOOR, krippendorff_alpha
 
     versions = list(judge_run.judge_versions.select_related("judge").order_by("judge__name", "number"))
@@ -779,7 +773,7 @@ def compare_judges(baseline: Record, candidate: Record) -> tuple[list[MeasureCom
     """Paired comparisons by each validated judge that graded the rubric on
     both versions' runs, and the labels of the judges that graded both but
     are not validated (shown by name only: never as a measure)."""
-    from reviewapp.judges.services.judging import judge_label
+    from reviewapp.judges.selectors import judge_label
     from reviewapp.judges.services.validation import judge_is_validated
 
     base_ids = {version_id for _, version_id in judged_pairs(baseline.used_runs)}
@@ -870,7 +864,7 @@ def gate(
             "note": "the questions both versions resolved in every attempt; shown, not judged",
         }
     if judge_version is not None:
-        from reviewapp.judges.services.judging import judge_label
+        from reviewapp.judges.selectors import judge_label
 
         judged = paired(
             judge_question_successes(baseline, judge_version),

@@ -38,8 +38,9 @@ from django.db import (
 from django.db.models import Exists, F, OuterRef, Q
 from django.utils import timezone
 
+from reviewapp import tasks
 from reviewapp.core import work
-from reviewapp.core.uploads import UploadRejected
+from reviewapp.core.errors import ApplicationError
 from reviewapp.models import (
     Answer,
     Judge,
@@ -157,7 +158,7 @@ def judge_version_save(
     """Write a judge: into its latest version while that has graded nothing,
     else into a new version (a version that graded anything never changes).
     Without ``judge`` a new judge called ``name`` is made. Refuses
-    (UploadRejected, naming the field) what judge_version_errors finds, a
+    (ApplicationError, naming the field) what judge_version_errors finds, a
     name taken, and limits out of range."""
     options = {} if options is None else options
     errors = judge_version_errors(
@@ -184,7 +185,7 @@ def judge_version_save(
         elif Judge.objects.filter(name=name).exists():
             errors["name"] = f"a judge named {name!r} exists already"
     if errors:
-        raise UploadRejected("; ".join(f"{field}: {message}" for field, message in errors.items()))
+        raise ApplicationError("; ".join(f"{field}: {message}" for field, message in errors.items()))
     fields = {
         "provider": provider,
         "model": model.strip() or STAND_IN_NAME,
@@ -266,12 +267,6 @@ def llm_for(
         key_variable=version.key_variable or None,
         retries=retries,
     )
-
-
-def judge_label(version: JudgeVersion) -> str:
-    """How a model grade is always labelled: the judge's name and version, and what stands behind it."""
-    behind = STAND_IN_NAME if version.provider == JudgeVersion.Provider.STAND_IN else version.model
-    return f"{version.judge.name} v{version.number} ({behind})"
 
 
 # -- what a judge reads ----------------------------------------------------
@@ -417,26 +412,26 @@ def judge_run_estimate(
     both orders. Refuses a run that is not stored, no judge, both or neither
     of run and sample, and a head to head across set versions."""
     if (run is None) == (sample is None):
-        raise UploadRejected("grade a run or a sample, one of them")
+        raise ApplicationError("grade a run or a sample, one of them")
     if other_run is not None:
         if run is None or other_run.id == run.id:
-            raise UploadRejected("head to head weighs one run against another run")
+            raise ApplicationError("head to head weighs one run against another run")
         if other_run.status != Run.Status.STORED:
-            raise UploadRejected("the other run's answers are not stored yet")
+            raise ApplicationError("the other run's answers are not stored yet")
         if other_run.set_version_id != run.set_version_id:
-            raise UploadRejected("head to head needs two runs on the same set version")
+            raise ApplicationError("head to head needs two runs on the same set version")
     if not judge_versions:
-        raise UploadRejected("choose at least one judge")
+        raise ApplicationError("choose at least one judge")
     if run is not None and run.status != Run.Status.STORED:
-        raise UploadRejected("the run's answers are not stored yet")
+        raise ApplicationError("the run's answers are not stored yet")
     if not 0 < regrade_share <= 1:
-        raise UploadRejected("the human regrade share is above 0 and at most 1")
+        raise ApplicationError("the human regrade share is above 0 and at most 1")
     judge_run = JudgeRun(
         run=run, sample=sample, other_run=other_run, regrade_share=regrade_share, created_by=created_by
     )
     answers = _gradable(judge_run)
     if not answers.exists():
-        raise UploadRejected(
+        raise ApplicationError(
             "the two runs answered no question in common" if other_run else "there is no answer to grade"
         )
     calls = tokens = 0
@@ -525,7 +520,7 @@ def judge_run_confirm(*, judge_run: JudgeRun, draw_regrade=None) -> JudgeRun:
         if draw_regrade is not None:
             draw_regrade(judge_run)
         chunk_ids = [chunk.id for chunk in chunks]
-        transaction.on_commit(lambda: [work.queue_judge_chunk(chunk_id) for chunk_id in chunk_ids])
+        transaction.on_commit(lambda: [tasks.queue_judge_chunk(chunk_id) for chunk_id in chunk_ids])
     judge_run.refresh_from_db()
     return judge_run
 
@@ -561,7 +556,7 @@ def judge_run_resume(*, judge_run: JudgeRun) -> bool:
         chunks = judge_run.chunks.exclude(status=JudgeChunk.Status.DONE)
         chunk_ids = list(chunks.values_list("id", flat=True))
         chunks.update(status=JudgeChunk.Status.QUEUED, attempts=0, error="", lease_until=None)
-        transaction.on_commit(lambda: [work.queue_judge_chunk(chunk_id) for chunk_id in chunk_ids])
+        transaction.on_commit(lambda: [tasks.queue_judge_chunk(chunk_id) for chunk_id in chunk_ids])
     return True
 
 

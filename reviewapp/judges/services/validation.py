@@ -28,7 +28,7 @@ from django.db import transaction
 from django.db.models import Q
 from statsmodels.stats.inter_rater import cohens_kappa
 
-from reviewapp.core.uploads import UploadRejected
+from reviewapp.core.errors import ApplicationError
 from reviewapp.models import (
     Adjudication,
     Judge,
@@ -237,10 +237,10 @@ def validation_set_draw(
     keeps its split (an item once open for tuning never validates the judge;
     a holdout item stays held out); only new items are shuffled.
 
-    Refuses (UploadRejected) a share outside (0, 1) and a draw with no
+    Refuses (ApplicationError) a share outside (0, 1) and a draw with no
     settled item."""
     if not 0 < holdout_share < 1:
-        raise UploadRejected(
+        raise ApplicationError(
             f"the holdout share is above 0 and below 1 (a set needs both tuning and holdout items), "
             f"not {holdout_share}"
         )
@@ -252,7 +252,7 @@ def validation_set_draw(
     )
     settled = settled_outcomes(candidates.only("id", "answer_id", "calibration_id", "spot_check"))
     if not settled:
-        raise UploadRejected(
+        raise ApplicationError(
             "no sample item has a settled human outcome yet (a lead's decision, or at least two readers "
             "who agree): there is nothing to validate a judge on"
         )
@@ -303,10 +303,10 @@ def judge_validation(
     Without a validation set, an empty Validation noting "no validation set
     drawn".
 
-    Refuses (UploadRejected) an unknown split and a validation set drawn for
+    Refuses (ApplicationError) an unknown split and a validation set drawn for
     another judge."""
     if split not in SPLITS:
-        raise UploadRejected(f"the split is {' or '.join(SPLITS)}, not {split!r}")
+        raise ApplicationError(f"the split is {' or '.join(SPLITS)}, not {split!r}")
     if validation_set is None:
         validation_set = judge_version.judge.validation_sets.order_by("-created_at", "-id").first()
         if validation_set is None:
@@ -314,7 +314,7 @@ def judge_validation(
                 judge_version=judge_version, validation_set=None, split=split, note=NO_VALIDATION_SET
             )
     elif validation_set.judge_id != judge_version.judge_id:
-        raise UploadRejected(f"{validation_set} was drawn for another judge, not {judge_version.judge}")
+        raise ApplicationError(f"{validation_set} was drawn for another judge, not {judge_version.judge}")
     items = [
         drawn.item
         for drawn in ValidationItem.objects.filter(validation_set=validation_set, split=split)

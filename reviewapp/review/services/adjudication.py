@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from django.db import transaction
 from django.db.models import F, Max
 
-from reviewapp.core.uploads import UploadRejected
+from reviewapp.core.errors import ApplicationError
 from reviewapp.models import Adjudication, Assignment, CalibrationItem, Judgement, Sample, SampleItem
 from reviewapp.review.selectors import latest_judgements
 from reviewapp.review.services import grading
@@ -103,7 +103,7 @@ def material_error_raised(item: SampleItem) -> bool:
     )
 
 
-class DecisionConflict(UploadRejected):
+class DecisionConflict(ApplicationError):
     """Another lead decided the item after this one opened it; ``latest`` is
     that decision."""
 
@@ -158,7 +158,9 @@ def adjudication_submit(
                 Adjudication.objects.select_related("lead").get(item=item, revision=latest)
             )
         if seen_revision is not None and latest < seen_revision:
-            raise UploadRejected("The form does not match this item's decisions: reload it and decide again.")
+            raise ApplicationError(
+                "The form does not match this item's decisions: reload it and decide again."
+            )
         return Adjudication.objects.create(
             item=item,
             revision=latest + 1,
@@ -198,23 +200,23 @@ def calibration_add(
     readers cannot tell from the others. Each reader of the sample gets every
     form, at random places among the items they have not judged yet.
 
-    Refuses (UploadRejected) fewer than two forms, an unknown form, a missing
+    Refuses (ApplicationError) fewer than two forms, an unknown form, a missing
     question, a language that is not a short code (logfile.language_problem),
     a group over 100 characters and the NUL character anywhere."""
     if logfile.holds_nul([group, question, language, evidence, variants]):
-        raise UploadRejected("the NUL character (\\u0000) cannot be stored: remove it")
+        raise ApplicationError("the NUL character (\\u0000) cannot be stored: remove it")
     if problem := logfile.language_problem(language):
-        raise UploadRejected(f"language: {problem}")
+        raise ApplicationError(f"language: {problem}")
     if len(group.strip()) > CALIBRATION_GROUP_MAX_LENGTH:
-        raise UploadRejected(f"group: at most {CALIBRATION_GROUP_MAX_LENGTH} characters")
+        raise ApplicationError(f"group: at most {CALIBRATION_GROUP_MAX_LENGTH} characters")
     variants = {form: text.strip() for form, text in variants.items() if text.strip()}
     if len(variants) < 2:
-        raise UploadRejected("write the same facts in at least two forms")
+        raise ApplicationError("write the same facts in at least two forms")
     unknown = set(variants) - set(CalibrationItem.Form.values)
     if unknown:
-        raise UploadRejected(f"unknown forms: {', '.join(sorted(unknown))}")
+        raise ApplicationError(f"unknown forms: {', '.join(sorted(unknown))}")
     if not question.strip():
-        raise UploadRejected("a calibration item needs its question")
+        raise ApplicationError("a calibration item needs its question")
     with transaction.atomic():
         locked = Sample.objects.select_for_update().get(id=sample.id)
         position = (locked.items.aggregate(n=Max("position"))["n"] or 0) + 1

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from django.db import IntegrityError, transaction
 from django.db.models import Max
 
-from reviewapp.core.uploads import UploadRejected
+from reviewapp.core.errors import ApplicationError
 from reviewapp.models import (
     Assignment,
     Judgement,
@@ -25,7 +25,7 @@ from reviewapp.runs.services.question_sets import set_version_create
 ANSWERS = {"yes", "no", "na"}
 
 
-class OutcomeRefused(UploadRejected):
+class OutcomeRefused(ApplicationError):
     """A judgement or decision that cannot be saved; ``fields`` holds each
     message under the form field it concerns (``errors`` lists them)."""
 
@@ -128,10 +128,10 @@ def judgement_submit(
     """Save a judgement as the assignment's next revision, with the grade
     that follows from its metrics, and return it; the same submission key
     saves once (a double click makes one judgement). Refuses another
-    reader's assignment (UploadRejected) and what judgement_errors finds
+    reader's assignment (ApplicationError) and what judgement_errors finds
     (OutcomeRefused, by field)."""
     if assignment.reviewer_id != author.id:
-        raise UploadRejected("only the assigned reader judges an item")
+        raise ApplicationError("only the assigned reader judges an item")
     if existing := Judgement.objects.filter(submission_key=submission_key).first():
         return existing
     rubric_version = assignment.item.sample.rubric_version
@@ -223,16 +223,16 @@ def rubric_save(
     ``rubric``, a new rubric called ``name`` is written; a refused one leaves
     nothing behind."""
     if not questions:
-        raise UploadRejected("a rubric needs at least one question")
+        raise ApplicationError("a rubric needs at least one question")
     keys = [q["key"] for q in questions]
     if len(set(keys)) != len(keys):
-        raise UploadRejected("each rubric question needs its own key")
+        raise ApplicationError("each rubric question needs its own key")
     if rubric is None:
         name = name.strip()
         if not name:
-            raise UploadRejected("Give the rubric a name.")
+            raise ApplicationError("Give the rubric a name.")
         if Rubric.objects.filter(name=name).exists():
-            raise UploadRejected(f"A rubric named {name!r} exists already.")
+            raise ApplicationError(f"A rubric named {name!r} exists already.")
     with transaction.atomic():
         if rubric is None:
             rubric = Rubric.objects.create(name=name)

@@ -14,7 +14,7 @@ from django.db import transaction
 from django.db.models import OuterRef, Subquery
 from django.utils import timezone
 
-from reviewapp.core.uploads import UploadRejected
+from reviewapp.core.errors import ApplicationError
 from reviewapp.models import (
     Answer,
     Assignment,
@@ -44,9 +44,9 @@ class Frame:
         if self.run is not None:
             return Answer.objects.filter(run=self.run, run__status=Run.Status.STORED)
         if self.assistant_version is None or self.date_from is None or self.date_to is None:
-            raise UploadRejected("a frame is one run, or an assistant version between two dates")
+            raise ApplicationError("a frame is one run, or an assistant version between two dates")
         if self.date_from > self.date_to:
-            raise UploadRejected("the frame's first date comes after its last")
+            raise ApplicationError("the frame's first date comes after its last")
         return Answer.objects.filter(
             run__assistant_version=self.assistant_version,
             run__status=Run.Status.STORED,
@@ -69,9 +69,9 @@ def allocate(populations: dict[str, int], *, size: int, allocation: str, minimum
     if floor > 1:
         shortfall = minimum_shortfall(populations, size=size, minimum=floor)
         if shortfall:
-            raise UploadRejected(shortfall)
+            raise ApplicationError(shortfall)
     if size < len(strata):
-        raise UploadRejected(
+        raise ApplicationError(
             f"a sample of {size} cannot represent all {len(strata)} strata; draw at least {len(strata)}"
         )
     total = sum(populations.values())
@@ -155,24 +155,24 @@ def sample_draw(
     reason or a person, an empty frame, and a size the allocation cannot
     meet (see ``allocate``)."""
     if size < 1:
-        raise UploadRejected("a sample needs at least one item")
+        raise ApplicationError("a sample needs at least one item")
     unknown = set(strata_fields) - set(STRATA_FIELDS)
     if unknown or not strata_fields:
-        raise UploadRejected(
+        raise ApplicationError(
             f"strata are drawn by {', '.join(STRATA_FIELDS[:-1])} or {STRATA_FIELDS[-1]}, "
             f"not {sorted(unknown)}"
         )
     unknown_splits = set(splits) - set(Question.Split.values)
     if unknown_splits or not splits:
-        raise UploadRejected(
+        raise ApplicationError(
             f"draw from the tuning split, the sealed split or both, not {sorted(unknown_splits)}"
         )
     include_sealed = Question.Split.SEALED in splits
     sealed_reason = sealed_reason.strip()
     if include_sealed and not sealed_reason:
-        raise UploadRejected("say why the sealed part is opened; the reason is kept with the sample")
+        raise ApplicationError("say why the sealed part is opened; the reason is kept with the sample")
     if include_sealed and created_by is None:
-        raise UploadRejected("the sealed part is opened by someone; say who")
+        raise ApplicationError("the sealed part is opened by someone; say who")
     seed = secrets.randbelow(2**31) if seed is None else seed
 
     question = Question.objects.filter(
@@ -196,7 +196,7 @@ def sample_draw(
         by_stratum[key].append(answer_id)
     frame_size = sum(map(len, by_stratum.values()))
     if not frame_size:
-        raise UploadRejected("the frame holds no answers to draw from")
+        raise ApplicationError("the frame holds no answers to draw from")
 
     populations = {key: len(ids) for key, ids in by_stratum.items()}
     counts = allocate(populations, size=size, allocation=allocation, minimum=min_per_stratum)
@@ -261,7 +261,7 @@ def sample_assign(
     with transaction.atomic():
         locked = Sample.objects.select_for_update().get(id=sample.id)
         if Assignment.objects.filter(item__sample=locked).exists():
-            raise UploadRejected("this sample is assigned already; draw a new sample to read it again")
+            raise ApplicationError("this sample is assigned already; draw a new sample to read it again")
         alias_seed = locked.seed ^ 0x5EED
         rng = random.Random(alias_seed)
         items = list(locked.items.order_by("position"))
@@ -282,13 +282,13 @@ def sample_assign(
 
 
 def checked_readers(reviewers, readers_per_item: int, *, unit: str) -> list:
-    """The readers, each once, in a stable order; refuses (UploadRejected) none,
+    """The readers, each once, in a stable order; refuses (ApplicationError) none,
     and fewer than ``readers_per_item`` (each ``unit`` needs that many)."""
     reviewers = sorted(set(reviewers), key=lambda user: user.pk)
     if not reviewers:
-        raise UploadRejected("choose at least one reader")
+        raise ApplicationError("choose at least one reader")
     if readers_per_item > len(reviewers):
-        raise UploadRejected(
+        raise ApplicationError(
             f"{readers_per_item} readers per {unit} needs at least {readers_per_item} readers; "
             f"{len(reviewers)} chosen"
         )

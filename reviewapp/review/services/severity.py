@@ -3,14 +3,14 @@ and keep the unweighted rate beside it so the weighting stays visible."""
 
 from __future__ import annotations
 
-from reviewapp.core.uploads import UploadRejected
+from reviewapp.core.errors import ApplicationError
 from reviewapp.models import SeverityWeights
 
 MAX_WEIGHT = 1000.0
 
 
 def parse_weights(text: str) -> dict[str, float]:
-    """``value = weight`` lines as a mapping; refuses (UploadRejected, naming
+    """``value = weight`` lines as a mapping; refuses (ApplicationError, naming
     the line) a line without both, a weight that is not a number above 0 and
     at most MAX_WEIGHT, and a value given twice."""
     weights: dict[str, float] = {}
@@ -20,18 +20,18 @@ def parse_weights(text: str) -> dict[str, float]:
         value, equals, weight = line.rpartition("=")
         value = value.strip()
         if not equals or not value:
-            raise UploadRejected(f"weights, line {number}: write value = weight, such as finance = 3")
+            raise ApplicationError(f"weights, line {number}: write value = weight, such as finance = 3")
         try:
             parsed = float(weight)
         except ValueError:
             parsed = None
         if parsed is None or not 0 < parsed <= MAX_WEIGHT:
-            raise UploadRejected(
+            raise ApplicationError(
                 f"weights, line {number}: the weight of {value!r} is a number above 0 and at most "
                 f"{MAX_WEIGHT:g}, not {weight.strip()!r}"
             )
         if value in weights:
-            raise UploadRejected(f"weights, line {number}: {value!r} is weighted twice")
+            raise ApplicationError(f"weights, line {number}: {value!r} is weighted twice")
         weights[value] = parsed
     return weights
 
@@ -43,9 +43,9 @@ def severity_weights_save(
     record). Refuses an unknown field, bad weight lines and a default weight
     that is not above 0."""
     if field not in SeverityWeights.Field.values:
-        raise UploadRejected(f"field: weigh by {' or '.join(SeverityWeights.Field.values)}")
+        raise ApplicationError(f"field: weigh by {' or '.join(SeverityWeights.Field.values)}")
     if not 0 < default_weight <= MAX_WEIGHT:
-        raise UploadRejected(f"default_weight: a number above 0 and at most {MAX_WEIGHT:g}")
+        raise ApplicationError(f"default_weight: a number above 0 and at most {MAX_WEIGHT:g}")
     return SeverityWeights.objects.create(
         field=field,
         weights=parse_weights(weights_text),

@@ -15,10 +15,11 @@ from django.utils import timezone
 from django.views.decorators.http import require_GET, require_http_methods
 
 from reviewapp.core import csv_cells
+from reviewapp.core.errors import ApplicationError
 from reviewapp.core.roles import READERS_OF_RUNS, WRITERS, has_role, role_required
-from reviewapp.core.uploads import UploadRejected
 from reviewapp.forms import DateRangeForm
 from reviewapp.models import AnswerCheck, Finding, Judgement, Role, Sample, SampleItem
+from reviewapp.review import queue
 from reviewapp.review import selectors as lead
 from reviewapp.review.services.adjudication import (
     Decision,
@@ -43,7 +44,7 @@ def lead_queue(request):
         "language": request.GET.get("language", ""),
         "reader_id": _int(request.GET.get("reader")),
     }
-    entries = lead.lead_queue(**filters)
+    entries = queue.lead_queue(**filters)
     return render(
         request,
         "lead/queue.html",
@@ -99,7 +100,7 @@ def adjudicate(request, item_id: int):
             conflict = changed.latest
         except OutcomeRefused as refused:
             errors = refused.fields
-        except UploadRejected as rejected:
+        except ApplicationError as rejected:
             errors = {"form": " ".join(rejected.errors)}
         else:
             following = _next_in_queue(item, filters)
@@ -140,7 +141,7 @@ def _query(filters: dict) -> str:
 def _next_in_queue(item: SampleItem, filters: dict) -> SampleItem | None:
     """The queue's entry after ``item`` (oldest first, with the same filters),
     else the first other entry; None when nothing else waits."""
-    entries = lead.lead_queue(
+    entries = queue.lead_queue(
         **{
             QUEUE_FILTERS[name]: _int(value) if name in ("sample", "reader") else value
             for name, value in filters.items()
@@ -181,7 +182,7 @@ def _adjudicate_context(
         "rubric_questions": rubric_questions,
         "rows": _rubric_rows(rubric_questions, judgements),
         "agreed": _agreed_rubric(rubric_questions, judgements),
-        "reasons": [lead.REASONS[r] for r in lead.item_reasons(item, judgements)],
+        "reasons": [lead.REASONS[r] for r in queue.item_reasons(item, judgements)],
         "checks": checks,
         "history": history,
         "errors": errors,
@@ -433,7 +434,7 @@ def calibration_new(request, sample_id: int):
                     language=values.get("language", "en").strip() or "en",
                     created_by=request.user,
                 )
-            except UploadRejected as rejected:
+            except ApplicationError as rejected:
                 errors = rejected.errors
             else:
                 messages.success(request, f"{len(items)} calibration items put into the sample.")

@@ -13,8 +13,8 @@ from django.urls import reverse
 from django.views.decorators.http import require_GET, require_http_methods
 from django_htmx.http import HttpResponseClientRedirect, push_url
 
+from reviewapp.core.errors import ApplicationError
 from reviewapp.core.roles import role_required
-from reviewapp.core.uploads import UploadRejected
 from reviewapp.models import Assignment, Judgement, Role, Sample
 from reviewapp.review import defaults
 from reviewapp.review.selectors import item_content
@@ -90,7 +90,7 @@ def review_item(request, sample_id: int, alias: str):
             )
         except OutcomeRefused as refused:
             errors = refused.fields
-        except UploadRejected as rejected:
+        except ApplicationError as rejected:
             errors = {"form": " ".join(rejected.errors)}
         else:
             saved = {

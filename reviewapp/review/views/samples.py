@@ -7,8 +7,8 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.utils import timezone
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
+from reviewapp.core.errors import ApplicationError
 from reviewapp.core.roles import READERS_OF_RUNS, WRITERS, has_role, role_required
-from reviewapp.core.uploads import UploadRejected
 from reviewapp.forms import AssignForm, FailureIntoSetForm, RubricForm, SampleDrawForm
 from reviewapp.models import Question, Role, Rubric, Sample, SampleItem
 from reviewapp.review import selectors as lead
@@ -56,7 +56,7 @@ def sample_new(request):
                 name=data["name"],
                 created_by=request.user,
             )
-        except UploadRejected as rejected:
+        except ApplicationError as rejected:
             errors = rejected.errors
         else:
             whole_frame = (
@@ -129,7 +129,7 @@ def sample_assign_view(request, sample_id: int):
             reviewers=list(form.cleaned_data["reviewers"]),
             readers_per_item=form.cleaned_data["readers_per_item"],
         )
-    except UploadRejected as rejected:
+    except ApplicationError as rejected:
         messages.error(request, rejected.errors[0])
     else:
         messages.success(request, f"{len(assignments)} assignments made.")
@@ -174,7 +174,7 @@ def sample_item(request, sample_id: int, position: int):
                     question_text=form.cleaned_data["question"],
                     created_by=request.user,
                 )
-            except UploadRejected as rejected:
+            except ApplicationError as rejected:
                 errors = rejected.errors
             else:
                 messages.success(request, f"Set version {created.version} holds this question now.")
@@ -250,7 +250,7 @@ def rubric_edit(request, rubric_id: int | None = None):
                 questions=form.cleaned_data["questions"],
                 created_by=request.user,
             )
-        except UploadRejected as rejected:
+        except ApplicationError as rejected:
             errors = rejected.errors
         else:
             messages.success(request, f"Saved as {version}.")

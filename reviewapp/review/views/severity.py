@@ -5,8 +5,8 @@ from django.core.exceptions import PermissionDenied
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_http_methods
 
+from reviewapp.core.errors import ApplicationError
 from reviewapp.core.roles import READERS_OF_RUNS, WRITERS, has_role, role_required
-from reviewapp.core.uploads import UploadRejected
 from reviewapp.models import SeverityWeights
 from reviewapp.review.services.severity import severity_in_force, severity_weights_save
 
@@ -41,7 +41,7 @@ def severity_edit(request):
                     default_weight=default_weight,
                     created_by=request.user,
                 )
-            except UploadRejected as rejected:
+            except ApplicationError as rejected:
                 error = str(rejected)
             else:
                 messages.success(request, "The new severity weights are in force; the earlier ones are kept.")

@@ -22,7 +22,8 @@ from django.conf import settings
 from django.core import signing
 from django.core.files import File
 
-from reviewapp.core.uploads import UploadRejected, clean_file_name, store_upload
+from reviewapp.core.errors import ApplicationError
+from reviewapp.core.uploads import clean_file_name, store_upload
 from reviewapp.models import Run
 from reviewapp.runs.services.runs import Received, run_receive
 from scoring import imports, logfile
@@ -85,7 +86,7 @@ def _folder() -> Path:
 def pending_store(upload, *, user, file_format: str = "") -> Pending:
     """Keep an uploaded file for an import, its format named or sniffed.
 
-    Refuses (UploadRejected) what store_upload refuses (size, empty, wrong
+    Refuses (ApplicationError) what store_upload refuses (size, empty, wrong
     encoding), a file in none of the import formats (this app's own run log
     is uploaded on the upload page), and one that is not the format named."""
     name = clean_file_name(upload.name)
@@ -96,11 +97,11 @@ def pending_store(upload, *, user, file_format: str = "") -> Pending:
         detected = sniff.detect_format(stored.path, stored.name)
         if file_format:
             if file_format not in imports.FORMATS:
-                raise UploadRejected(f"format: choose one of {', '.join(imports.FORMATS)}")
+                raise ApplicationError(f"format: choose one of {', '.join(imports.FORMATS)}")
             if problem := sniff.format_problem(stored.path, stored.name, file_format):
-                raise UploadRejected(f"{name}: {problem}")
+                raise ApplicationError(f"{name}: {problem}")
         elif detected is None:
-            raise UploadRejected(
+            raise ApplicationError(
                 f"{name}: this is not an Inspect log, a Ragas-style JSON Lines file or a CSV file. "
                 "A run log in this app's own format is uploaded on the upload page."
             )
@@ -120,17 +121,17 @@ def pending_open(signed: str, *, user) -> Pending:
     try:
         data = signing.loads(signed, salt=_SALT, max_age=PENDING_MAX_AGE_S)
     except signing.SignatureExpired as error:
-        raise UploadRejected("This import waited more than a day; upload the file again.") from error
+        raise ApplicationError("This import waited more than a day; upload the file again.") from error
     except signing.BadSignature as error:
-        raise UploadRejected("This import is not known here; upload the file again.") from error
+        raise ApplicationError("This import is not known here; upload the file again.") from error
     path = _folder() / Path(data["key"]).name
     if data.get("user") != user.pk:
-        raise UploadRejected("This import is not known here; upload the file again.")
+        raise ApplicationError("This import is not known here; upload the file again.")
     if not path.exists():
         done = _done_marker(path)
         if done.exists():
             raise AlreadyImported(int(done.read_text()))
-        raise UploadRejected("This import is not known here; upload the file again.")
+        raise ApplicationError("This import is not known here; upload the file again.")
     return Pending(key=signed, path=path, name=data["name"], format=data["format"])
 
 
@@ -193,10 +194,10 @@ def import_receive(
     existing set version, and the file's expected values are set aside. The
     converted log is the same either way, so the same file imported again
     leads to the run that holds it.
-    Refuses (UploadRejected) every problem of the file, each with its line
+    Refuses (ApplicationError) every problem of the file, each with its line
     or sample and field; nothing is stored then."""
     if file_format not in imports.FORMATS:
-        raise UploadRejected(f"format: choose one of {', '.join(imports.FORMATS)}")
+        raise ApplicationError(f"format: choose one of {', '.join(imports.FORMATS)}")
     converted = _folder() / f"converted-{uuid.uuid4().hex}.jsonl"
     try:
         try:
@@ -292,8 +293,8 @@ def _fit_for_upload(path: Path, *, name: str, unit: str) -> ScoreSummary:
     return scores
 
 
-def _rejected(name: str, error: logfile.LogFileError) -> UploadRejected:
+def _rejected(name: str, error: logfile.LogFileError) -> ApplicationError:
     messages = [f"{name}: {line_error}" for line_error in error.errors]
     if error.total > len(error.errors):
         messages.append(f"{name}: and {error.total - len(error.errors)} more problems")
-    return UploadRejected(messages)
+    return ApplicationError(messages)

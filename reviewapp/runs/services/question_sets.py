@@ -9,18 +9,19 @@ from django.conf import settings
 from django.db import IntegrityError, transaction
 
 from reviewapp.core.bulk import insert_rows
-from reviewapp.core.uploads import StoredFile, UploadRejected, resolve_version, store_upload
+from reviewapp.core.errors import ApplicationError
+from reviewapp.core.uploads import StoredFile, resolve_version, store_upload
 from reviewapp.models import Question, QuestionSet, SetVersion
 from scoring import logfile
 
 DEFAULT_SET_NAME = "default"
 
 
-def _rejected(file_name: str, error: logfile.LogFileError) -> UploadRejected:
+def _rejected(file_name: str, error: logfile.LogFileError) -> ApplicationError:
     messages = [f"{file_name}: {line_error}" for line_error in error.errors]
     if error.total > len(error.errors):
         messages.append(f"{file_name}: and {error.total - len(error.errors)} more errors")
-    return UploadRejected(messages)
+    return ApplicationError(messages)
 
 
 def set_version_create(
@@ -42,12 +43,12 @@ def set_version_create(
     """
     version = version.strip()
     if not version:
-        raise UploadRejected("a set version is needed: give it in a header line, the file name or the form")
+        raise ApplicationError("a set version is needed: give it in a header line, the file name or the form")
     if problem := logfile.label_problem(version):
-        raise UploadRejected(f"set version: {problem}")
+        raise ApplicationError(f"set version: {problem}")
     check_set_name(set_name)
     if SetVersion.objects.filter(version=version).exists():
-        raise UploadRejected(
+        raise ApplicationError(
             f"set version {version} exists already; versions are never changed, choose a new one"
         )
     if based_on is not None:
@@ -81,15 +82,15 @@ def set_version_create(
                 ((set_version.id, *(_complete(q)[name] for name in columns)) for q in questions),
             )
     except IntegrityError as error:  # two uploads of the same new version at once
-        raise UploadRejected(f"set version {version} exists already") from error
+        raise ApplicationError(f"set version {version} exists already") from error
     return set_version
 
 
 def check_set_name(set_name: str) -> None:
-    """Refuse (UploadRejected, naming the field) a set name that breaks the
+    """Refuse (ApplicationError, naming the field) a set name that breaks the
     rule of logfile.set_name_problem; an empty one means the default set."""
     if set_name.strip() and (problem := logfile.set_name_problem(set_name.strip())):
-        raise UploadRejected(f"set_name: {problem}")
+        raise ApplicationError(f"set_name: {problem}")
 
 
 def _complete(question: dict) -> dict:
@@ -175,7 +176,7 @@ def _qa_questions(stored: StoredFile, *, task: str, columns: str, language: str)
         raise _rejected(stored.name, error) from error
     except ValueError as error:
         target.unlink(missing_ok=True)
-        raise UploadRejected(f"{stored.name}: {error}") from error
+        raise ApplicationError(f"{stored.name}: {error}") from error
     except BaseException:
         target.unlink(missing_ok=True)
         raise

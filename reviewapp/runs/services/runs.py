@@ -13,10 +13,13 @@ from django.db import IntegrityError, transaction
 from django.db.models import Q
 from django.utils import timezone
 
+from reviewapp import tasks
 from reviewapp.core import progress, work
 from reviewapp.core.bulk import insert_rows
-from reviewapp.core.uploads import UploadRejected, resolve_version, store_upload
+from reviewapp.core.errors import ApplicationError
+from reviewapp.core.uploads import resolve_version, store_upload
 from reviewapp.models import Answer, Assistant, AssistantVersion, Run, SetVersion
+from reviewapp.runs import selectors
 from reviewapp.runs.services.question_sets import set_version_from_combined_log
 from reviewapp.scorings.services import queue_scoring, scoring_create
 from scoring import logfile
@@ -36,11 +39,11 @@ class Received:
 
 def assistant_version_get_or_create(*, label: str) -> AssistantVersion:
     """The assistant version with this label, made (with its assistant) when
-    new. Refuses (UploadRejected) a label that breaks logfile.label_problem's
+    new. Refuses (ApplicationError) a label that breaks logfile.label_problem's
     rule: letters, digits, '.', '_', '-' and '+', up to 100 characters."""
     label = label.strip()
     if problem := logfile.label_problem(label):
-        raise UploadRejected(f"assistant version: {problem}")
+        raise ApplicationError(f"assistant version: {problem}")
     named = _ASSISTANT_NAME.match(label)
     assistant, _ = Assistant.objects.get_or_create(name=named["name"] if named else label)
     version, _ = AssistantVersion.objects.get_or_create(label=label, defaults={"assistant": assistant})
@@ -62,7 +65,7 @@ def run_receive(
     """Take an uploaded run log: store it, name its versions, and queue its
     ingestion. The same file sent again leads to the run that holds it.
 
-    Refuses (UploadRejected) a file over the size limit, one whose versions are
+    Refuses (ApplicationError) a file over the size limit, one whose versions are
     missing or disagree, one naming an unknown set version, and a log in the
     combined form unless ``set_from_file`` asks to take the question set from
     it, or ``expected_ignored`` says its expected values are known to be set
@@ -73,8 +76,8 @@ def run_receive(
         existing = Run.objects.filter(sha256=stored.sha256).exclude(status=Run.Status.REJECTED)
         if run := existing.first():
             # Sending the file again also sends stuck work on its way.
-            if work.run_is_stuck(run):
-                transaction.on_commit(lambda: work.queue_ingest(run.id))
+            if selectors.run_is_stuck(run):
+                transaction.on_commit(lambda: tasks.queue_ingest(run.id))
             return Received(run, created=False)
         return _run_create(
             stored=stored,
@@ -114,13 +117,13 @@ def _run_create(
     set_label = resolve_version("set version", "set_version", given=set_version, **sources)
     combined = logfile.is_combined_form(stored.path, max_line_bytes=settings.MAX_ANSWER_BYTES)
     if combined and not set_from_file and not expected_ignored:
-        raise UploadRejected(
+        raise ApplicationError(
             f"{stored.name}: the answers carry expected_behaviour and expected_values "
             "(the combined form). Expected values belong in the question set: choose "
             "“create or revise the question set from this file”, or upload the log without them."
         )
     if set_from_file and not combined:
-        raise UploadRejected(
+        raise ApplicationError(
             f"{stored.name}: the answers carry no expected_behaviour and expected_values, "
             "so no question set can be taken from this file"
         )
@@ -139,7 +142,7 @@ def _run_create(
             else:
                 target_set = SetVersion.objects.filter(version=set_label).first()
                 if target_set is None:
-                    raise UploadRejected(
+                    raise ApplicationError(
                         f"{stored.name}: set version {set_label} is not known here; "
                         "upload its question set first"
                     )
@@ -150,7 +153,7 @@ def _run_create(
                     id=repeats, assistant_version=version, set_version=target_set
                 ).first()
                 if repeated is None:
-                    raise UploadRejected(
+                    raise ApplicationError(
                         f"{stored.name}: run {repeats} is not a run of {assistant_label} on set {set_label}; "
                         "a run can only repeat a run of the same assistant version on the same set version"
                     )
@@ -166,7 +169,7 @@ def _run_create(
                 source=source,
             )
             stored.path.replace(final_path)
-            transaction.on_commit(lambda: work.queue_ingest(run.id))
+            transaction.on_commit(lambda: tasks.queue_ingest(run.id))
     except IntegrityError:
         # The same file, sent twice at once: the other request holds it.
         run = Run.objects.filter(sha256=stored.sha256).exclude(status=Run.Status.REJECTED).first()
@@ -309,15 +312,15 @@ def _is_header(raw: bytes) -> bool:
 
 def run_retry(*, run: Run) -> bool:
     """Queue a run's ingestion again, with its attempts counted afresh, when
-    it failed or is stuck (see work.run_is_stuck); False otherwise."""
+    it failed or is stuck (see selectors.run_is_stuck); False otherwise."""
     run.refresh_from_db()
-    if run.status != Run.Status.FAILED and not work.run_is_stuck(run):
+    if run.status != Run.Status.FAILED and not selectors.run_is_stuck(run):
         return False
     reset = Run.objects.filter(id=run.id, status=run.status, attempts=run.attempts).update(
         status=Run.Status.RECEIVED, error="", progress=0, attempts=0, lease_until=None
     )
     if reset:
-        transaction.on_commit(lambda: work.queue_ingest(run.id))
+        transaction.on_commit(lambda: tasks.queue_ingest(run.id))
     return bool(reset)
 
 
@@ -341,7 +344,7 @@ def run_exclude(*, run: Run, reason: str, excluded_by) -> Run:
     dashboard."""
     reason = reason.strip()
     if not reason:
-        raise UploadRejected("say why the run is left out: the reason is shown beside it on the dashboard")
+        raise ApplicationError("say why the run is left out: the reason is shown beside it on the dashboard")
     Run.objects.filter(id=run.id).update(
         excluded_reason=reason, excluded_by=excluded_by, excluded_at=timezone.now()
     )

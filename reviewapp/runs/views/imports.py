@@ -6,8 +6,9 @@ from django.contrib import messages
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_http_methods, require_POST
 
+from reviewapp.core.errors import ApplicationError
 from reviewapp.core.roles import WRITERS, role_required
-from reviewapp.core.uploads import UploadRejected, limit_text
+from reviewapp.core.uploads import limit_text
 from reviewapp.forms import ImportConfirmForm, ImportUploadForm
 from reviewapp.models import AssistantVersion, QuestionSet, SetVersion
 from reviewapp.runs.services.imports import (
@@ -38,7 +39,7 @@ def run_import(request):
             pending = pending_store(
                 form.cleaned_data["file"], user=request.user, file_format=form.cleaned_data["format"]
             )
-        except UploadRejected as rejected:
+        except ApplicationError as rejected:
             errors, status = rejected.errors, rejected.status
         else:
             return _preview_page(request, pending, None)
@@ -64,7 +65,7 @@ def run_import_confirm(request):
         # A second click on Import: the first made the run.
         messages.info(request, "This file was imported already; here is its run.")
         return redirect("run-detail", run_id=done.run_id)
-    except UploadRejected as rejected:
+    except ApplicationError as rejected:
         messages.error(request, rejected.errors[0])
         return redirect("run-import")
     return _preview_page(request, pending, request.POST)
@@ -77,7 +78,7 @@ def _preview_page(request, pending, data):
     errors: list[str] = []
     try:
         first = import_preview(pending, imports.ImportOptions())
-    except UploadRejected as rejected:
+    except ApplicationError as rejected:
         first, errors = None, rejected.errors
     form = ImportConfirmForm(
         data,
@@ -125,11 +126,11 @@ def _preview_page(request, pending, data):
                 if not received.created:
                     messages.info(request, "This file was imported before; here is the run that holds it.")
                 return redirect("run-detail", run_id=received.run.id)
-        except UploadRejected as rejected:
+        except ApplicationError as rejected:
             errors, status = rejected.errors, rejected.status
             if data.get("action") == "import":
                 # Refused: show the first answers under the mapping that was sent.
-                with contextlib.suppress(UploadRejected):
+                with contextlib.suppress(ApplicationError):
                     preview = import_preview(pending, options)
     elif data is not None:
         status = 400

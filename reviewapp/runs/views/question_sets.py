@@ -5,8 +5,9 @@ from django.http import Http404
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_GET, require_http_methods
 
+from reviewapp.core.errors import ApplicationError
 from reviewapp.core.roles import READERS_OF_RUNS, WRITERS, has_role, role_required
-from reviewapp.core.uploads import UploadRejected, limit_text
+from reviewapp.core.uploads import limit_text
 from reviewapp.forms import SetUploadForm
 from reviewapp.models import SetVersion
 from reviewapp.runs.services.question_sets import set_version_upload
@@ -31,7 +32,7 @@ def set_list(request):
                 qa_columns=form.cleaned_data["qa_columns"],
                 language=form.cleaned_data["qa_language"] or "en",
             )
-        except UploadRejected as rejected:
+        except ApplicationError as rejected:
             errors, status = rejected.errors, rejected.status
         else:
             messages.success(request, f"Set version {set_version.version} created.")

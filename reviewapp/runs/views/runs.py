@@ -6,11 +6,12 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 from django_htmx.http import HttpResponseClientRefresh
 
-from reviewapp.core import work
+from reviewapp.core.errors import ApplicationError
 from reviewapp.core.roles import READERS_OF_RUNS, WRITERS, has_role, role_required
-from reviewapp.core.uploads import UploadRejected, limit_text
+from reviewapp.core.uploads import limit_text
 from reviewapp.forms import RescoreForm, RunExcludeForm, RunUploadForm, SealedOpenForm
 from reviewapp.models import Answer, Finding, Run, Scoring
+from reviewapp.runs.selectors import run_is_stuck
 from reviewapp.runs.services.runs import run_exclude, run_include, run_receive, run_retry
 from reviewapp.scorings import selectors
 from reviewapp.scorings.services import scoring_open_sealed, scoring_request, scoring_retry
@@ -48,7 +49,7 @@ def run_upload(request):
                 set_name=form.cleaned_data["set_name"],
                 repeats=form.cleaned_data["repeats"],
             )
-        except UploadRejected as rejected:
+        except ApplicationError as rejected:
             errors, status = rejected.errors, rejected.status
         else:
             if not received.created:
@@ -81,7 +82,7 @@ def run_detail(request, run_id: int):
     )
     scorings = list(run.scorings.select_related("set_version").order_by("created_at", "id"))
     for scoring in scorings:
-        scoring.stuck = work.scoring_is_stuck(scoring)
+        scoring.stuck = selectors.scoring_is_stuck(scoring)
     chosen = _chosen_scoring(request, scorings)
     family = request.GET.get("slices", "language")
     method = request.GET.get("interval", "wilson")
@@ -90,7 +91,7 @@ def run_detail(request, run_id: int):
     context = {
         "run": run,
         "progress": selectors.run_progress(run),
-        "run_stuck": work.run_is_stuck(run),
+        "run_stuck": run_is_stuck(run),
         "stale_minutes": settings.WORK_STALE_SECONDS // 60,
         "scorings": scorings,
         "chosen": chosen,
@@ -173,7 +174,7 @@ def run_rescore(request, run_id: int):
             extra_slices=form.cleaned_data["extra_slices"],
             requested_by=request.user,
         )
-    except UploadRejected as rejected:
+    except ApplicationError as rejected:
         messages.error(request, rejected.errors[0])
         return redirect("run-detail", run_id=run.id)
     return redirect(f"{run.get_absolute_url()}?scoring={scoring.id}")
@@ -212,13 +213,13 @@ def run_exclude_view(request, run_id: int):
     form = RunExcludeForm(request.POST)
     try:
         if not request.POST.get("reason", "").strip():
-            raise UploadRejected(
+            raise ApplicationError(
                 "say why the run is left out: the reason is shown beside it on the dashboard"
             )
         if not form.is_valid():
-            raise UploadRejected(f"The run still counts: reason: {' '.join(form.errors['reason'])}")
+            raise ApplicationError(f"The run still counts: reason: {' '.join(form.errors['reason'])}")
         run_exclude(run=run, reason=form.cleaned_data["reason"], excluded_by=request.user)
-    except UploadRejected as rejected:
+    except ApplicationError as rejected:
         messages.error(request, rejected.errors[0])
     return redirect("run-detail", run_id=run.id)
 
@@ -233,7 +234,7 @@ def scoring_open_sealed_view(request, run_id: int, scoring_id: int):
     else:
         try:
             scoring_open_sealed(scoring=scoring, opened_by=request.user, reason=form.cleaned_data["reason"])
-        except UploadRejected as rejected:
+        except ApplicationError as rejected:
             messages.error(request, rejected.errors[0])
     return redirect(f"{scoring.run.get_absolute_url()}?scoring={scoring.id}")
 

@@ -1,0 +1,108 @@
+"""Reads of judge runs: how a model grade is labelled, the counts per judge
+version and metric, and the verdicts one by one."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from django.db.models import Avg, Count, Q
+
+from reviewapp.models import (
+    JudgeRun,
+    JudgeVersion,
+    ModelVerdict,
+)
+from scoring.judge.standin import NAME as STAND_IN_NAME
+
+
+def judge_label(version: JudgeVersion) -> str:
+    """How a model grade is always labelled: the judge's name and version, and what stands behind it."""
+    behind = STAND_IN_NAME if version.provider == JudgeVersion.Provider.STAND_IN else version.model
+    return f"{version.judge.name} v{version.number} ({behind})"
+
+
+def judge_run_counts(judge_run: JudgeRun) -> list[dict]:
+    """Per judge version (labelled) and metric it grades, in version then metric
+    order: the verdicts stored, the failures among them (an error, kept and
+    counted), the undefined ones (no error, but nothing to grade) and the mean
+    score of the defined ones (None when there is none). A metric not graded
+    yet shows zeros."""
+
+    stored = {
+        (row["judge_version_id"], row["metric"]): row
+        for row in ModelVerdict.objects.filter(judge_run=judge_run)
+        .values("judge_version_id", "metric")
+        .annotate(
+            verdicts=Count("id"),
+            failures=Count("id", filter=~Q(error="")),
+            undefined=Count("id", filter=Q(error="") & ~Q(undefined="")),
+            mean_score=Avg("score"),
+        )
+        .order_by()
+    }
+    rows = []
+    for version in judge_run.judge_versions.select_related("judge").order_by("judge__name", "number"):
+        metrics = list(version.metrics) + sorted(
+            metric
+            for version_id, metric in stored
+            if version_id == version.id and metric not in version.metrics
+        )
+        for metric in metrics:
+            row = stored.get((version.id, metric), {})
+            rows.append(
+                {
+                    "judge_version": version.id,
+                    "label": judge_label(version),
+                    "metric": metric,
+                    "verdicts": row.get("verdicts", 0),
+                    "failures": row.get("failures", 0),
+                    "undefined": row.get("undefined", 0),
+                    "mean_score": row.get("mean_score"),
+                }
+            )
+    return rows
+
+
+def judge_run_verdicts(judge_run: JudgeRun) -> Iterator[dict]:
+    """Every verdict of a judge run as one flat record, by answer, judge version
+    and metric: the judge's name, version and label beside each grade (a
+    model grade is never shown unlabelled), the answer's question, the parsed
+    labels, the raw completion and every completion asked for it, tokens and
+    time. Failures are included, with their error. Read in batches, for streaming."""
+
+    versions = {version.id: version for version in judge_run.judge_versions.select_related("judge")}
+    labels = {version_id: judge_label(version) for version_id, version in versions.items()}
+    verdicts = (
+        ModelVerdict.objects.filter(judge_run=judge_run)
+        .select_related("answer")
+        .only(
+            *(field.name for field in ModelVerdict._meta.concrete_fields),
+            "answer__question_id",
+            "answer__attempt",
+            "answer__language",
+        )
+        .order_by("answer_id", "judge_version_id", "metric")
+    )
+    for verdict in verdicts.iterator(chunk_size=500):
+        version = versions[verdict.judge_version_id]
+        yield {
+            "judge_run": judge_run.id,
+            "answer_id": verdict.answer_id,
+            "question_id": verdict.answer.question_id,
+            "attempt": verdict.answer.attempt,
+            "language": verdict.answer.language,
+            "judge": version.judge.name,
+            "judge_version": version.number,
+            "judge_version_id": version.id,
+            "judge_label": labels[version.id],
+            "metric": verdict.metric,
+            "score": verdict.score,
+            "labels": verdict.labels,
+            "error": verdict.error,
+            "undefined": verdict.undefined,
+            "raw": verdict.raw,
+            "completions": verdict.completions,
+            "prompt_hash": verdict.prompt_hash,
+            "seconds": verdict.seconds,
+            "created_at": verdict.created_at.isoformat(),
+        }

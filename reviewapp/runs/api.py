@@ -1,0 +1,302 @@
+"""The API's runs and question sets: upload a run log or another tool's file,
+follow a run, upload a question set."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from django.shortcuts import get_object_or_404
+from ninja import Field, File, Form, Router, Schema, Status
+from ninja.files import UploadedFile
+
+from reviewapp.accounts.auth import TokenAuth
+from reviewapp.core.api import REFUSALS, UPLOAD_REFUSALS, DetailOut
+from reviewapp.core.errors import ApplicationError
+from reviewapp.models import Run, Scoring
+from reviewapp.runs.services.imports import import_preview, import_receive, pending_store
+from reviewapp.runs.services.question_sets import set_version_upload
+from reviewapp.runs.services.runs import run_receive
+from reviewapp.scorings import selectors
+from reviewapp.scorings.api import ScoringOut
+from scoring import imports, logfile
+
+router = Router()
+
+
+class RunOut(Schema):
+    id: int
+    url: str
+    status: str
+    progress: int
+    duplicate: bool = False
+    assistant_version: str
+    set_version: str
+    file_name: str
+    imported_from: str = Field(default="", description="the tool and file a run was imported from")
+    imported_scores: dict = Field(
+        default={},
+        description="an imported Inspect log's own scores, by scorer: n, how often each value was given, "
+        "the mean of the numeric ones; never this app's measures",
+    )
+    sha256: str
+    answers: int
+    error: str
+    line_errors: list[dict]
+    line_error_count: int
+    repetitions: int = Field(default=1, description="attempts per question (R) the log's header declared")
+    repeats: int | None = Field(default=None, description="the run this one repeats, if linked")
+    excluded_reason: str = Field(default="", description="why the run is left out of its version's figures")
+    waiting: str = Field(
+        default="",
+        description="why the run has not started: empty, or 'queued, waiting for the broker' when the task "
+        "queue was unreachable at upload (the app sends it on once it is back)",
+    )
+    scorings: list[ScoringOut]
+
+
+class SetVersionOut(Schema):
+    version: str
+    question_set: str
+    questions: int
+
+
+def _run_out(request, run: Run, *, duplicate: bool = False) -> dict:
+    scorings = run.scorings.select_related("set_version").order_by("created_at", "id")
+    return {
+        "id": run.id,
+        "url": request.build_absolute_uri(run.get_absolute_url()),
+        "status": run.status,
+        "progress": selectors.run_progress(run),
+        "duplicate": duplicate,
+        "assistant_version": run.assistant_version.label,
+        "set_version": run.set_version.version,
+        "file_name": run.file_name,
+        "imported_from": run.imported_from,
+        "imported_scores": run.imported_scores,
+        "sha256": run.sha256,
+        "answers": run.answer_count,
+        "error": run.error,
+        "line_errors": run.line_errors,
+        "line_error_count": run.line_error_count,
+        "repetitions": run.repetitions,
+        "repeats": run.repeats_id,
+        "excluded_reason": run.excluded_reason,
+        "waiting": (
+            "queued, waiting for the broker"
+            if run.status == Run.Status.RECEIVED and not run.queued_at
+            else ""
+        ),
+        "scorings": [
+            {
+                "id": s.id,
+                "set_version": s.set_version.version,
+                "status": s.status,
+                "progress": s.progress,
+                "error": s.error,
+                "unmatched_answers": s.unmatched_answers,
+                "not_run": s.not_run,
+                "stable": s.stable,
+                "timing": s.timing,
+                "options": s.options,
+                "slice_fields": s.slice_fields,
+                "scores": selectors.scores_as_dict(s) if s.status == Scoring.Status.DONE else {},
+            }
+            for s in scorings
+        ],
+    }
+
+
+
+@router.post(
+    "/runs",
+    response={201: RunOut, 200: RunOut, **UPLOAD_REFUSALS},
+    summary="Upload a run log",
+    auth=TokenAuth("runs:write"),
+    operation_id="reviewapp_api_upload_run",
+)
+def upload_run(
+    request,
+    file: File[UploadedFile],
+    assistant_version: Form[str] = "",
+    set_version: Form[str] = "",
+    set_from_file: Form[bool] = False,
+    set_name: Form[str] = "",
+    repeats: Form[int | None] = None,
+):
+    """Store the log and queue its validation and scoring. `repeats` names the
+    earlier run (same assistant version, same set version) this one repeats;
+    both stay in the version's record. 201 for a new run,
+    200 with `duplicate: true` when the same file is held by a run already.
+    Poll `GET /api/runs/{id}` until `status` is stored, rejected or failed and
+    each scoring is done; a rejected run lists its bad lines.
+
+    Versions are labels: ASCII letters, digits, `.`, `_`, `-` and `+`, up to 100
+    characters. The file is UTF-8 JSON Lines, or that compressed with gzip;
+    each line at most `REVIEWAPP_MAX_ANSWER_KB` (100 KB). 400 names each
+    problem (the form field, or the file's line and field); 411 for a body
+    sent without Content-Length; 413 past the size limit."""
+    received = run_receive(
+        upload=file,
+        uploaded_by=request.user,
+        source=Run.Source.API,
+        assistant_version=assistant_version,
+        set_version=set_version,
+        set_from_file=set_from_file,
+        set_name=set_name,
+        repeats=repeats,
+    )
+    run = Run.objects.get(id=received.run.id)
+    return Status(201 if received.created else 200, _run_out(request, run, duplicate=not received.created))
+
+
+class ImportPreviewOut(Schema):
+    format: str
+    assistant_version: str = Field(description="the version the file suggests (Inspect: its model)")
+    set_version: str = Field(description="the set version the file suggests (Inspect: task and version)")
+    set_name: str
+    fields: list[str] = Field(description="what the mapping can name: CSV columns, JSON keys, metadata keys")
+    columns: dict[str, str] = Field(description="the mapping in use, defaults filled in")
+    samples: int | None = Field(default=None, description="samples in the file, when known without reading")
+    lines: list[dict] = Field(description="the first answers as run-log lines")
+    errors: list[str] = Field(description="problems of those first answers, by sample or line and field")
+
+
+@router.post(
+    "/imports",
+    response={201: RunOut, 200: RunOut | ImportPreviewOut, **UPLOAD_REFUSALS},
+    summary="Import a run from an Inspect log, Ragas-style JSON Lines or CSV",
+    auth=TokenAuth("runs:write"),
+    operation_id="reviewapp_api_import_run",
+)
+def import_run(
+    request,
+    file: File[UploadedFile],
+    format: Form[str] = "",
+    columns: Form[str] = "",
+    assistant_version: Form[str] = "",
+    set_version: Form[str] = "",
+    set_name: Form[str] = "",
+    language: Form[str] = "en",
+    set_from_file: Form[bool] = True,
+    preview: Form[bool] = False,
+):
+    """Convert another tool's file into a run log and take it as a run, as
+    `POST /api/runs` takes one (201 for a new run, 200 with `duplicate: true`
+    for a file held already; poll `GET /api/runs/{id}`).
+
+    `format` is `inspect` (an Inspect AI eval log, `.eval` or `.json`),
+    `ragas` (JSON Lines with user_input, retrieved_contexts, response,
+    reference) or `csv`; empty, it is told from the file. `columns` maps the
+    run log's fields to the file's columns or keys (Inspect: metadata keys),
+    `field=column,...`, e.g. `retrieved_contexts=contexts`. An Inspect log
+    names its versions (model; task and task version) unless the form does;
+    Ragas and CSV files need both. With `set_from_file` (the default) the
+    set version is created, or the named set revised, from the file's
+    questions; without, the answers are scored against the existing set
+    version. `preview=true` stores nothing and answers what the file would
+    become: the versions and mapping in use and its first answers. 400 names
+    every problem by sample or line and field; nothing is stored then."""
+    try:
+        mapping = imports.parse_mapping([columns]) if columns.strip() else {}
+    except ValueError as error:
+        raise ApplicationError(f"columns: {error}") from error
+    if problem := logfile.language_problem(language):
+        raise ApplicationError(f"language: {problem}")
+    options = imports.ImportOptions(
+        assistant_version=assistant_version.strip(),
+        set_version=set_version.strip(),
+        set_name=set_name,
+        language=language,
+        columns=mapping,
+    )
+    pending = pending_store(file, user=request.user, file_format=format.strip())
+    try:
+        if preview:
+            shown = import_preview(pending, options)
+            return Status(
+                200,
+                {
+                    "format": shown.format,
+                    "assistant_version": shown.assistant_version,
+                    "set_version": shown.set_version,
+                    "set_name": shown.set_name,
+                    "fields": shown.fields,
+                    "columns": shown.columns,
+                    "samples": shown.samples,
+                    "lines": shown.lines,
+                    "errors": [str(error) for error in shown.errors],
+                },
+            )
+        received = import_receive(
+            path=pending.path,
+            name=pending.name,
+            file_format=pending.format,
+            options=options,
+            set_from_file=set_from_file,
+            uploaded_by=request.user,
+            source=Run.Source.API,
+        )
+    finally:
+        pending.path.unlink(missing_ok=True)
+    run = Run.objects.get(id=received.run.id)
+    return Status(201 if received.created else 200, _run_out(request, run, duplicate=not received.created))
+
+
+@router.get(
+    "/runs/{run_id}",
+    response={200: RunOut, 404: DetailOut, **REFUSALS},
+    summary="A run's status and scores",
+    auth=TokenAuth("runs:read"),
+    operation_id="reviewapp_api_get_run",
+)
+def get_run(request, run_id: int):
+    run = get_object_or_404(Run.objects.select_related("assistant_version", "set_version"), id=run_id)
+    return _run_out(request, run)
+
+
+@router.post(
+    "/question-sets",
+    response={201: SetVersionOut, **UPLOAD_REFUSALS},
+    summary="Upload a question set version",
+    auth=TokenAuth("sets:write"),
+    operation_id="reviewapp_api_upload_question_set",
+)
+def upload_question_set(
+    request,
+    file: File[UploadedFile],
+    version: Form[str] = "",
+    set_name: Form[str] = "",
+    qa_task: Form[Literal["", "open", "mc"]] = "",
+    qa_columns: Form[str] = "",
+    language: Form[str] = "en",
+):
+    """Create a question set version from a JSON Lines file (or that
+    compressed with gzip). The version comes from `version`, the file's
+    header line or its name (`questions_set-<version>.jsonl`). 400 names each
+    problem; every line is checked before anything is stored.
+
+    With `qa_task` (`open` or `mc`) the file is one of spec 001's QA
+    datasets, JSON Lines or CSV: `qa_columns` names its columns
+    (`question=Question,reference=Gold,id=qid`; `options=a+b+c` for one
+    column per option), `language` is its questions' language. Each question
+    keeps its reference answer (for multiple choice, the correct option as
+    "B. Paris"), and the numbers in it become the expected values."""
+    if problem := logfile.language_problem(language):
+        raise ApplicationError(f"language: {problem}")
+    created = set_version_upload(
+        upload=file,
+        version=version,
+        set_name=set_name,
+        created_by=request.user,
+        qa_task=qa_task,
+        qa_columns=qa_columns,
+        language=language,
+    )
+    return Status(
+        201,
+        {
+            "version": created.version,
+            "question_set": created.question_set.name,
+            "questions": created.questions.count(),
+        },
+    )

@@ -1,0 +1,85 @@
+"""The API's release gate: may a candidate version ship against its baseline?"""
+
+from __future__ import annotations
+
+from ninja import Field, Query, Router, Schema, Status
+
+from reviewapp.accounts.auth import TokenAuth
+from reviewapp.core.api import DetailOut
+from reviewapp.versions.gate import GateRefused, gate_run, parse_floors
+from scoring.gate import DEFAULT_MARGIN_POINTS
+
+router = Router()
+
+
+class GateError(Schema):
+    passed: bool
+    verdict: str
+    field: str
+    error: str
+
+
+class GateQuery(Schema):
+    baseline: str
+    candidate: str
+    set_version: str = ""
+    measure: list[str] = Field(default=[], description="measures to judge (repeatable)")
+    margin: float = Field(default=DEFAULT_MARGIN_POINTS, description="non-inferiority margin, in points")
+    max_drop: float | None = Field(default=None, description="largest drop allowed, in points")
+    floor: list[str] = Field(
+        default=[], description="MEASURE=RATE, the rate a share: the candidate must be shown above it"
+    )
+    max_p90: float | None = Field(
+        default=None, description="seconds: the candidate's end-to-end P90 (nearest rank) may not exceed it"
+    )
+    max_timeout_rate: float | None = Field(
+        default=None, description="a share: the candidate's timeout rate must be shown at or under it"
+    )
+    judge: str = Field(
+        default="",
+        description="NAME or NAME:vN: add a judge's rubric grades as a paired measure; "
+        "only a judge validated against people is taken (422 otherwise)",
+    )
+
+
+@router.get(
+    "/gate",
+    response={200: dict, 409: dict, 422: dict, 401: DetailOut, 403: DetailOut},
+    summary="The release gate",
+    auth=TokenAuth("gate:read"),
+    openapi_extra={"responses": {422: {"description": "cannot judge: a malformed option, or missing data"}}},
+    operation_id="reviewapp_api_release_gate",
+)
+def release_gate(request, query: Query[GateQuery]):
+    """Judge a candidate version against a baseline on their common
+    questions, measure by measure, as a non-inferiority decision: a measure
+    passes only when the one-sided 97.5 % lower bound of candidate −
+    baseline (Newcombe's interval, in points) is above −`margin`.
+
+    200: every measure passes. 409: a measure fails (shown worse, drops more
+    than `max_drop`, misses a `floor` for sure) or is inconclusive (not shown
+    safe; the reason says how many paired questions would settle it). 422:
+    the gate cannot judge — an unknown measure or a malformed option (named
+    in `field`), a missing version or scores, or a measure without paired
+    questions."""
+    try:
+        verdict = gate_run(
+            baseline=query.baseline,
+            candidate=query.candidate,
+            set_version=query.set_version,
+            measures=query.measure,
+            margin_points=query.margin,
+            max_drop_points=query.max_drop,
+            floors=parse_floors(query.floor),
+            max_p90_s=query.max_p90,
+            max_timeout_rate=query.max_timeout_rate,
+            judge=query.judge,
+        )
+    except GateRefused as refused:
+        return Status(
+            422, {"passed": False, "verdict": "cannot judge", "field": refused.field, "error": str(refused)}
+        )
+    return Status({0: 200, 1: 409, 2: 422}[verdict["exit_code"]], verdict)
+
+
+# -- judge runs --------------------------------------------------------------
