@@ -208,7 +208,8 @@ JUDGE = """
 import json
 from django.contrib.auth.models import User
 from reviewapp.judges.services import judging
-version = judging.judge_version_save(
+from reviewapp.judges.services import judge_versions
+version = judge_versions.judge_version_save(
     name="bench judge", provider="openai", model="bench-judge", base_url={base_url!r},
     key_variable={key_variable!r}, metrics=["answer_relevance"], concurrency={concurrency},
     created_by=User.objects.get(username="bench"),

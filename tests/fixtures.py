@@ -5,7 +5,7 @@ import json
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.test import TestCase
 
-from reviewapp.judges.services import judging
+from reviewapp.judges.services import judge_versions, judging
 from reviewapp.models import Answer, AssistantVersion, JudgeRun, JudgeVersion, Run
 from reviewapp.review.services.review import rubric_default
 from reviewapp.runs.services.question_sets import set_version_create
@@ -85,7 +85,7 @@ def stand_in_version(**changes) -> JudgeVersion:
         "concurrency": 1,
     }
     fields.update(changes)
-    return judging.judge_version_save(**fields)
+    return judge_versions.judge_version_save(**fields)
 
 
 def run_to_end(judge_run: JudgeRun) -> JudgeRun:

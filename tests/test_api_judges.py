@@ -6,7 +6,7 @@ import statistics
 from django.test import TestCase, override_settings
 
 from reviewapp.judges import selectors
-from reviewapp.judges.services import judging
+from reviewapp.judges.services import judge_versions, judging
 from reviewapp.models import ApiToken, JudgeChunk, JudgeRun, ModelVerdict, Run, Sample
 from tests.fixtures import load_generated_run, stand_in_version
 from tests.helpers import make_user
@@ -283,12 +283,11 @@ class JudgeRunRefusalTests(JudgeRunApiTestCase):
 
 class JudgeValidationApiTests(TestCase):
     def test_it_gives_the_validation_tables_and_says_what_is_missing(self):
-        from reviewapp.judges.services import judging
         from reviewapp.models import ApiToken
         from reviewapp.review.services.review import rubric_default
 
         manager = make_user("manager-api", "manager")
-        version = judging.judge_version_save(
+        version = judge_versions.judge_version_save(
             name="numbers", provider="stand-in", model="", metrics=["rubric"], rubric_version=rubric_default()
         )
         _, key = ApiToken.issue(user=manager, name="ci")

@@ -20,7 +20,14 @@ from reviewapp.models import (
     SetVersion,
 )
 from reviewapp.scorings.services import store_question_outcomes
-from reviewapp.versions import selectors as dashboard
+from reviewapp.versions.comparison import (
+    _side_outcomes,
+    compare_versions,
+    paired_tables,
+    question_successes,
+    resolved_questions,
+)
+from reviewapp.versions.records import DEFAULT_KEY, Record, version_record
 from scoring.compare import paired, paired_from_table
 from scoring.measures import MEASURES
 from tests.fixtures import bare_run
@@ -30,8 +37,8 @@ QUESTIONS = [f"q{index:03d}" for index in range(120)]
 
 def python_tables(baseline, candidate, measures=MEASURES) -> dict:
     """The tables as compare_versions counted them before the database did."""
-    base, cand = dashboard.question_successes(baseline), dashboard.question_successes(candidate)
-    subset = dashboard.resolved_questions(base) & dashboard.resolved_questions(cand)
+    base, cand = question_successes(baseline), question_successes(candidate)
+    subset = resolved_questions(base) & resolved_questions(cand)
     return {
         measure: (
             paired(base[measure], cand[measure]).table,
@@ -52,7 +59,7 @@ class PairedTablesTests(TestCase):
         )
         cls.assistant = Assistant.objects.create(name="bot")
 
-    def record(self, label: str, rng: random.Random, *, runs: int, sealed: set[str]) -> dashboard.Record:
+    def record(self, label: str, rng: random.Random, *, runs: int, sealed: set[str]) -> Record:
         """A version's record of ``runs`` scored runs, each holding a random
         part of the questions with up to three attempts each, counts that
         are sometimes zero (a measure that does not apply) and a sealed part."""
@@ -70,7 +77,7 @@ class PairedTablesTests(TestCase):
                 run=run,
                 set_version=self.set_version,
                 status=Scoring.Status.DONE,
-                config_key=dashboard.DEFAULT_KEY,
+                config_key=DEFAULT_KEY,
             )
             held = [q for q in QUESTIONS if rng.random() < 0.8]
             checks = []
@@ -89,7 +96,7 @@ class PairedTablesTests(TestCase):
                     )
             AnswerCheck.objects.bulk_create(checks)
             store_question_outcomes([scoring.id])  # as adding the scoring up does
-        record = dashboard.version_record(version, self.set_version)
+        record = version_record(version, self.set_version)
         self.assertEqual(len(record.scorings), runs)
         return record
 
@@ -101,7 +108,7 @@ class PairedTablesTests(TestCase):
                 baseline = self.record(f"base-{seed}", rng, runs=rng.randint(1, 3), sealed=sealed)
                 candidate = self.record(f"cand-{seed}", rng, runs=rng.randint(1, 3), sealed=sealed)
                 expected = python_tables(baseline, candidate)
-                self.assertEqual(dashboard.paired_tables(baseline, candidate), expected)
+                self.assertEqual(paired_tables(baseline, candidate), expected)
                 # Tables that are all zero would prove little.
                 self.assertGreater(sum(sum(map(sum, expected[m][0])) for m in MEASURES), 100)
                 self.assertGreater(sum(sum(map(sum, expected[m][1])) for m in MEASURES), 10)
@@ -110,10 +117,10 @@ class PairedTablesTests(TestCase):
         rng = random.Random(99)
         baseline = self.record("base", rng, runs=2, sealed={"q000", "q001"})
         candidate = self.record("cand", rng, runs=1, sealed={"q000", "q001"})
-        base = dashboard.question_successes(baseline)
-        cand = dashboard.question_successes(candidate)
-        subset = dashboard.resolved_questions(base) & dashboard.resolved_questions(cand)
-        for comparison in dashboard.compare_versions(baseline, candidate):
+        base = question_successes(baseline)
+        cand = question_successes(candidate)
+        subset = resolved_questions(base) & resolved_questions(cand)
+        for comparison in compare_versions(baseline, candidate):
             with self.subTest(measure=comparison.measure):
                 self.assertEqual(
                     comparison.paired, paired(base[comparison.measure], cand[comparison.measure])
@@ -131,7 +138,7 @@ class PairedTablesTests(TestCase):
         baseline = self.record("base", rng, runs=2, sealed=set())
         candidate = self.record("cand", rng, runs=2, sealed=set())
         with CaptureQueriesContext(connection) as queries:
-            dashboard.paired_tables(baseline, candidate)
+            paired_tables(baseline, candidate)
         # Savepoints and settings aside, one query reads the stored outcomes, none the checks.
         reads = [query["sql"] for query in queries if "reviewapp_questionoutcome" in query["sql"]]
         self.assertEqual(len(reads), 1)
@@ -142,13 +149,13 @@ class PairedTablesTests(TestCase):
         baseline = self.record("base", rng, runs=1, sealed=set())
         candidate = self.record("cand", rng, runs=3, sealed=set())
         measures = ("citation_validity", "unsupported_answers")
-        tables = dashboard.paired_tables(baseline, candidate, measures)
+        tables = paired_tables(baseline, candidate, measures)
         self.assertEqual(tables, python_tables(baseline, candidate, measures))
 
     def test_it_pairs_a_record_with_itself(self):
         rng = random.Random(5)
         record = self.record("same", rng, runs=2, sealed={"q010"})
-        tables = dashboard.paired_tables(record, record)
+        tables = paired_tables(record, record)
         self.assertEqual(tables, python_tables(record, record))
         for on_common, _ in tables.values():
             self.assertEqual((on_common[0][1], on_common[1][0]), (0, 0))
@@ -161,7 +168,7 @@ class PairedTablesTests(TestCase):
             model.objects.filter(scoring__in=candidate.scorings, question_id__in=QUESTIONS[:60]).delete()
             model.objects.filter(scoring__in=baseline.scorings, question_id__in=QUESTIONS[60:]).delete()
         empty = ((0, 0), (0, 0))
-        self.assertEqual(dashboard.paired_tables(baseline, candidate), {m: (empty, empty) for m in MEASURES})
+        self.assertEqual(paired_tables(baseline, candidate), {m: (empty, empty) for m in MEASURES})
         self.assertEqual(python_tables(baseline, candidate), {m: (empty, empty) for m in MEASURES})
 
     def test_the_bitwise_or_and_the_portable_one_agree(self):
@@ -172,8 +179,8 @@ class PairedTablesTests(TestCase):
             QuestionOutcome.objects.filter(scoring_id__in=[s.id for s in baseline.scorings])
             .values("question_id")
             .annotate(
-                native=dashboard._side_outcomes(ids, connection.vendor),
-                portable=dashboard._side_outcomes(ids, "portable"),
+                native=_side_outcomes(ids, connection.vendor),
+                portable=_side_outcomes(ids, "portable"),
             )
         )
         self.assertGreater(len({row["native"] for row in rows}), 10)
@@ -184,7 +191,7 @@ class PairedTablesTests(TestCase):
         rng = random.Random(7)
         baseline = self.record("base", rng, runs=2, sealed={"q002"})
         candidate = self.record("cand", rng, runs=1, sealed={"q002"})
-        expected = dashboard.paired_tables(baseline, candidate)
+        expected = paired_tables(baseline, candidate)
         unfinished = baseline.scorings[0]
         Scoring.objects.filter(id=unfinished.id).update(status=Scoring.Status.SCORING)
         QuestionOutcome.objects.all().delete()
@@ -193,7 +200,7 @@ class PairedTablesTests(TestCase):
         self.assertFalse(QuestionOutcome.objects.filter(scoring=unfinished).exists())
         Scoring.objects.filter(id=unfinished.id).update(status=Scoring.Status.DONE)
         store_question_outcomes([unfinished.id])
-        self.assertEqual(dashboard.paired_tables(baseline, candidate), expected)
+        self.assertEqual(paired_tables(baseline, candidate), expected)
 
 
 class PairedFromTableTests(SimpleTestCase):

@@ -5,7 +5,7 @@ import uuid
 
 from django.test import TestCase
 
-from reviewapp.judges.services import judging
+from reviewapp.judges.services import judge_versions, judging
 from reviewapp.judges.services.validation import judge_is_validated, validation_set_draw
 from reviewapp.models import Adjudication, Run
 from reviewapp.review.services.review import rubric_default
@@ -54,7 +54,7 @@ class JudgeGateTests(TestCase):
         cls.candidate_run = twin(
             cls.baseline_run, "bot-2.0", lambda text: text.replace("2024", "2024 (999.5)")
         )
-        cls.version = judging.judge_version_save(
+        cls.version = judge_versions.judge_version_save(
             name="numbers",
             provider="stand-in",
             model="",
@@ -92,7 +92,7 @@ class JudgeGateTests(TestCase):
         self.assertEqual(verdict["verdict"], "fail")
 
     def test_a_judge_without_the_rubric_gives_no_pass_or_fail(self):
-        other = judging.judge_version_save(
+        other = judge_versions.judge_version_save(
             name="faith", provider="stand-in", model="", metrics=["faithfulness"]
         )
         with self.assertRaisesMessage(GateRefused, "does not grade the rubric, so it gives no pass or fail"):
@@ -103,7 +103,7 @@ class ModelGradesOnTheDashboardTests(TestCase):
     def test_the_dashboard_labels_model_grades_and_says_they_are_not_validated(self):
         manager = make_user("manager", "manager")
         run = load_generated_run(answers=40, assistant="bot-1.0", version="dash-judge")
-        version = judging.judge_version_save(
+        version = judge_versions.judge_version_save(
             name="numbers",
             provider="stand-in",
             model="",
@@ -133,7 +133,7 @@ class JudgeOnTheComparePageTests(TestCase):
         cls.candidate_run = twin(
             cls.baseline_run, "bot-2.0", lambda text: text.replace("2024", "2024 (999.5)")
         )
-        cls.version = judging.judge_version_save(
+        cls.version = judge_versions.judge_version_save(
             name="numbers",
             provider="stand-in",
             model="",
@@ -175,7 +175,7 @@ class JudgeGateApiTests(TestCase):
         lead = make_user("lead", "lead")
         run = load_generated_run(answers=40, assistant="bot-1.0", version="api-gate-judge")
         twin(run, "bot-2.0")
-        judging.judge_version_save(
+        judge_versions.judge_version_save(
             name="numbers", provider="stand-in", model="", metrics=["rubric"], rubric_version=rubric_default()
         )
         _, key = ApiToken.issue(user=lead, name="ci")

@@ -335,7 +335,7 @@ class SlowJudgeServer:
 
 
 def test_a_worker_killed_mid_judging_loses_no_verdict_and_stores_none_twice(running, tmp_path):
-    from reviewapp.judges.services import judging
+    from reviewapp.judges.services import judge_versions, judging
     from reviewapp.models import JudgeChunk, JudgeRun, ModelVerdict
 
     path, _ = generated_run(tmp_path, answers=400, version="fault-judge")
@@ -348,7 +348,7 @@ def test_a_worker_killed_mid_judging_loses_no_verdict_and_stores_none_twice(runn
         running.wait(
             lambda: Scoring.objects.filter(run=run, status="done").exists(), what="the run to be scored"
         )
-        version = judging.judge_version_save(
+        version = judge_versions.judge_version_save(
             name="slow",
             provider="openai",
             model="slow-judge",

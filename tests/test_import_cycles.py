@@ -111,3 +111,77 @@ def test_it_reads_relative_imports_from_the_package(tmp_path):
     path = tmp_path / "__init__.py"
     path.write_text("from .base import make\n")
     assert imported_names("scoring.llm", path) == ["scoring.llm.base", "scoring.llm.base.make"]
+
+
+# Which domains each domain of the app may import, in the direction the
+# foreign keys run (runs <- scorings <- review <- judges <- versions), with
+# core below all. Modules outside the domains (api, urls, tasks, sweep,
+# models, settings, templatetags, management) sit above them. Two imports
+# run against the grain, each for a reason:
+AGAINST_THE_GRAIN = {
+    # A run's answers and its first scoring are stored in one transaction, so
+    # a stored run is never left without a scoring; the run API shows scores.
+    ("runs", "scorings"),
+    # The lead queue routes a judge's disagreement with people to a lead.
+    ("review", "judges"),
+}
+DOMAINS = ("core", "accounts", "runs", "scorings", "review", "judges", "paired", "versions")
+BELOW = {
+    "core": set(),
+    "accounts": {"core"},
+    "runs": {"core", "accounts"},
+    "scorings": {"core", "accounts", "runs"},
+    "review": {"core", "runs", "scorings"},
+    "judges": {"core", "accounts", "runs", "scorings", "review"},
+    "paired": {"core", "runs", "scorings", "review"},
+    "versions": {"core", "accounts", "runs", "scorings", "review", "judges", "paired"},
+}
+# Every domain may queue a task; the tasks module imports services only
+# inside its tasks (see FUNCTION_IMPORTS_ALLOWED).
+SHARED = {"tasks"}
+
+
+def domain_of(module: str) -> str | None:
+    parts = module.split(".")
+    return parts[1] if len(parts) > 1 and parts[0] == "reviewapp" and parts[1] in DOMAINS else None
+
+
+def domain_imports() -> set[tuple[str, str, str]]:
+    """(importing domain, imported domain, importing module) for every import
+    between two domains; a model imported from reviewapp.models counts as an
+    import of the domain that defines it."""
+    import reviewapp.models
+
+    found = set()
+    for name, path in module_files().items():
+        source = domain_of(name)
+        if source is None:
+            continue
+        tree = ast.parse(path.read_text(), filename=str(path))
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ImportFrom) and node.module == "reviewapp.models":
+                targets = [getattr(reviewapp.models, alias.name).__module__ for alias in node.names]
+            elif isinstance(node, ast.ImportFrom) and node.module == "reviewapp":
+                targets = [f"reviewapp.{alias.name}" for alias in node.names]
+            elif isinstance(node, ast.ImportFrom) and node.module:
+                targets = [node.module]
+            else:
+                continue
+            for target in targets:
+                imported = domain_of(target)
+                if imported is None and target.startswith("reviewapp."):
+                    top = target.split(".")[1]
+                    if top not in SHARED and top != "models":
+                        found.add((source, f"reviewapp.{top}", name))
+                elif imported and imported != source:
+                    found.add((source, imported, name))
+    return found
+
+
+def test_each_domain_imports_only_the_domains_below_it():
+    wrong = sorted(
+        (source, imported, module)
+        for source, imported, module in domain_imports()
+        if imported not in BELOW[source] and (source, imported) not in AGAINST_THE_GRAIN
+    )
+    assert wrong == []

@@ -22,7 +22,8 @@ from django.urls import URLPattern, URLResolver, get_resolver, reverse
 
 from reviewapp.api import CHECK_TOKENS, api
 from reviewapp.core.roles import API_USERS, READERS_OF_RUNS, SCOPES, WRITERS
-from reviewapp.judges.services.judging import judge_run_estimate, judge_version_save
+from reviewapp.judges.services.judge_versions import judge_version_save
+from reviewapp.judges.services.judging import judge_run_estimate
 from reviewapp.models import ApiToken, Role
 from reviewapp.paired.services import paired_assign, paired_draw
 from reviewapp.review.services.review import JudgementInput, judgement_submit, rubric_default

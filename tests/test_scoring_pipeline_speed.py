@@ -29,7 +29,7 @@ from reviewapp.runs.services.runs import run_receive
 from reviewapp.scorings import services as scoring_service
 from reviewapp.scorings.selectors import count_attempts
 from reviewapp.scorings.services import DEFAULT_SLICE_FIELDS, without_questions
-from reviewapp.versions import selectors as dashboard
+from reviewapp.versions.comparison import question_successes
 from scoring import synthetic, timing
 from scoring.logfile import normalise_question
 from scoring.measures import MEASURES, check_answer, merge_slice_counts, not_run_check, slice_counts
@@ -194,7 +194,7 @@ class PipelineFiguresTests(TestCase):
             AnswerCheck.objects.filter(scoring=scoring, answer__isnull=True).count(), scoring.not_run
         )
         self.assertEqual(
-            stored_outcomes(scoring), dashboard.question_successes(SimpleNamespace(scorings=[scoring]))
+            stored_outcomes(scoring), question_successes(SimpleNamespace(scorings=[scoring]))
         )
         self.assertEqual(scoring.attempt_counts, asdict(count_attempts(scoring)))
         self.assertEqual(scoring.attempt_counts["not_run"], expected["tuning_not_run"])

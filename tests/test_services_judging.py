@@ -3,9 +3,9 @@
 from django.test import TestCase, TransactionTestCase, override_settings
 
 from reviewapp.core.errors import ApplicationError
-from reviewapp.judges.services import judging
+from reviewapp.judges.selectors import head_to_head, panel_figures
+from reviewapp.judges.services import judge_versions, judging
 from reviewapp.models import JudgeChunk, JudgeResponse, JudgeRun, ModelVerdict, Sample
-from reviewapp.versions.selectors import head_to_head, panel_figures
 from tests.fixtures import load_generated_run, run_to_end, stand_in_version, twin
 from tests.helpers import make_user
 
@@ -13,14 +13,14 @@ from tests.helpers import make_user
 class JudgeVersionTests(TestCase):
     def test_it_writes_into_the_latest_version_until_it_has_graded(self):
         version = stand_in_version()
-        again = judging.judge_version_save(
+        again = judge_versions.judge_version_save(
             judge=version.judge, provider="stand-in", model="", metrics=["faithfulness"]
         )
         self.assertEqual((again.id, again.number, again.metrics), (version.id, 1, ["faithfulness"]))
         run = load_generated_run(answers=20)
         judge_run = judging.judge_run_estimate(judge_versions=[again], run=run)
         run_to_end(judging.judge_run_confirm(judge_run=judge_run))
-        frozen = judging.judge_version_save(
+        frozen = judge_versions.judge_version_save(
             judge=version.judge, provider="stand-in", model="", metrics=["answer_relevance"]
         )
         self.assertEqual(frozen.number, 2)
@@ -29,7 +29,7 @@ class JudgeVersionTests(TestCase):
 
     def test_it_refuses_a_stored_key_and_names_each_bad_field(self):
         with self.assertRaisesMessage(ApplicationError, "options: a key is never stored"):
-            judging.judge_version_save(
+            judge_versions.judge_version_save(
                 name="x", provider="openai", model="m", options={"api_key": "sk-1"}, metrics=["faithfulness"]
             )
         with self.assertRaisesMessage(
@@ -38,11 +38,11 @@ class JudgeVersionTests(TestCase):
             "metrics: preference: this judge grades faithfulness, answer_relevance, "
             "context_precision, context_recall, answer_correctness, rubric",
         ):
-            judging.judge_version_save(
+            judge_versions.judge_version_save(
                 name="x", provider="openai", model="m", key_variable="sk-live-123", metrics=["preference"]
             )
         with self.assertRaisesMessage(ApplicationError, "rubric_version: choose the rubric version"):
-            judging.judge_version_save(name="x", provider="openai", model="m", metrics=["rubric"])
+            judge_versions.judge_version_save(name="x", provider="openai", model="m", metrics=["rubric"])
 
 
 @override_settings(JUDGE_CHUNK_ANSWERS=50)  # several chunks from a small run
@@ -118,7 +118,7 @@ class JudgeRunTests(TestCase):
         self.assertTrue(all(completion[0]["cached"] for completion in completions))
 
     def test_it_records_each_failure_and_keeps_what_succeeded(self):
-        broken = judging.judge_version_save(
+        broken = judge_versions.judge_version_save(
             name="unset key",
             provider="openai",
             model="m",

@@ -12,19 +12,21 @@ from django.test import TestCase
 from reviewapp.core.errors import ApplicationError
 from reviewapp.models import Answer, Run
 from reviewapp.paired.models import PairedAssignment, PairedDecision, PairedJudgement
-from reviewapp.paired.services import (
+from reviewapp.paired.selectors import (
     AWAITING_LEAD,
     NOT_READ,
     PENDING,
     SETTLED,
     DecisionInput,
+    paired_results,
+)
+from reviewapp.paired.services import (
     PairedInput,
     paired_assign,
     paired_decision_submit,
     paired_draw,
     paired_frame,
     paired_judgement_submit,
-    paired_results,
     repeat_count,
 )
 from scoring.compare import paired

@@ -10,7 +10,7 @@ import numpy as np
 from django.test import TestCase
 
 from reviewapp.core.errors import ApplicationError
-from reviewapp.judges.services import judging
+from reviewapp.judges.services import judge_versions, judging
 from reviewapp.judges.services.validation import (
     NO_VALIDATION_SET,
     UNCALIBRATED_TITLE,
@@ -61,7 +61,7 @@ class ValidationTestCase(TestCase):
         cls.logged_run = load_generated_run(answers=60)
         cls.lead = make_user("lead")
         cls.rubric = rubric_default()
-        cls.judge_version = judging.judge_version_save(
+        cls.judge_version = judge_versions.judge_version_save(
             name="numbers", provider="stand-in", model="", metrics=["rubric"], rubric_version=cls.rubric
         )
         cls.answers = list(cls.logged_run.answers.order_by("id"))
@@ -239,7 +239,7 @@ class ValidationSetDrawTests(ValidationTestCase):
         self.assertEqual(self.split_of(first), self.split_of(again))
         self.assertEqual(list(self.split_of(first).values()).count("holdout"), 6)  # round(0.5 × 11)
         self.assertEqual((first.seed, first.holdout_share, first.created_by), (11, 0.5, self.lead))
-        other_judge = judging.judge_version_save(
+        other_judge = judge_versions.judge_version_save(
             name="other", provider="stand-in", model="", metrics=["rubric"], rubric_version=rubric_default()
         )
         other = validation_set_draw(judge=other_judge.judge, seed=12, holdout_share=0.3)
@@ -495,7 +495,7 @@ class LabelTests(ValidationTestCase):
         )
 
     def test_it_refuses_another_judges_validation_set(self):
-        other = judging.judge_version_save(
+        other = judge_versions.judge_version_save(
             name="other", provider="stand-in", model="", metrics=["rubric"], rubric_version=self.rubric
         )
         with self.assertRaisesMessage(ApplicationError, "was drawn for another judge, not other"):
@@ -547,7 +547,7 @@ class RegradeTests(ValidationTestCase):
     def test_it_is_none_without_a_regrade_sample_or_a_rubric_judge(self):
         self.assertIsNone(regrade_agreement(self.judge_run()))
         self.assertEqual(regrade_disagreements(self.judge_run()), [])
-        faithful = judging.judge_version_save(
+        faithful = judge_versions.judge_version_save(
             name="faithful", provider="stand-in", model="", metrics=["faithfulness"]
         )
         self.assertIsNone(regrade_agreement(self.judge_run(versions=[faithful], regrade_sample=self.sample)))

@@ -8,7 +8,7 @@ from django.urls import reverse
 from django.utils.html import escape
 
 from reviewapp.judges import selectors
-from reviewapp.judges.services import judging, validation
+from reviewapp.judges.services import judge_versions, judging, validation
 from reviewapp.models import (
     JudgeChunk,
     JudgeRun,
@@ -285,7 +285,7 @@ class JudgeRunTests(JudgePagesTestCase):
         )
 
     def test_it_counts_and_lists_each_failure_under_the_judges_label(self):
-        broken = judging.judge_version_save(
+        broken = judge_versions.judge_version_save(
             name="unset key",
             provider="openai",
             model="m",

@@ -13,8 +13,8 @@ from django.urls import reverse
 from reviewapp.management.commands.demo import address_url
 from reviewapp.models import ApiToken, AssistantVersion, Question, Run
 from reviewapp.runs.services.runs import run_receive
-from reviewapp.versions.charts import CompareOutcome, compare_outcome, refusal_field
-from reviewapp.versions.gate import GateRefused, gate_run
+from reviewapp.versions.charts import CompareOutcome, compare_outcome
+from reviewapp.versions.gate import GateRefused, gate_run, refusal_field
 from scoring.compare import paired
 from tests.fixtures import load_generated_run
 from tests.helpers import PASSWORD, make_user

@@ -15,8 +15,7 @@ def deployment(request):
 
 def roles(request):
     """Which parts of the navigation this person may use."""
-    from reviewapp.core.roles import API_USERS, READERS_OF_RUNS, WRITERS, has_role
-    from reviewapp.models import Role
+    from reviewapp.core.roles import API_USERS, READERS_OF_RUNS, WRITERS, Role, has_role
 
     user = request.user
     return {

@@ -24,7 +24,6 @@ from reviewapp.judges.services.judging import (
     regrade_draw,
 )
 from reviewapp.models import Judge, JudgeRun, JudgeVersion, Run
-from reviewapp.versions import selectors as dashboard
 
 router = Router()
 
@@ -154,8 +153,10 @@ def _judge_run_out(request, judge_run: JudgeRun) -> dict:
         "regrade_share": judge_run.regrade_share,
         "regrade_sample": judge_run.regrade_sample_id,
         "other_run_id": judge_run.other_run_id,
-        "panel": dashboard.panel_figures(judge_run) if judge_run.status != JudgeRun.Status.ESTIMATED else [],
-        "head_to_head": dashboard.head_to_head(judge_run) if judge_run.other_run_id else [],
+        "panel": (
+            judge_selectors.panel_figures(judge_run) if judge_run.status != JudgeRun.Status.ESTIMATED else []
+        ),
+        "head_to_head": judge_selectors.head_to_head(judge_run) if judge_run.other_run_id else [],
         "estimate": {key: judge_run.estimate.get(key, 0) for key in ("calls", "prompt_tokens", "answers")},
         "judge_versions": [
             {
@@ -183,7 +184,6 @@ def _judge_run_out(request, judge_run: JudgeRun) -> dict:
     response={201: JudgeRunOut, 400: DetailOut, 409: DetailOut, **REFUSALS},
     summary="Estimate (and start) a judge run",
     auth=TokenAuth("judges:write"),
-    operation_id="reviewapp_api_create_judge_run",
 )
 def create_judge_run(request, payload: JudgeRunIn):
     """Grade a stored run's answers with one or more judge versions. The cost
@@ -229,7 +229,6 @@ def create_judge_run(request, payload: JudgeRunIn):
     response={200: JudgeRunOut, 404: DetailOut, 409: DetailOut, **REFUSALS},
     summary="Start an estimated judge run",
     auth=TokenAuth("judges:write"),
-    operation_id="reviewapp_api_confirm_judge_run",
 )
 def confirm_judge_run(request, judge_run_id: int):
     """Accept the estimated cost and start the judge run (and draw its human
@@ -251,7 +250,6 @@ def confirm_judge_run(request, judge_run_id: int):
     response={200: JudgeRunOut, 404: DetailOut, **REFUSALS},
     summary="Cancel a judge run",
     auth=TokenAuth("judges:write"),
-    operation_id="reviewapp_api_cancel_judge_run",
 )
 def cancel_judge_run(request, judge_run_id: int):
     """Stop a judge run: chunks not started never start, a chunk at work stops
@@ -266,7 +264,6 @@ def cancel_judge_run(request, judge_run_id: int):
     response={200: JudgeRunOut, 404: DetailOut, **REFUSALS},
     summary="A judge run's progress and counts",
     auth=TokenAuth("runs:read"),
-    operation_id="reviewapp_api_get_judge_run",
 )
 def get_judge_run(request, judge_run_id: int):
     """Status, progress (chunks done of total, percent), the verdicts, failures
@@ -309,7 +306,6 @@ class ValidationOut(Schema):
     response={200: ValidationOut, 404: DetailOut, **REFUSALS},
     summary="A judge version's validation against people",
     auth=TokenAuth("runs:read"),
-    operation_id="reviewapp_api_judge_validation_tables",
 )
 def judge_validation_tables(
     request, judge_id: int, version: int | None = None, split: Literal["holdout", "tuning"] = "holdout"
@@ -381,7 +377,6 @@ def judge_validation_tables(
             }
         }
     },
-    operation_id="reviewapp_api_judge_run_verdicts",
 )
 def judge_run_verdicts(request, judge_run_id: int):
     """Every verdict stored so far (the run may still be going), failures

@@ -3,6 +3,7 @@ version and metric, and the verdicts one by one."""
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterator
 
 from django.db.models import Avg, Count, Q
@@ -106,3 +107,83 @@ def judge_run_verdicts(judge_run: JudgeRun) -> Iterator[dict]:
             "seconds": verdict.seconds,
             "created_at": verdict.created_at.isoformat(),
         }
+
+
+def head_to_head(judge_run: JudgeRun) -> list[dict]:
+    """Each judge's preference between the judge run's two runs, asked in both
+    orders: wins, losses and ties from the first run's side, position
+    consistency, and the win rate (ties half) with a Wilson interval."""
+    from reviewapp.judges.selectors import judge_label
+    from scoring.judge.preference import preference_summary
+
+    rows = []
+    for version in judge_run.judge_versions.select_related("judge").order_by("judge__name", "number"):
+        verdicts = ModelVerdict.objects.filter(
+            judge_run=judge_run, judge_version=version, metric="preference"
+        )
+        labels = [labels for labels, error in verdicts.values_list("labels", "error") if not error]
+        errors = verdicts.exclude(error="").count()
+        rows.append({"judge": judge_label(version), **preference_summary(labels, errors=errors)})
+    return rows
+
+
+def panel_figures(judge_run: JudgeRun) -> list[dict]:
+    """For each metric graded by two judges or more: each judge's mean, the
+    panel's mean, and Krippendorff's alpha (interval) between the judges over
+    the answers, with a warning below ALPHA_FLOOR: the judges then do not
+    measure the same thing and their mean should not be trusted."""
+    from reviewapp.judges.selectors import judge_label
+    from scoring.agreement import ALPHA_FLOOR, krippendorff_alpha
+
+    versions = list(judge_run.judge_versions.select_related("judge").order_by("judge__name", "number"))
+    figures = []
+    metrics = sorted({metric for version in versions for metric in version.metrics if metric != "preference"})
+    for metric in metrics:
+        graders = [version for version in versions if metric in version.metrics]
+        if len(graders) < 2:
+            continue
+        scores: dict[int, dict[int, float]] = {version.id: {} for version in graders}
+        for version_id, answer_id, score in ModelVerdict.objects.filter(
+            judge_run=judge_run, metric=metric, error="", score__isnull=False
+        ).values_list("judge_version_id", "answer_id", "score"):
+            if version_id in scores:
+                scores[version_id][answer_id] = score
+        answers = sorted({answer_id for by_answer in scores.values() for answer_id in by_answer})
+        data = [[scores[version.id].get(answer_id) for answer_id in answers] for version in graders]
+        means = [
+            {
+                "judge": judge_label(version),
+                "mean": _mean(scores[version.id].values()),
+                "n": len(scores[version.id]),
+            }
+            for version in graders
+        ]
+        per_answer = (
+            [[value for value in column if value is not None] for column in zip(*data, strict=True)]
+            if answers
+            else []
+        )
+        panel = [sum(values) / len(values) for values in per_answer if values]
+        try:
+            alpha = krippendorff_alpha(data, level="interval") if answers else None
+        except (ValueError, ZeroDivisionError):
+            alpha = None
+        if alpha is not None and math.isnan(alpha):
+            alpha = None
+        figures.append(
+            {
+                "metric": metric,
+                "judges": means,
+                "panel_mean": sum(panel) / len(panel) if panel else None,
+                "alpha": alpha,
+                "items": sum(1 for values in per_answer if len(values) >= 2),
+                "warning": alpha is not None and alpha < ALPHA_FLOOR,
+                "floor": ALPHA_FLOOR,
+            }
+        )
+    return figures
+
+
+def _mean(values) -> float | None:
+    values = list(values)
+    return sum(values) / len(values) if values else None

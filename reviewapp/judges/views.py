@@ -15,13 +15,12 @@ from django_htmx.http import HttpResponseClientRefresh
 
 from reviewapp.core.errors import ApplicationError
 from reviewapp.core.roles import READERS_OF_RUNS, WRITERS, has_role, role_required
-from reviewapp.forms import JudgeForm, JudgeRunForm
 from reviewapp.judges import selectors
-from reviewapp.judges.selectors import judge_run_counts, judge_run_verdicts
-from reviewapp.judges.services import judging, validation
+from reviewapp.judges.forms import JudgeForm, JudgeRunForm
+from reviewapp.judges.selectors import head_to_head, judge_run_counts, judge_run_verdicts, panel_figures
+from reviewapp.judges.services import judge_versions, judging, validation
 from reviewapp.models import Judge, JudgeRun, JudgeVersion, ModelVerdict, RubricVersion, Run, ValidationItem
 from reviewapp.review import defaults
-from reviewapp.versions.selectors import head_to_head, panel_figures
 
 BUSY = (JudgeRun.Status.QUEUED, JudgeRun.Status.RUNNING)
 
@@ -88,7 +87,7 @@ def judge_edit(request, judge_id: int | None = None):
     if request.method == "POST" and form.is_valid():
         data = form.cleaned_data
         try:
-            version = judging.judge_version_save(
+            version = judge_versions.judge_version_save(
                 judge=judge,
                 name=data.get("name", ""),
                 provider=data["provider"],

@@ -19,7 +19,6 @@ from django_htmx.http import HttpResponseClientRedirect, push_url
 
 from reviewapp.core.errors import ApplicationError
 from reviewapp.core.roles import READERS_OF_RUNS, WRITERS, has_role, role_required
-from reviewapp.forms import AssignForm
 from reviewapp.models import Role
 from reviewapp.paired.forms import PairedDrawForm
 from reviewapp.paired.models import (
@@ -30,20 +29,23 @@ from reviewapp.paired.models import (
     PairedJudgement,
     PairedSample,
 )
-from reviewapp.paired.services import (
+from reviewapp.paired.selectors import (
     DecisionInput,
-    PairedInput,
     next_awaiting_lead,
     pair_content,
     pair_for_lead,
+    paired_results,
+)
+from reviewapp.paired.services import (
+    PairedInput,
     paired_assign,
     paired_decision_errors,
     paired_decision_submit,
     paired_draw,
     paired_judgement_errors,
     paired_judgement_submit,
-    paired_results,
 )
+from reviewapp.review.forms import AssignForm
 
 READING_ROLES = (Role.REVIEWER, Role.LEAD, Role.ADMIN)
 

@@ -112,7 +112,6 @@ def _run_out(request, run: Run, *, duplicate: bool = False) -> dict:
     response={201: RunOut, 200: RunOut, **UPLOAD_REFUSALS},
     summary="Upload a run log",
     auth=TokenAuth("runs:write"),
-    operation_id="reviewapp_api_upload_run",
 )
 def upload_run(
     request,
@@ -166,7 +165,6 @@ class ImportPreviewOut(Schema):
     response={201: RunOut, 200: RunOut | ImportPreviewOut, **UPLOAD_REFUSALS},
     summary="Import a run from an Inspect log, Ragas-style JSON Lines or CSV",
     auth=TokenAuth("runs:write"),
-    operation_id="reviewapp_api_import_run",
 )
 def import_run(
     request,
@@ -247,7 +245,6 @@ def import_run(
     response={200: RunOut, 404: DetailOut, **REFUSALS},
     summary="A run's status and scores",
     auth=TokenAuth("runs:read"),
-    operation_id="reviewapp_api_get_run",
 )
 def get_run(request, run_id: int):
     run = get_object_or_404(Run.objects.select_related("assistant_version", "set_version"), id=run_id)
@@ -259,7 +256,6 @@ def get_run(request, run_id: int):
     response={201: SetVersionOut, **UPLOAD_REFUSALS},
     summary="Upload a question set version",
     auth=TokenAuth("sets:write"),
-    operation_id="reviewapp_api_upload_question_set",
 )
 def upload_question_set(
     request,

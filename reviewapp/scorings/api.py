@@ -223,7 +223,6 @@ def _json(body: dict) -> HttpResponse:
             },
         }
     },
-    operation_id="reviewapp_api_check_answers",
 )
 def check_answers(request):
     """Spec 000's unsupported-numbers test on answers about to be shown: each

@@ -48,7 +48,6 @@ class GateQuery(Schema):
     summary="The release gate",
     auth=TokenAuth("gate:read"),
     openapi_extra={"responses": {422: {"description": "cannot judge: a malformed option, or missing data"}}},
-    operation_id="reviewapp_api_release_gate",
 )
 def release_gate(request, query: Query[GateQuery]):
     """Judge a candidate version against a baseline on their common

@@ -5,7 +5,6 @@ gate page shows beside a gate answer. Nothing here writes."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from urllib.parse import urlencode
 
 from django.db.models import Count, Q
 
@@ -177,82 +176,3 @@ def difference_chart(rows: list[dict], *, margin: float | None = None) -> dict:
 # -- the gate page -------------------------------------------------------------
 
 
-def gate_measures(answer: dict) -> list[dict]:
-    """The gate answer's paired measures (automatic ones and a judge's), each
-    with its key and its difference and interval as shares (None without
-    pairs), in the answer's order."""
-    rows = []
-    for key, entry in answer["measures"].items():
-        if "paired" not in entry:
-            continue
-        paired = entry["paired"]
-        shares = {
-            name: None if paired[f"{name}_points"] is None else paired[f"{name}_points"] / 100
-            for name in ("difference", "low", "high")
-        }
-        rows.append({"key": key, **entry, **shares})
-    return rows
-
-
-def gate_limits(answer: dict) -> list[dict]:
-    """The gate answer's limits on the candidate alone (P90, timeout rate)."""
-    return [{"key": key, **entry} for key, entry in answer["measures"].items() if "paired" not in entry]
-
-
-def gate_chart(answer: dict) -> dict:
-    """The gate page's chart: each paired measure's difference and interval,
-    with the margin the lower bound must clear."""
-    rows = []
-    for entry in gate_measures(answer):
-        key = entry["key"]
-        # A judge's label is a sentence; its name is enough beside a chart row.
-        label = f"judge {key.removeprefix('judge:')}" if key.startswith("judge:") else entry["label"]
-        rows.append(
-            {
-                "label": label,
-                "n": entry["paired"]["n"],
-                "difference": entry["difference"],
-                "low": entry["low"],
-                "high": entry["high"],
-                "outcome": entry["verdict"].replace(" ", "-"),
-            }
-        )
-    return difference_chart(rows, margin=answer["margin_points"] / 100)
-
-
-# The HTTP status the API gives each exit code of `manage.py gate`.
-GATE_STATUS = {0: 200, 1: 409, 2: 422}
-
-
-def gate_figures(answer: dict, options: dict) -> dict:
-    """What the gate page shows beside a gate answer: the API's HTTP status for
-    it, the paired measures, the limits, the chart and the API query asking
-    the same (``options`` as the page's form cleaned them)."""
-    return {
-        "status": GATE_STATUS[answer["exit_code"]],
-        "measures": gate_measures(answer),
-        "limits": gate_limits(answer),
-        "chart": gate_chart(answer),
-        "api_query": gate_api_query(options),
-    }
-
-
-def refusal_field(refused) -> str:
-    """The gate form's field a refusal belongs beside: the option gate_run
-    names (the API's ``set_version`` is the page's ``set``)."""
-    return {"set_version": "set"}.get(refused.field, refused.field) or "set"
-
-
-def gate_api_query(options: dict) -> str:
-    """The API's /gate query for the same question, for a pipeline to ask it."""
-    pairs = [("baseline", options["baseline"]), ("candidate", options["candidate"])]
-    if options["set"]:
-        pairs.append(("set_version", options["set"]))
-    pairs += [("measure", measure) for measure in options["measure"]]
-    for name in ("margin", "max_drop", "max_p90", "max_timeout_rate"):
-        if options[name] is not None:
-            pairs.append((name, f"{options[name]:g}"))
-    pairs += [("floor", floor) for floor in options["floor"]]
-    if options["judge"]:
-        pairs.append(("judge", options["judge"]))
-    return urlencode(pairs)

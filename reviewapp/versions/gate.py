@@ -2,11 +2,18 @@
 
 from __future__ import annotations
 
+from urllib.parse import urlencode
+
 from reviewapp.core.errors import ApplicationError
 from reviewapp.models import AssistantVersion, Judge, JudgeVersion, SetVersion
-from reviewapp.versions import selectors as dashboard
+from reviewapp.versions.charts import difference_chart
+from reviewapp.versions.comparison import compare_versions, judge_question_successes
+from reviewapp.versions.records import Record, pooled_counts, record_timing, set_versions_of, version_record
+from scoring import gate as gating
+from scoring.compare import paired
 from scoring.gate import DEFAULT_MARGIN_POINTS
-from scoring.measures import MEASURES
+from scoring.measures import FAILURE_MEASURES, MEASURES
+from scoring.rates import rate
 
 DEFAULT_MEASURES = ("numeric_accuracy", "citation_validity", "refusal_accuracy", "unsupported_answers")
 
@@ -98,17 +105,17 @@ def gate_run(
             raise GateRefused(f"no set version {set_version!r}", field="set_version")
     else:
         shared = [
-            s for s in dashboard.set_versions_of(versions["candidate"])
-            if s in dashboard.set_versions_of(versions["baseline"])
+            s for s in set_versions_of(versions["candidate"])
+            if s in set_versions_of(versions["baseline"])
         ]  # fmt: skip
         if not shared:
             raise GateRefused("the two versions have no set version in common", field="set_version")
         chosen = shared[0]
-    records = {role: dashboard.version_record(v, chosen) for role, v in versions.items()}
+    records = {role: version_record(v, chosen) for role, v in versions.items()}
     for role, record in records.items():
         if not record:
             raise GateRefused(f"{versions[role].label} has no scored run on set {chosen.version}", field=role)
-    return dashboard.gate(
+    return gate(
         records["baseline"],
         records["candidate"],
         measures=tuple(dict.fromkeys(measures or DEFAULT_MEASURES)),
@@ -149,3 +156,194 @@ def _validated_judge(spec: str) -> JudgeVersion:
             field="judge",
         )
     return version
+
+
+def _success_rate(record: Record, measure: str):
+    """The version's own success rate on all its questions, with its interval
+    (for a failure measure, the share without the failure)."""
+    counts = pooled_counts(record).get("all", {}).get(measure)
+    if counts is None:
+        return None
+    return rate(counts["n"] - counts["k"] if measure in FAILURE_MEASURES else counts["k"], counts["n"])
+
+
+def gate(
+    baseline: Record,
+    candidate: Record,
+    *,
+    measures=DEFAULT_MEASURES,
+    margin: float = gating.DEFAULT_MARGIN_POINTS / 100,
+    max_drop: float | None = None,
+    floors: dict[str, float] | None = None,
+    max_p90_s: float | None = None,
+    max_timeout_rate: float | None = None,
+    judge_version: JudgeVersion | None = None,
+) -> dict:
+    """Judge a candidate against a baseline as a non-inferiority decision on
+    their common questions (see scoring.gate). ``margin``, ``max_drop`` and
+    ``floors`` are shares; ``max_p90_s`` holds the candidate's end-to-end P90
+    and ``max_timeout_rate`` its timeout rate. Returns the JSON answer, with
+    the verdict, its exit code and every measure's figures, each on all
+    paired questions and on the subset both resolved in every attempt."""
+    floors = floors or {}
+    results = {}
+    for comparison in compare_versions(baseline, candidate, measures):
+        floor = floors.get(comparison.measure)
+        verdict = gating.judge_measure(
+            comparison.paired,
+            candidate_success=_success_rate(candidate, comparison.measure) if floor is not None else None,
+            margin=margin,
+            max_drop=max_drop,
+            floor=floor,
+        )
+        results[comparison.measure] = gating.measure_report(
+            comparison.paired,
+            verdict,
+            label=comparison.label,
+            baseline_all=comparison.baseline_all,
+            candidate_all=comparison.candidate_all,
+            margin=margin,
+        )
+        if floor is not None:
+            results[comparison.measure]["floor"] = floor
+        subset = comparison.resolved
+        results[comparison.measure]["on_resolved_subset"] = {
+            "n": subset.n,
+            "table": [list(row) for row in subset.table],
+            "difference_points": None if subset.difference is None else round(subset.difference * 100, 4),
+            "low_points": None if subset.low is None else round(subset.low * 100, 4),
+            "high_points": None if subset.high is None else round(subset.high * 100, 4),
+            "note": "the questions both versions resolved in every attempt; shown, not judged",
+        }
+    if judge_version is not None:
+        from reviewapp.judges.selectors import judge_label
+
+        judged = paired(
+            judge_question_successes(baseline, judge_version),
+            judge_question_successes(candidate, judge_version),
+        )
+        verdict = gating.judge_measure(judged, candidate_success=None, margin=margin, max_drop=max_drop)
+        results[f"judge:{judge_version.judge.name}"] = gating.measure_report(
+            judged,
+            verdict,
+            label=f"graded resolved by {judge_label(judge_version)}, validated against people",
+            baseline_all=None,
+            candidate_all=None,
+            margin=margin,
+        )
+    if max_p90_s is not None or max_timeout_rate is not None:
+        base_timing = record_timing(baseline).get("all")
+        cand_timing = record_timing(candidate).get("all")
+        if max_p90_s is not None:
+            results["e2e_p90"] = gating.judge_p90(cand_timing, base_timing, max_p90_s=max_p90_s)
+        if max_timeout_rate is not None:
+            results["timeout_rate"] = gating.judge_timeouts(
+                cand_timing, base_timing, max_rate=max_timeout_rate
+            )
+    outcome = gating.overall({measure: entry["verdict"] for measure, entry in results.items()})
+    return {
+        "baseline": baseline.version.label,
+        "candidate": candidate.version.label,
+        "set_version": candidate.set_version.version,
+        "runs": {
+            "baseline": [run.id for run in baseline.used_runs],
+            "candidate": [run.id for run in candidate.used_runs],
+            "excluded": {
+                "baseline": {run.id: run.excluded_reason for run in baseline.excluded},
+                "candidate": {run.id: run.excluded_reason for run in candidate.excluded},
+            },
+        },
+        "questions": "the tuning part of the set: sealed questions stay out of the gate",
+        "attempts_per_question": {"baseline": baseline.repetitions, "candidate": candidate.repetitions},
+        "verdict": outcome,
+        "passed": outcome == gating.PASS,
+        "exit_code": gating.EXIT_CODES[outcome],
+        "margin_points": round(margin * 100, 4),
+        "max_drop_points": None if max_drop is None else round(max_drop * 100, 4),
+        "alpha": gating.ALPHA,
+        "bound": gating.BOUND,
+        "multiplicity": gating.MULTIPLICITY,
+        "measures": results,
+        "not_judged": [m for m, e in results.items() if e["verdict"] == gating.CANNOT_JUDGE],
+    }
+
+
+def gate_measures(answer: dict) -> list[dict]:
+    """The gate answer's paired measures (automatic ones and a judge's), each
+    with its key and its difference and interval as shares (None without
+    pairs), in the answer's order."""
+    rows = []
+    for key, entry in answer["measures"].items():
+        if "paired" not in entry:
+            continue
+        paired = entry["paired"]
+        shares = {
+            name: None if paired[f"{name}_points"] is None else paired[f"{name}_points"] / 100
+            for name in ("difference", "low", "high")
+        }
+        rows.append({"key": key, **entry, **shares})
+    return rows
+
+
+def gate_limits(answer: dict) -> list[dict]:
+    """The gate answer's limits on the candidate alone (P90, timeout rate)."""
+    return [{"key": key, **entry} for key, entry in answer["measures"].items() if "paired" not in entry]
+
+
+def gate_chart(answer: dict) -> dict:
+    """The gate page's chart: each paired measure's difference and interval,
+    with the margin the lower bound must clear."""
+    rows = []
+    for entry in gate_measures(answer):
+        key = entry["key"]
+        # A judge's label is a sentence; its name is enough beside a chart row.
+        label = f"judge {key.removeprefix('judge:')}" if key.startswith("judge:") else entry["label"]
+        rows.append(
+            {
+                "label": label,
+                "n": entry["paired"]["n"],
+                "difference": entry["difference"],
+                "low": entry["low"],
+                "high": entry["high"],
+                "outcome": entry["verdict"].replace(" ", "-"),
+            }
+        )
+    return difference_chart(rows, margin=answer["margin_points"] / 100)
+
+
+# The HTTP status the API gives each exit code of `manage.py gate`.
+GATE_STATUS = {0: 200, 1: 409, 2: 422}
+
+
+def gate_figures(answer: dict, options: dict) -> dict:
+    """What the gate page shows beside a gate answer: the API's HTTP status for
+    it, the paired measures, the limits, the chart and the API query asking
+    the same (``options`` as the page's form cleaned them)."""
+    return {
+        "status": GATE_STATUS[answer["exit_code"]],
+        "measures": gate_measures(answer),
+        "limits": gate_limits(answer),
+        "chart": gate_chart(answer),
+        "api_query": gate_api_query(options),
+    }
+
+
+def refusal_field(refused) -> str:
+    """The gate form's field a refusal belongs beside: the option gate_run
+    names (the API's ``set_version`` is the page's ``set``)."""
+    return {"set_version": "set"}.get(refused.field, refused.field) or "set"
+
+
+def gate_api_query(options: dict) -> str:
+    """The API's /gate query for the same question, for a pipeline to ask it."""
+    pairs = [("baseline", options["baseline"]), ("candidate", options["candidate"])]
+    if options["set"]:
+        pairs.append(("set_version", options["set"]))
+    pairs += [("measure", measure) for measure in options["measure"]]
+    for name in ("margin", "max_drop", "max_p90", "max_timeout_rate"):
+        if options[name] is not None:
+            pairs.append((name, f"{options[name]:g}"))
+    pairs += [("floor", floor) for floor in options["floor"]]
+    if options["judge"]:
+        pairs.append(("judge", options["judge"]))
+    return urlencode(pairs)

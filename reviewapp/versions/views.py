@@ -13,11 +13,20 @@ from django.views.decorators.http import require_GET
 from reviewapp.core import csv_cells
 from reviewapp.core.roles import READERS_OF_RUNS, role_required
 from reviewapp.models import AssistantVersion, Judgement, Run, Sample, Scoring, SetVersion
-from reviewapp.runs.services import exports
+from reviewapp.scorings import exports
 from reviewapp.scorings.selectors import FINDINGS_EXPORT_FIELDS, findings_export, scores_as_dict
 from reviewapp.versions import charts as manager_reads
 from reviewapp.versions import selectors as dashboard
-from reviewapp.versions.gate import DEFAULT_MEASURES, GateRefused, gate_run, parse_floors
+from reviewapp.versions.comparison import compare_judges, compare_versions
+from reviewapp.versions.gate import (
+    DEFAULT_MEASURES,
+    GateRefused,
+    gate_figures,
+    gate_run,
+    parse_floors,
+    refusal_field,
+)
+from reviewapp.versions.records import set_versions_of, version_record
 from scoring.compare import NEWCOMBE_METHOD, size_independent, size_paired
 from scoring.gate import DEFAULT_MARGIN_POINTS
 from scoring.measures import FAILURE_MEASURES, MEASURE_LABELS, MEASURES
@@ -28,7 +37,7 @@ def _set_version(request, assistant_version=None) -> SetVersion | None:
     if label := request.GET.get("set"):
         return get_object_or_404(SetVersion, version=label)
     if assistant_version is not None:
-        versions = dashboard.set_versions_of(assistant_version)
+        versions = set_versions_of(assistant_version)
         return versions[0] if versions else None
     return SetVersion.objects.filter(runs__status=Run.Status.STORED).order_by("-created_at").first()
 
@@ -77,7 +86,7 @@ def version_dashboard(request, label: str):
         {
             "version": version,
             "set_version": set_version,
-            "set_versions": dashboard.set_versions_of(version),
+            "set_versions": set_versions_of(version),
             "others": others,
             "chart": dashboard.versions_chart(set_version) if set_version else [],
             "timing_chart": dashboard.timing_chart(set_version) if set_version else {},
@@ -97,12 +106,12 @@ def compare(request):
     set_version = get_object_or_404(SetVersion, version=request.GET.get("set", ""))
     baseline_version = get_object_or_404(AssistantVersion, label=request.GET.get("baseline", ""))
     candidate_version = get_object_or_404(AssistantVersion, label=request.GET.get("candidate", ""))
-    baseline = dashboard.version_record(baseline_version, set_version)
-    candidate = dashboard.version_record(candidate_version, set_version)
+    baseline = version_record(baseline_version, set_version)
+    candidate = version_record(candidate_version, set_version)
     if not baseline or not candidate:
         raise Http404("Both versions need a scored run on this set version.")
-    judged, unvalidated = dashboard.compare_judges(baseline, candidate)
-    comparisons = dashboard.compare_versions(baseline, candidate)
+    judged, unvalidated = compare_judges(baseline, candidate)
+    comparisons = compare_versions(baseline, candidate)
     return render(
         request,
         "dashboard/compare.html",
@@ -179,7 +188,7 @@ def gate(request):
         try:
             answer = gate_run(**form.gate_options())
         except GateRefused as refused:
-            form.add_error(manager_reads.refusal_field(refused), str(refused))
+            form.add_error(refusal_field(refused), str(refused))
     values = {name: form[name].value() for name in form.fields}
     return render(
         request,
@@ -192,7 +201,7 @@ def gate(request):
             "versions": [v.label for v in manager_reads.gate_versions()],
             "set_versions": [s.version for s in manager_reads.set_versions_with_runs()],
             "answer": answer,
-            **(manager_reads.gate_figures(answer, form.cleaned_data) if answer else {}),
+            **(gate_figures(answer, form.cleaned_data) if answer else {}),
         },
     )
 

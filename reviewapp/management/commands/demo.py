@@ -13,7 +13,7 @@ from django.core.files import File
 from django.core.management.base import BaseCommand
 
 from reviewapp.core.roles import grant
-from reviewapp.judges.services import judging
+from reviewapp.judges.services import judge_versions, judging
 from reviewapp.judges.services.validation import validation_set_draw
 from reviewapp.models import Adjudication, AnswerCheck, ApiToken, Judge, Run, Sample, SetVersion
 from reviewapp.review.services.grading import metrics_from_grade
@@ -231,7 +231,7 @@ class Command(BaseCommand):
         the other way), and a validation set is drawn from them, so the judge
         pages show real figures."""
         run = Run.objects.get(assistant_version__label="assistant-demo-2.1")
-        version = judging.judge_version_save(
+        version = judge_versions.judge_version_save(
             name="numbers",
             provider="stand-in",
             model="",

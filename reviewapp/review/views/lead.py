@@ -17,10 +17,10 @@ from django.views.decorators.http import require_GET, require_http_methods
 from reviewapp.core import csv_cells
 from reviewapp.core.errors import ApplicationError
 from reviewapp.core.roles import READERS_OF_RUNS, WRITERS, has_role, role_required
-from reviewapp.forms import DateRangeForm
 from reviewapp.models import AnswerCheck, Finding, Judgement, Role, Sample, SampleItem
 from reviewapp.review import queue
 from reviewapp.review import selectors as lead
+from reviewapp.review.forms import DateRangeForm
 from reviewapp.review.services.adjudication import (
     Decision,
     DecisionConflict,

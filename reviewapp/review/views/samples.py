@@ -9,9 +9,9 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 
 from reviewapp.core.errors import ApplicationError
 from reviewapp.core.roles import READERS_OF_RUNS, WRITERS, has_role, role_required
-from reviewapp.forms import AssignForm, FailureIntoSetForm, RubricForm, SampleDrawForm
 from reviewapp.models import Question, Role, Rubric, Sample, SampleItem
 from reviewapp.review import selectors as lead
+from reviewapp.review.forms import AssignForm, FailureIntoSetForm, RubricForm, SampleDrawForm
 from reviewapp.review.services.review import failure_into_set, rubric_save
 from reviewapp.review.services.samples import Frame, sample_assign, sample_draw
 

@@ -9,8 +9,8 @@ from django.views.decorators.http import require_http_methods, require_POST
 from reviewapp.core.errors import ApplicationError
 from reviewapp.core.roles import WRITERS, role_required
 from reviewapp.core.uploads import limit_text
-from reviewapp.forms import ImportConfirmForm, ImportUploadForm
 from reviewapp.models import AssistantVersion, QuestionSet, SetVersion
+from reviewapp.runs.forms import ImportConfirmForm, ImportUploadForm
 from reviewapp.runs.services.imports import (
     FIELD_LABELS,
     MAPPABLE,

@@ -8,8 +8,8 @@ from django.views.decorators.http import require_GET, require_http_methods
 from reviewapp.core.errors import ApplicationError
 from reviewapp.core.roles import READERS_OF_RUNS, WRITERS, has_role, role_required
 from reviewapp.core.uploads import limit_text
-from reviewapp.forms import SetUploadForm
 from reviewapp.models import SetVersion
+from reviewapp.runs.forms import SetUploadForm
 from reviewapp.runs.services.question_sets import set_version_upload
 
 

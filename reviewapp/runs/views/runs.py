@@ -9,8 +9,8 @@ from django_htmx.http import HttpResponseClientRefresh
 from reviewapp.core.errors import ApplicationError
 from reviewapp.core.roles import READERS_OF_RUNS, WRITERS, has_role, role_required
 from reviewapp.core.uploads import limit_text
-from reviewapp.forms import RescoreForm, RunExcludeForm, RunUploadForm, SealedOpenForm
 from reviewapp.models import Answer, Finding, Run, Scoring
+from reviewapp.runs.forms import RescoreForm, RunExcludeForm, RunUploadForm, SealedOpenForm
 from reviewapp.runs.selectors import run_is_stuck
 from reviewapp.runs.services.runs import run_exclude, run_include, run_receive, run_retry
 from reviewapp.scorings import selectors
