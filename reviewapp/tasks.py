@@ -6,7 +6,7 @@ a no-op while the first is alive, and takes the work up when it died.
 
 Services import this module to queue tasks, so each task imports its service
 inside its body: the one import that runs against the grain, and the only
-exception the import-cycle test allows (tests/app/test_import_cycles.py).
+exception the import-cycle test allows (tests/app/core/test_import_cycles.py).
 Task names are pinned, so that queued messages survive the code moving.
 """
 

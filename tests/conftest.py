@@ -14,7 +14,7 @@ def pytest_configure(config):
     # Hashing test passwords slowly buys nothing.
     settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
     # django-axes refuses authenticate() without a request, as self.client.login
-    # calls it; the login-throttling tests turn it back on (tests/test_security.py).
+    # calls it; the login-throttling tests turn it back on (tests/app/core/test_security.py).
     settings.AXES_ENABLED = False
     # Tasks run in-process unless a test starts a real worker; class-level
     # fixtures run before any per-test fixture could say so.

@@ -9,7 +9,7 @@ from django.db import transaction
 from django.urls import reverse
 
 from reviewapp.api import api
-from tests.test_permissions import is_api_operation, url_patterns
+from tests.app.core.test_permissions import is_api_operation, url_patterns
 
 
 class PageCrawl:

@@ -4,6 +4,7 @@ import json
 
 from django.contrib.auth import get_user_model
 from django.core.files.uploadedfile import SimpleUploadedFile
+from django.test import TestCase
 
 from tests.conftest import SHARED_DATA
 
@@ -32,3 +33,17 @@ def jsonl(*rows, name: str = "run.jsonl") -> SimpleUploadedFile:
 def example_answers() -> list[dict]:
     lines = (SHARED_DATA / "answers_run_assistant-1.3_set-1.2.jsonl").read_text().splitlines()
     return [json.loads(line) for line in lines[1:]]
+
+
+class BaseTestCase(TestCase):
+    """The people most app tests need, made once per class: ``reviewer``,
+    ``lead`` and ``manager`` hold the role their name says; ``outsider`` is
+    logged-in staff with no role at all. Classes that need more people add them
+    in their own setUpTestData after calling this one."""
+
+    @classmethod
+    def setUpTestData(cls):
+        cls.reviewer = make_user("reviewer")
+        cls.lead = make_user("lead")
+        cls.manager = make_user("manager")
+        cls.outsider = get_user_model().objects.create_user(username="outsider", password=PASSWORD)

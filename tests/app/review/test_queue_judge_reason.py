@@ -3,7 +3,6 @@ grader contradicts while its agreement with people on the regrade is low."""
 
 import uuid
 
-from django.test import TestCase
 from django.urls import reverse
 
 from reviewapp.judges.services import judging
@@ -13,15 +12,15 @@ from reviewapp.review.services.adjudication import Decision, adjudication_submit
 from reviewapp.review.services.review import JudgementInput, judgement_submit
 from reviewapp.review.services.samples import sample_assign
 from tests.fixtures import load_generated_run, stand_in_version
-from tests.helpers import PASSWORD, make_user
+from tests.helpers import PASSWORD, BaseTestCase, make_user
 
 RUBRIC_KEYS = ("series", "period", "unit", "caveat", "unsupported_claim")
 
 
-class JudgeDisagreesTests(TestCase):
+class JudgeDisagreesTests(BaseTestCase):
     @classmethod
     def setUpTestData(cls):
-        cls.lead = make_user("lead")
+        super().setUpTestData()
         cls.readers = [make_user("reader_a", "reviewer"), make_user("reader_b", "reviewer")]
         logged_run = load_generated_run(answers=40)
         version = stand_in_version(name="contrary judge", metrics=["rubric"])

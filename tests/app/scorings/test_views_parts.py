@@ -2,7 +2,6 @@
 
 import json
 
-from django.test import TestCase
 from django.urls import reverse
 
 from reviewapp.models import Finding, Score, Scoring
@@ -10,7 +9,7 @@ from reviewapp.runs.services.question_sets import set_version_create
 from reviewapp.runs.services.runs import run_receive
 from scoring.logfile import normalise_question
 from tests.conftest import SHARED_DATA
-from tests.helpers import PASSWORD, example_answers, jsonl, make_user
+from tests.helpers import PASSWORD, BaseTestCase, example_answers, jsonl
 
 
 def example_questions() -> list[dict]:
@@ -18,9 +17,10 @@ def example_questions() -> list[dict]:
     return [json.loads(line) for line in lines[1:]]
 
 
-class ScoringPartsTests(TestCase):
+class ScoringPartsTests(BaseTestCase):
     @classmethod
     def setUpTestData(cls):
+        super().setUpTestData()
         questions = example_questions()
         # a02 (answered, supported, English) is sealed; z01 and z02 are never answered.
         for question in questions:
@@ -42,8 +42,6 @@ class ScoringPartsTests(TestCase):
             )
         cls.run_obj = received.run
         cls.scoring = Scoring.objects.get(run=cls.run_obj)
-        cls.lead = make_user("lead")
-        cls.manager = make_user("manager")
 
     def score(self, slice_name: str, measure: str) -> tuple[int, int]:
         score = Score.objects.get(scoring=self.scoring, slice=slice_name, measure=measure)

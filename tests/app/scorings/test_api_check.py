@@ -10,7 +10,6 @@ from unittest import mock
 from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.db import connection
-from django.test import TestCase
 from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
@@ -22,7 +21,7 @@ from scoring import synthetic
 from scoring.logfile import normalise_question
 from scoring.measures import UNSUPPORTED_K, UNSUPPORTED_N, Options, check_answer
 from tests.conftest import SHARED_DATA
-from tests.helpers import make_user
+from tests.helpers import BaseTestCase, make_user
 
 URL = "/api/check"
 A03 = "The under-five mortality rate was 35 per 1,000 live births in 2020 (HLTH_U5_MORT)."
@@ -71,10 +70,10 @@ def request_for(line: dict, question: dict, options: dict | None = None) -> dict
     return body
 
 
-class CheckTestCase(TestCase):
+class CheckTestCase(BaseTestCase):
     @classmethod
     def setUpTestData(cls):
-        cls.lead = make_user("lead")
+        super().setUpTestData()
         _, cls.key = ApiToken.issue(user=cls.lead, name="runtime", scopes=["check"])
 
     def setUp(self):
@@ -406,7 +405,7 @@ class CheckTokenTests(CheckTestCase):
         self.assertEqual(refused.json(), {"detail": "This token does not hold the scope check."})
 
     def test_it_is_for_leads_and_admins_not_managers(self):
-        _, key = ApiToken.issue(user=make_user("manager"), name="ci")
+        _, key = ApiToken.issue(user=self.manager, name="ci")
         refused = self.check(self.BODY, key=key)
         self.assertEqual(refused.status_code, 403)
         self.assertEqual(

@@ -12,7 +12,7 @@ from django.urls import reverse
 from reviewapp.models import Answer, Question, Run, Score, SetVersion
 from tests.helpers import PASSWORD, make_user
 
-EXAMPLES = Path(__file__).resolve().parent.parent / "reviewapp" / "demo" / "imports"
+EXAMPLES = Path(__file__).resolve().parents[3] / "reviewapp" / "demo" / "imports"
 
 
 def example(name: str) -> SimpleUploadedFile:

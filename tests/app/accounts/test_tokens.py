@@ -15,7 +15,7 @@ from django.utils import timezone
 
 from reviewapp.api import CHECK_TOKENS
 from reviewapp.models import ApiToken, TokenRefused
-from tests.helpers import PASSWORD, make_user
+from tests.helpers import PASSWORD, BaseTestCase, make_user
 
 
 def bearer(key: str) -> dict[str, str]:
@@ -85,10 +85,10 @@ class ApiTokenCommandTests(TestCase):
         self.assertFalse(ApiToken.objects.exists())
 
 
-class TokenUseTests(TestCase):
+class TokenUseTests(BaseTestCase):
     @classmethod
     def setUpTestData(cls):
-        cls.lead = make_user("lead")
+        super().setUpTestData()
 
     def token(self, **changes) -> str:
         token, key = ApiToken.issue(user=self.lead, name="ci", scopes=changes.pop("scopes", None))

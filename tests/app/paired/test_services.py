@@ -32,7 +32,7 @@ from reviewapp.paired.services import (
 from scoring.compare import paired
 from scoring.rates import rate
 from tests.fixtures import load_generated_run, twin
-from tests.helpers import make_user
+from tests.helpers import BaseTestCase, make_user
 
 R, P, M, U, PENDING_GRADE = "resolved", "partially_resolved", "material_error", "unresolved", "pending"
 
@@ -55,13 +55,13 @@ def judge(assignment: PairedAssignment, grade_a: str, grade_b: str, better: str,
     )
 
 
-class PairedCase(TestCase):
+class PairedCase(BaseTestCase):
     @classmethod
     def setUpTestData(cls):
+        super().setUpTestData()
         cls.run_a = load_generated_run(answers=60, assistant="pairbot-1.0", version="pair-1")
         cls.run_b = twin(cls.run_a, "pairbot-2.0", change=lambda text: text + " Revised.")
         cls.readers = [make_user(f"reader{i}", "reviewer") for i in (1, 2, 3)]
-        cls.lead = make_user("lead")
 
 
 class PairedDrawTests(PairedCase):

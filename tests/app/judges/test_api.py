@@ -9,7 +9,7 @@ from reviewapp.judges import selectors
 from reviewapp.judges.services import judge_versions, judging
 from reviewapp.models import ApiToken, JudgeChunk, JudgeRun, ModelVerdict, Run, Sample
 from tests.fixtures import load_generated_run, stand_in_version
-from tests.helpers import make_user
+from tests.helpers import BaseTestCase, make_user
 
 
 def bearer(key: str) -> dict[str, str]:
@@ -17,11 +17,10 @@ def bearer(key: str) -> dict[str, str]:
 
 
 @override_settings(JUDGE_CHUNK_ANSWERS=50)  # several chunks from a small run
-class JudgeRunApiTestCase(TestCase):
+class JudgeRunApiTestCase(BaseTestCase):
     @classmethod
     def setUpTestData(cls):
-        cls.lead = make_user("lead")
-        cls.manager = make_user("manager")
+        super().setUpTestData()
         cls.logged_run = load_generated_run(answers=120)
         cls.version = stand_in_version(name="api judge")
         _, cls.lead_key = ApiToken.issue(user=cls.lead, name="ci")

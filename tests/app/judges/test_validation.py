@@ -7,7 +7,6 @@ import uuid
 
 import krippendorff
 import numpy as np
-from django.test import TestCase
 
 from reviewapp.core.errors import ApplicationError
 from reviewapp.judges.services import judge_versions, judging
@@ -39,7 +38,7 @@ from reviewapp.review.services.adjudication import Decision, adjudication_submit
 from reviewapp.review.services.review import JudgementInput, judgement_submit, rubric_default
 from reviewapp.review.services.samples import Frame, sample_assign, sample_draw
 from tests.fixtures import load_generated_run
-from tests.helpers import make_user
+from tests.helpers import BaseTestCase, make_user
 
 KEYS = ("series", "period", "unit", "caveat", "unsupported_claim")
 ALL_YES = dict.fromkeys(KEYS, "yes")
@@ -51,15 +50,15 @@ MATERIAL = {
 }
 
 
-class ValidationTestCase(TestCase):
+class ValidationTestCase(BaseTestCase):
     """A stored run, a lead and a stand-in judge grading the rubric; items,
     decisions and verdicts are written as rows where the services would only
     be slower at making the same thing."""
 
     @classmethod
     def setUpTestData(cls):
+        super().setUpTestData()
         cls.logged_run = load_generated_run(answers=60)
-        cls.lead = make_user("lead")
         cls.rubric = rubric_default()
         cls.judge_version = judge_versions.judge_version_save(
             name="numbers", provider="stand-in", model="", metrics=["rubric"], rubric_version=cls.rubric

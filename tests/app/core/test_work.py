@@ -14,16 +14,16 @@ from reviewapp.runs.services.runs import run_ingest, run_retry
 from reviewapp.scorings import selectors
 from reviewapp.scorings.services import scoring_chunk_perform, scoring_retry
 from tests.fixtures import bare_run, load_generated_run
-from tests.helpers import PASSWORD, make_user
+from tests.helpers import PASSWORD, BaseTestCase
 
 LONG_AGO = timedelta(hours=1)
 
 
-class SweepTests(TestCase):
+class SweepTests(BaseTestCase):
     @classmethod
     def setUpTestData(cls):
+        super().setUpTestData()
         cls.run_obj = load_generated_run(answers=40)
-        cls.lead = make_user("lead")
 
     def stuck_run(self, **state) -> Run:
         """The stored run put back into a state a crash or an outage leaves."""
@@ -147,7 +147,7 @@ class StuckScoringTests(TestCase):
 class TransientErrorAfterClaimTests(TransactionTestCase):
     """A database cut right after a chunk or run is claimed, before the work
     starts, gives the claim back for the task's retry, as a cut during the
-    work does (found by tests/test_faults.py: the retry found the chunk still
+    work does (found by tests/app/core/test_faults.py: the retry found the chunk still
     claimed and did nothing, and the scoring waited for the sweep)."""
 
     def setUp(self):

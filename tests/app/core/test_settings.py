@@ -8,7 +8,7 @@ from django.urls import reverse
 
 from tests.helpers import PASSWORD, make_user
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[3]
 
 
 def manage(*args, **env):

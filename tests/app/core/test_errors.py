@@ -25,7 +25,7 @@ from reviewapp.review.services.adjudication import (
 from reviewapp.review.services.review import rubric_default
 from reviewapp.review.services.samples import Frame, sample_assign, sample_draw
 from tests.fixtures import load_generated_run
-from tests.helpers import PASSWORD, example_answers, example_file, jsonl, make_user
+from tests.helpers import PASSWORD, BaseTestCase, example_answers, example_file, jsonl, make_user
 
 RUN_FILE = "answers_run_assistant-1.3_set-1.2.jsonl"
 SET_FILE = "questions_set-1.2.jsonl"
@@ -403,11 +403,11 @@ class AgreementDatesTests(ErrorsTestCase):
         self.assertContains(response, "Samples drawn 2024-01-01 to 2024-01-31")
 
 
-class SampleTestCase(TestCase):
+class SampleTestCase(BaseTestCase):
     @classmethod
     def setUpTestData(cls):
+        super().setUpTestData()
         cls.logged_run = load_generated_run(answers=40)
-        cls.lead = make_user("lead")
         cls.other_lead = make_user("lead2", "lead")
         cls.reader = make_user("reader_a", "reviewer")
         cls.sample = sample_draw(

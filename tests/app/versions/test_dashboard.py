@@ -13,7 +13,7 @@ from reviewapp.models import AnswerCheck, ApiToken, Assignment, Run, Sample, Sam
 from reviewapp.review.services.review import JudgementInput, judgement_submit, rubric_default
 from reviewapp.runs.services.runs import run_receive
 from tests.fixtures import load_generated_run
-from tests.helpers import PASSWORD, make_user
+from tests.helpers import PASSWORD, BaseTestCase, make_user
 
 
 def upload_variant(base: Run, assistant: str, change) -> Run:
@@ -256,11 +256,11 @@ class GateTests(TestCase):
         self.assertContains(page, f"With {numeric.paired.n} paired questions, differences under")
 
 
-class DashboardTests(TestCase):
+class DashboardTests(BaseTestCase):
     @classmethod
     def setUpTestData(cls):
+        super().setUpTestData()
         cls.logged_run = load_generated_run(answers=60, assistant="bot-1.0")
-        cls.manager = make_user("manager")
         cls.reader = make_user("reader", "reviewer")
         cls.sample = Sample.objects.create(
             name="weighted",

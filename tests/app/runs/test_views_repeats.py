@@ -1,7 +1,6 @@
 """A run with three attempts per question, timings and timeouts, through
 ingest, scoring and the run page; its figures equal the library's."""
 
-from django.test import TestCase
 
 from reviewapp.models import Scoring
 from reviewapp.runs.services.question_sets import set_version_create
@@ -9,12 +8,13 @@ from reviewapp.runs.services.runs import run_receive
 from scoring import synthetic
 from scoring.logfile import normalise_question
 from scoring.runner import score_file
-from tests.helpers import PASSWORD, jsonl, make_user
+from tests.helpers import PASSWORD, BaseTestCase, jsonl
 
 
-class RepeatedRunTests(TestCase):
+class RepeatedRunTests(BaseTestCase):
     @classmethod
     def setUpTestData(cls):
+        super().setUpTestData()
         questions = synthetic.generate_question_set(questions=90, seed=21, set_version="rep-1")
         for question in questions:
             question["split"] = "tuning"
@@ -32,7 +32,6 @@ class RepeatedRunTests(TestCase):
         cls.run_obj.refresh_from_db()
         cls.scoring = Scoring.objects.get(run=cls.run_obj)
         cls.questions = {q["question_id"]: normalise_question(q) for q in questions}
-        cls.lead = make_user("lead")
 
     def library(self, tmp_path="/tmp"):
         import tempfile
@@ -99,12 +98,13 @@ class RepeatedRunTests(TestCase):
         self.assertContains(page, f'<span class="k-n">{timeouts}/240</span>', html=False)
 
 
-class VersionRecordTests(TestCase):
+class VersionRecordTests(BaseTestCase):
     """Runs of one version on one set form its record: linked, pooled,
     excluded only with a reason, and named wherever figures use them."""
 
     @classmethod
     def setUpTestData(cls):
+        super().setUpTestData()
         questions = synthetic.generate_question_set(questions=60, seed=31, set_version="rec-1")
         for question in questions:
             question["split"] = "tuning"
@@ -119,7 +119,6 @@ class VersionRecordTests(TestCase):
                 run = run_receive(upload=jsonl(header, *rows, name=f"run-{seed}.jsonl")).run
             run.refresh_from_db()
             cls.runs.append(run)
-        cls.lead = make_user("lead")
 
     def setUp(self):
         self.client.login(username="lead", password=PASSWORD)

@@ -6,7 +6,7 @@ import importlib
 import uuid
 
 from django.apps import apps as django_apps
-from django.test import SimpleTestCase, TestCase
+from django.test import SimpleTestCase
 
 from reviewapp.models import Adjudication, Assignment, Judgement
 from reviewapp.review.services import grading
@@ -14,7 +14,7 @@ from reviewapp.review.services.adjudication import Decision, adjudication_submit
 from reviewapp.review.services.review import JudgementInput, OutcomeRefused, judgement_submit, rubric_default
 from reviewapp.review.services.samples import Frame, sample_assign, sample_draw
 from tests.fixtures import load_generated_run
-from tests.helpers import make_user
+from tests.helpers import BaseTestCase, make_user
 
 KEYS = ("series", "period", "unit", "caveat", "unsupported_claim")
 MATERIAL = {
@@ -180,11 +180,11 @@ class MigrationMappingTests(SimpleTestCase):
                 self.assertEqual(grading.metrics_from_grade(**arguments), values)
 
 
-class GradingTestCase(TestCase):
+class GradingTestCase(BaseTestCase):
     @classmethod
     def setUpTestData(cls):
+        super().setUpTestData()
         run = load_generated_run(answers=20, seed=7)
-        cls.lead = make_user("lead")
         cls.reader = make_user("reader", "reviewer")
         cls.rubric = rubric_default()
         cls.sample = sample_draw(frame=Frame(run=run), size=5, seed=3, rubric_version=cls.rubric)

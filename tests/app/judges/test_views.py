@@ -3,7 +3,7 @@
 import json
 import uuid
 
-from django.test import TestCase, override_settings
+from django.test import override_settings
 from django.urls import reverse
 from django.utils.html import escape
 
@@ -21,7 +21,7 @@ from reviewapp.models import (
 from reviewapp.review.services.review import JudgementInput, judgement_submit, rubric_default
 from reviewapp.review.services.samples import sample_assign
 from tests.fixtures import load_generated_run, stand_in_version, twin
-from tests.helpers import make_user
+from tests.helpers import BaseTestCase, make_user
 
 NO_CALIBRATION = "internal consistency review (no human calibration)"
 
@@ -45,12 +45,10 @@ def judge_form(**changes) -> dict:
 
 
 @override_settings(JUDGE_CHUNK_ANSWERS=50)  # several chunks from a small run
-class JudgePagesTestCase(TestCase):
+class JudgePagesTestCase(BaseTestCase):
     @classmethod
     def setUpTestData(cls):
-        cls.lead = make_user("lead")
-        cls.manager = make_user("manager")
-        cls.reviewer = make_user("reviewer")
+        super().setUpTestData()
         cls.logged_run = load_generated_run(answers=60)
 
     def setUp(self):

@@ -6,13 +6,13 @@ from __future__ import annotations
 
 import uuid
 
-from django.test import Client, TestCase
+from django.test import Client
 from django.urls import reverse
 
 from reviewapp.paired.models import PairedAssignment, PairedDecision, PairedJudgement, PairedSample
 from reviewapp.paired.services import paired_assign, paired_draw
 from tests.fixtures import load_generated_run, twin
-from tests.helpers import make_user
+from tests.helpers import BaseTestCase, make_user
 
 
 def form(**changes) -> dict:
@@ -28,15 +28,14 @@ def form(**changes) -> dict:
     return data
 
 
-class PairedViewCase(TestCase):
+class PairedViewCase(BaseTestCase):
     @classmethod
     def setUpTestData(cls):
+        super().setUpTestData()
         cls.run_a = load_generated_run(answers=30, assistant="viewbot-1.0", version="pv-1")
         cls.run_b = twin(cls.run_a, "viewbot-2.0", change=lambda text: "SECOND VERSION. " + text)
         cls.reader = make_user("reader", "reviewer")
         cls.other_reader = make_user("reader2", "reviewer")
-        cls.lead = make_user("lead")
-        cls.manager = make_user("manager")
         cls.sample = paired_draw(
             run_a=cls.run_a,
             run_b=cls.run_b,

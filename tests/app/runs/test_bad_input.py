@@ -2,21 +2,20 @@
 is wrong, never a server error, and nothing is stored half-way."""
 
 from django.contrib.messages import get_messages
-from django.test import TestCase
 from django.urls import reverse
 
 from reviewapp.models import Run, Sample
 from reviewapp.review.services.review import rubric_default
 from tests.fixtures import load_generated_run
-from tests.helpers import make_user
+from tests.helpers import BaseTestCase
 
 
-class BadInputTests(TestCase):
+class BadInputTests(BaseTestCase):
     @classmethod
     def setUpTestData(cls):
+        super().setUpTestData()
         cls.run_a = load_generated_run(answers=40, seed=5, assistant="bot-1.0", version="gen-1")
         cls.run_b = load_generated_run(answers=40, seed=7, assistant="bot-2.0", version="gen-2")
-        cls.lead = make_user("lead")
 
     def setUp(self):
         self.client.force_login(self.lead)

@@ -8,7 +8,7 @@ task's body, because services import the tasks module to queue tasks.
 import ast
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[3]
 PACKAGES = ("reviewapp", "scoring")
 # Modules whose imports inside functions are not counted, and why.
 FUNCTION_IMPORTS_ALLOWED = {

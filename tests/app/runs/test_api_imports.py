@@ -9,7 +9,7 @@ from django.test import TestCase
 from reviewapp.models import Answer, ApiToken, Run, SetVersion
 from tests.helpers import make_user
 
-EXAMPLES = Path(__file__).resolve().parent.parent / "reviewapp" / "demo" / "imports"
+EXAMPLES = Path(__file__).resolve().parents[3] / "reviewapp" / "demo" / "imports"
 
 
 def example(name: str) -> SimpleUploadedFile:

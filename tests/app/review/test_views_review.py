@@ -1,7 +1,6 @@
 import json
 import uuid
 
-from django.test import TestCase
 from django.urls import reverse
 from django.utils import timezone
 
@@ -9,7 +8,7 @@ from reviewapp.models import Answer, Assignment, Judgement, Rubric, RubricVersio
 from reviewapp.review.services.review import rubric_default
 from reviewapp.review.services.samples import Frame, sample_assign, sample_draw
 from tests.fixtures import load_generated_run
-from tests.helpers import PASSWORD, make_user
+from tests.helpers import PASSWORD, BaseTestCase, make_user
 
 RUBRIC_KEYS = ("series", "period", "unit", "caveat", "unsupported_claim")
 
@@ -40,11 +39,11 @@ MATERIAL = {
 }
 
 
-class ReviewTestCase(TestCase):
+class ReviewTestCase(BaseTestCase):
     @classmethod
     def setUpTestData(cls):
+        super().setUpTestData()
         cls.logged_run = load_generated_run(answers=60, assistant="secretbot-9.9")
-        cls.lead = make_user("lead")
         cls.reader_a = make_user("reader_a", "reviewer")
         cls.reader_b = make_user("reader_b", "reviewer")
         cls.sample = sample_draw(
@@ -466,7 +465,7 @@ class LeadReviewPagesTests(ReviewTestCase):
         self.assertContains(response, "reader_a")
 
     def test_it_lets_a_manager_read_but_not_write(self):
-        manager = make_user("manager")
+        manager = self.manager
         self.login(manager)
         self.assertEqual(self.client.get(reverse("run-detail", args=[self.logged_run.id])).status_code, 200)
         self.assertEqual(self.client.get(reverse("sample-new")).status_code, 403)

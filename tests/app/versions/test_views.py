@@ -17,7 +17,7 @@ from reviewapp.versions.charts import CompareOutcome, compare_outcome
 from reviewapp.versions.gate import GateRefused, gate_run, refusal_field
 from scoring.compare import paired
 from tests.fixtures import load_generated_run
-from tests.helpers import PASSWORD, make_user
+from tests.helpers import PASSWORD, BaseTestCase, make_user
 
 SET = "mgr-1"
 DECLINED = {"declined": True, "answer": "I cannot answer this.", "cited_ids": []}
@@ -49,7 +49,7 @@ def unfinished_run(label: str, status: str, digest: str) -> Run:
     )
 
 
-class ManagerPagesBase(TestCase):
+class ManagerPagesBase(BaseTestCase):
     """bot-1.0, and on the same questions bot-2.0 (declines every question
     expecting a refusal, so better there, and forty expecting an answer, so
     worse on numeric accuracy and answer rate) and bot-0.9 (adds an
@@ -57,6 +57,7 @@ class ManagerPagesBase(TestCase):
 
     @classmethod
     def setUpTestData(cls):
+        super().setUpTestData()
         cls.base = load_generated_run(answers=300, assistant="bot-1.0", version=SET)
         questions = Question.objects.filter(set_version=cls.base.set_version)
         declines = set(questions.filter(expected_behaviour="decline").values_list("question_id", flat=True))
@@ -70,7 +71,6 @@ class ManagerPagesBase(TestCase):
             "bot-0.9",
             lambda row: row if row.get("declined") else {**row, "answer": f"{row['answer']} Also 987654."},
         )
-        cls.manager = make_user("manager")
 
     def setUp(self):
         self.client.login(username="manager", password=PASSWORD)
@@ -426,7 +426,7 @@ class DemoAddressTests(SimpleTestCase):
                 self.assertEqual(address_url(address), url)
 
     def test_bin_demo_hands_its_address_to_the_demo_and_to_the_server(self):
-        script = (Path(__file__).resolve().parents[1] / "bin" / "demo").read_text()
+        script = (Path(__file__).resolve().parents[3] / "bin" / "demo").read_text()
         self.assertIn('address="${ADDRESS:-127.0.0.1:8000}"', script)
         self.assertIn('manage.py demo --address "$address"\n', script)
         self.assertTrue(script.rstrip().endswith('manage.py runserver "$address"'))
