@@ -57,7 +57,7 @@ from typing import Any, BinaryIO
 
 import orjson
 
-from scoring.imports import ImportOptions, Preview
+from scoring.imports.common import ImportOptions, Preview
 from scoring.logfile import (
     MAX_REPETITIONS,
     ErrorCollector,

@@ -44,8 +44,9 @@ from typing import BinaryIO
 
 import orjson
 
+import scoring.imports.sniff as sniff
 from scoring.csvrows import csv_reason, csv_rows, listed_names, repeated_columns
-from scoring.imports import TARGET_FIELDS, ImportOptions, Preview, sniff
+from scoring.imports.common import TARGET_FIELDS, ImportOptions, Preview
 from scoring.logfile import (
     BEHAVIOURS,
     MAX_REPETITIONS,

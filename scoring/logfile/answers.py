@@ -114,8 +114,6 @@ def normalise_answer(record: dict) -> dict:
 
 
 _TEXT_OR_NONE = frozenset({str, type(None)})
-
-
 _RECORD_TEXTS = ("label", "period", "unit")
 
 

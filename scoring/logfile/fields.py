@@ -19,31 +19,19 @@ ANSWER_FIELDS = {
     "declined": bool,
 }
 
-
 _ANSWER_NAMES, _ANSWER_TYPES = tuple(ANSWER_FIELDS), tuple(ANSWER_FIELDS.values())
-
 
 # An answer's own fields: a line whose status is not "ok" has no answer, and
 # may leave them out (or give them empty or null).
 ANSWER_CONTENT_FIELDS = frozenset({"retrieved_ids", "retrieved_values", "answer", "cited_ids", "declined"})
 
-
 DEFAULT_REPETITIONS = 1
-
-
 DEFAULT_TIMEOUT_S = 600
-
-
 # Bounds that catch a slip (600 repetitions for a 600 s timeout) while leaving
 # room for any real plan.
 MAX_REPETITIONS = 100
-
-
 MAX_TIMEOUT_S = 24 * 60 * 60
-
-
 REPEATS_MAX_LENGTH = 200
-
 
 QUESTION_FIELDS = {
     "question_id": str,
@@ -51,7 +39,6 @@ QUESTION_FIELDS = {
     "expected_behaviour": str,
     "expected_values": list,
 }
-
 
 # Optional question fields and the types they may hold (None is always allowed).
 QUESTION_OPTIONAL = {
@@ -66,56 +53,30 @@ QUESTION_OPTIONAL = {
     "split": str,
 }
 
-
 # Fields that mark a log in the spec's combined form, which carries the
 # judgement (expected behaviour and values) beside each answer.
 COMBINED_FIELDS = ("expected_behaviour", "expected_values")
 
-
 BEHAVIOURS = ("answer", "decline")
-
-
 SPLITS = ("tuning", "sealed")
 
-
 RUN_FILE_NAME = re.compile(r"^answers_run_(?P<assistant_version>.+)_set-(?P<set_version>[^/]+)\.jsonl$")
-
-
 SET_FILE_NAME = re.compile(r"^questions_set-(?P<set_version>[^/]+)\.jsonl$")
-
 
 _TYPE_NAMES = {str: "a string", list: "a list", bool: "true or false", dict: "an object"}
 
-
 LABEL_MAX_LENGTH = 100
-
-
 SET_NAME_MAX_LENGTH = 100
-
-
 QUESTION_ID_MAX_LENGTH = 200
-
-
 LANGUAGE_MAX_LENGTH = 20
-
-
 # The widest text each optional question field may hold, as the tables that
 # keep them allow.
 QUESTION_TEXT_LIMITS = {"expected_series": 200, "expected_unit": 200, "expected_period": 100, "stratum": 100}
 
-
 _LABEL = re.compile(r"[A-Za-z0-9][A-Za-z0-9._+\-]*")
-
-
 _LABEL_CHARACTER = re.compile(r"[A-Za-z0-9._+\-]")
-
-
 _SET_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9 ._+\-]*")
-
-
 _LANGUAGE = re.compile(r"[A-Za-z]{2,3}(?:[-_][A-Za-z0-9]{1,8})*")
-
-
 _LABEL_RULE = "ASCII letters, digits, '.', '_', '-' and '+', starting with a letter or a digit"
 
 
@@ -201,7 +162,6 @@ def language_problem(value: str) -> str | None:
 # A run holds a handful of languages, each checked once.
 _language_problem_cached = functools.lru_cache(maxsize=1024)(language_problem)
 
-
 _NUL_ESCAPE = "\\u0000"
 
 
@@ -262,8 +222,6 @@ def _type_error(field: str, expected: type, value) -> str:
 
 
 _NUMBER_TYPES = frozenset({int, float})
-
-
 _STRING_TYPE = frozenset({str})
 
 
