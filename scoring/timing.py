@@ -24,7 +24,6 @@ from dataclasses import asdict, dataclass
 from datetime import datetime
 from itertools import compress, filterfalse
 from operator import and_, attrgetter
-from statistics import median
 
 UNIT = "seconds"
 
@@ -364,12 +363,10 @@ def summarise(values: Sequence[float]) -> Summary:
         return Summary(n=0)
     samples = _sorted(values)
     count = len(samples)
-    middle = count // 2
-    p50 = samples[middle] if count % 2 else (samples[middle - 1] + samples[middle]) / 2
     return Summary(
         n=count,
         mean=math.fsum(samples) / count,
-        p50=float(p50),
+        p50=float(_median(samples)),
         # The nearest rank, the ⌈0.9·n⌉-th sorted value, in whole numbers.
         p90=float(samples[(9 * count + 9) // 10 - 1]),
         min=float(samples[0]),
@@ -380,6 +377,13 @@ def summarise(values: Sequence[float]) -> Summary:
 # Above this many values, numpy sorts them in place of a list of a million
 # float objects (8 bytes each instead of 32); both give the same order.
 NUMPY_SORT_FROM = 50_000
+
+
+def _median(samples: Sequence[float]) -> float:
+    """The median of sorted ``samples`` (at least one): the middle one, or the
+    mean of the middle two for an even count, as statistics.median."""
+    middle = len(samples) // 2
+    return samples[middle] if len(samples) % 2 else (samples[middle - 1] + samples[middle]) / 2
 
 
 def _sorted(values: Sequence[float]) -> Sequence[float]:
@@ -399,7 +403,7 @@ def _per_question(pairs: list[tuple[str, float | None]], attempts: dict[str, int
         question_id: {
             "attempts": attempts[question_id],
             "samples": len(values),
-            "median_s": float(median(values)) if values else None,
+            "median_s": float(_median(sorted(values))) if values else None,
         }
         for question_id, values in samples.items()
     }

@@ -18,146 +18,32 @@ Formats (``FORMATS``):
 What a source field becomes is the ``columns`` mapping of ImportOptions:
 run-log field -> source column (CSV, Ragas) or metadata key (Inspect). Each
 reader fills in its defaults (``default_columns``) for what is not given.
+
+This package only re-exports: the shared pieces are in
+scoring.imports.common, the dispatch in scoring.imports.readers, and the
+readers import from those, never from here.
 """
 
-from __future__ import annotations
-
-import re
-from collections.abc import Mapping
-from dataclasses import dataclass, field
-from pathlib import Path
-from typing import BinaryIO
-
-from scoring.logfile import LineError
-
-FORMATS = ("inspect", "ragas", "csv")
-FORMAT_LABELS = {
-    "inspect": "Inspect AI eval log (.eval or .json)",
-    "ragas": "Ragas-style JSON Lines (user_input, response, retrieved_contexts, reference)",
-    "csv": "CSV with any column names",
-}
-
-# The run-log fields a source column can fill, in the order an import page
-# offers them. Fields a reader cannot fill from its format are left out of
-# its own list (``fields_for``).
-TARGET_FIELDS = (
-    "question_id",
-    "question",
-    "language",
-    "answer",
-    "retrieved_contexts",
-    "retrieved_ids",
-    "retrieved_values",
-    "cited_ids",
-    "declined",
-    "reference",
-    "expected_values",
-    "expected_behaviour",
-    "stratum",
-    "attempt",
+from scoring.imports.common import (
+    FORMAT_LABELS,
+    FORMATS,
+    MAPPING_FIELDS,
+    TARGET_FIELDS,
+    ImportOptions,
+    Preview,
+    parse_mapping,
 )
-# What a mapping may name: the fields above, and for an Inspect log's
-# metadata retrieved_records (records with id and values only, where
-# retrieved_contexts takes passages or records alike).
-MAPPING_FIELDS = (*TARGET_FIELDS, "retrieved_records")
+from scoring.imports.readers import convert, detect_format, preview
 
-
-# A comma starts a new pair only when a field name and "=" follow it, so
-# that a column name may hold a comma.
-_PAIR_START = re.compile(
-    r",(?=\s*(?:" + "|".join(sorted(map(re.escape, MAPPING_FIELDS), key=len, reverse=True)) + r")\s*=)"
-)
-
-
-def parse_mapping(texts: list[str]) -> dict[str, str]:
-    """Field -> column from ``--columns`` values such as
-    "question=Question,answer=Bot answer"; "stratum=" (no column) turns the
-    field's default off. Refuses (ValueError) a part without "=", a field
-    that is not a run-log field and a field given twice."""
-    mapping: dict[str, str] = {}
-    for text in texts:
-        for part in _PAIR_START.split(text):
-            if not part.strip():
-                continue
-            target, equals, column = part.partition("=")
-            target, column = target.strip(), column.strip()
-            if not equals:
-                raise ValueError(f'"{part.strip()}" is not field=column')
-            if target not in MAPPING_FIELDS:
-                fields = ", ".join(MAPPING_FIELDS)
-                raise ValueError(f'"{target}" is not a field of the run log; the fields are {fields}')
-            if target in mapping:
-                raise ValueError(f'the field "{target}" is given twice')
-            mapping[target] = column
-    return mapping
-
-
-@dataclass(frozen=True)
-class ImportOptions:
-    """What the person importing chose: the versions (empty: the file's own,
-    when it names them), the question set's name, the language of answers
-    whose source gives none, and the field mapping."""
-
-    assistant_version: str = ""
-    set_version: str = ""
-    set_name: str = ""
-    language: str = "en"
-    columns: Mapping[str, str] = field(default_factory=dict)
-
-
-@dataclass
-class Preview:
-    """What an import would make of a file, read from its start only.
-
-    ``assistant_version``/``set_version``/``set_name`` are the file's own
-    suggestions (Inspect: model, task and task version), for the person to
-    confirm or change. ``fields`` are the names a mapping can use (CSV
-    columns, JSON keys, Inspect metadata keys); ``columns`` the mapping in
-    use, defaults filled in. ``rows`` are the first samples as read, ``lines``
-    the same as run-log lines, ``errors`` what is wrong with them."""
-
-    format: str
-    assistant_version: str = ""
-    set_version: str = ""
-    set_name: str = ""
-    fields: list[str] = field(default_factory=list)
-    columns: dict[str, str] = field(default_factory=dict)
-    samples: int | None = None
-    rows: list[dict] = field(default_factory=list)
-    lines: list[dict] = field(default_factory=list)
-    errors: list[LineError] = field(default_factory=list)
-
-
-def detect_format(path: Path, name: str = "") -> str | None:
-    """The format a file is in, from its name and first bytes; None when it
-    is none of FORMATS (the app's own run log, say)."""
-    from scoring.imports import sniff
-
-    return sniff.detect_format(path, name or path.name)
-
-
-def preview(path: Path, file_format: str, options: ImportOptions, *, rows: int = 5) -> Preview:
-    """Read the first ``rows`` samples of ``path`` and show what they become."""
-    return _reader(file_format).preview(path, options, rows=rows)
-
-
-def convert(
-    path: Path, out: BinaryIO, file_format: str, options: ImportOptions, *, max_errors: int = 200
-) -> int:
-    """Write ``path`` as a combined-form run log to ``out``; return the number
-    of answer lines written. Raises LogFileError naming every bad sample or
-    row (its number, the field, the reason), up to ``max_errors``; the caller
-    then discards ``out``."""
-    return _reader(file_format).convert(path, out, options, max_errors=max_errors)
-
-
-def _reader(file_format: str):
-    if file_format == "inspect":
-        from scoring.imports import inspect_log
-
-        return inspect_log
-    if file_format in ("ragas", "csv"):
-        from scoring.imports import tabular
-
-        return tabular.reader(file_format)
-    raise ValueError(f"unknown import format {file_format!r}: the formats are {', '.join(FORMATS)}")
+__all__ = [
+    "FORMATS",
+    "FORMAT_LABELS",
+    "MAPPING_FIELDS",
+    "TARGET_FIELDS",
+    "ImportOptions",
+    "Preview",
+    "convert",
+    "detect_format",
+    "parse_mapping",
+    "preview",
+]

@@ -12,7 +12,7 @@ from reviewapp.runs.services.runs import run_ingest, run_receive
 from scoring.logfile import normalise_question, read_questions
 from tests.conftest import SHARED_DATA
 from tests.helpers import example_file, jsonl
-from tests.test_scoring_logfile import BAD_REPEATS, QUESTIONS, attempt, three_times, timeout_line
+from tests.scoring.test_logfile import BAD_REPEATS, QUESTIONS, attempt, three_times, timeout_line
 
 SET_VERSION = "rep-1"
 

@@ -76,7 +76,7 @@ class RecordingJudge:
         return self.reply
 
 
-# A judge for the command line (--judge python:tests.test_scoring_qa:stand_in_judge):
+# A judge for the command line (--judge python:tests.scoring.test_qa:stand_in_judge):
 # CORRECT when the response holds the reference. It notes each call on stderr, so a
 # test can tell what was printed before the first call.
 STAND_IN_CALLS: list[str] = []
@@ -588,7 +588,7 @@ def open_command(dataset, run, *more):
         "--columns",
         "id=qid,question=q,reference=ref",
         "--judge",
-        "python:tests.test_scoring_qa:stand_in_judge",
+        "python:tests.scoring.test_qa:stand_in_judge",
         *more,
     ]
 
@@ -599,7 +599,7 @@ def test_it_prints_the_cost_estimate_before_the_first_judge_call(open_files, cap
     captured = capsys.readouterr()
     errors = captured.err.splitlines()
     assert errors[0].startswith(
-        "cost estimate: 2 calls to the judge python:tests.test_scoring_qa:stand_in_judge; about "
+        "cost estimate: 2 calls to the judge python:tests.scoring.test_qa:stand_in_judge; about "
     )
     assert "prompt tokens for the 2 to make (an estimate at about 4 characters a token" in errors[0]
     assert errors[1:] == ["stand-in judge called", "stand-in judge called"]
@@ -609,7 +609,7 @@ def test_it_prints_the_cost_estimate_before_the_first_judge_call(open_files, cap
         ("boiling", 0),
     ]
     assert result["results"][0]["reasoning"] == "Compared with the reference."
-    assert result["judge"]["model"] == "tests.test_scoring_qa:stand_in_judge"
+    assert result["judge"]["model"] == "tests.scoring.test_qa:stand_in_judge"
     assert result["judge"]["prompt_version"] == PROMPT_VERSION
     assert result["judge"]["prompt_hash"] == PROMPT_HASH
     assert len(STAND_IN_CALLS) == 2
@@ -660,7 +660,7 @@ def test_it_reuses_the_cache_and_says_so_in_the_estimate(open_files, tmp_path, c
     assert main(open_command(*open_files, "--cache", str(cache))) == 0
     captured = capsys.readouterr()
     assert captured.err.startswith(
-        "cost estimate: 2 calls to the judge python:tests.test_scoring_qa:stand_in_judge, "
+        "cost estimate: 2 calls to the judge python:tests.scoring.test_qa:stand_in_judge, "
         "2 of them already in the cache; about 0 prompt tokens for the 0 to make"
     )
     assert STAND_IN_CALLS == []
@@ -710,8 +710,8 @@ def test_it_says_in_one_sentence_why_it_cannot_go_on(open_files, tmp_path, capsy
 
 def test_it_reports_a_judge_that_fails_in_one_sentence(open_files, capsys):
     command = open_command(*open_files, "--yes")
-    command[command.index("python:tests.test_scoring_qa:stand_in_judge")] = (
-        "python:tests.test_scoring_qa:unreachable_judge"
+    command[command.index("python:tests.scoring.test_qa:stand_in_judge")] = (
+        "python:tests.scoring.test_qa:unreachable_judge"
     )
     assert main(command) == 1
     err = capsys.readouterr().err.splitlines()

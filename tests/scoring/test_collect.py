@@ -16,7 +16,7 @@ import pytest
 from scoring.collect import ChatEndpoint, ProgressBar, collect, main
 from scoring.logfile import RunPlan, read_answers, read_header, read_plan, read_questions
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 PROG = "python -m scoring.collect: "
 
 

@@ -1,4 +1,4 @@
-"""The fast scorer against the slow reference in tests/reference_scorer.py."""
+"""The fast scorer against the slow reference in tests/scoring/reference_scorer.py."""
 
 import pytest
 from hypothesis import given, settings
@@ -8,7 +8,7 @@ from scoring import synthetic
 from scoring.measures import Options, score_run
 from scoring.numbers import extract_numbers
 from scoring.runner import score_file
-from tests.reference_scorer import numbers_of, reference_score
+from tests.scoring.reference_scorer import numbers_of, reference_score
 
 
 def generated(seed: int, size: int = 1500):

@@ -18,7 +18,7 @@ from scoring.__main__ import main
 from tests.conftest import SHARED_DATA
 
 # Beside the checkout, as on every developer machine and in CI.
-SCRIPT = Path(__file__).resolve().parents[2] / "shared" / "baselines" / "answer_scores.py"
+SCRIPT = Path(__file__).resolve().parents[3] / "shared" / "baselines" / "answer_scores.py"
 
 # The script's measure names and ours.
 MEASURE_NAMES = {

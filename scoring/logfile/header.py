@@ -1,0 +1,116 @@
+"""A run log's header: the versions it names and the plan it declares
+(repetitions, timeout_s, repeats; spec 004)."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+from scoring.logfile.errors import LineError
+from scoring.logfile.fields import (
+    DEFAULT_REPETITIONS,
+    DEFAULT_TIMEOUT_S,
+    MAX_REPETITIONS,
+    MAX_TIMEOUT_S,
+    REPEATS_MAX_LENGTH,
+    _character,
+    _length_problem,
+    _shown,
+)
+from scoring.logfile.lines import is_header, iter_lines, parse_object
+
+# A header line is short; a longer first line is an answer or a mistake.
+HEADER_MAX_BYTES = 64 * 1024
+
+
+def read_header(path: Path) -> dict:
+    """The header of a file ({} when its first line is not a header)."""
+    return _header_line(path)[1]
+
+
+def _header_line(path: Path) -> tuple[int, dict]:
+    with open(path, "rb") as stream:
+        for number, text, _, _ in iter_lines(stream, max_line_bytes=HEADER_MAX_BYTES):
+            record, _ = parse_object(number, text)
+            return number, (record if record is not None and is_header(record) else {})
+    return 1, {}
+
+
+@dataclass(frozen=True, slots=True)
+class RunPlan:
+    """How a run was made, as its header declares (spec 004): each question
+    asked ``repetitions`` times, each attempt stopped after ``timeout_s``
+    seconds, and ``repeats``, the id of an earlier run this one repeats
+    (a number or a text, as the header gives it; None when it repeats none)."""
+
+    repetitions: int = DEFAULT_REPETITIONS
+    timeout_s: int = DEFAULT_TIMEOUT_S
+    repeats: int | str | None = None
+
+
+def plan_from_header(header: dict, *, line: int = 1) -> tuple[RunPlan, list[LineError]]:
+    """The plan a header (from read_header) declares, and the errors of its
+    line ``line``. A field that is left out, null or wrong takes its default,
+    so that the rest of the file can still be checked against it.
+
+    Refuses repetitions other than a whole number from 1 to 100, timeout_s
+    other than a whole number of seconds from 1 to 86400 (600.0 is taken as
+    600), and repeats other than a positive whole number or a printable text
+    of up to 200 characters."""
+    errors = []
+    repetitions = header.get("repetitions")
+    if repetitions is None:
+        repetitions = DEFAULT_REPETITIONS
+    elif type(repetitions) is not int or not 1 <= repetitions <= MAX_REPETITIONS:
+        errors.append(
+            LineError(
+                line,
+                "repetitions",
+                f"must be a whole number from 1 to {MAX_REPETITIONS}, not {json.dumps(repetitions)[:60]}",
+            )
+        )
+        repetitions = DEFAULT_REPETITIONS
+    timeout_s = header.get("timeout_s")
+    if timeout_s is None:
+        timeout_s = DEFAULT_TIMEOUT_S
+    elif type(timeout_s) is float and timeout_s.is_integer():
+        timeout_s = int(timeout_s)
+    if type(timeout_s) is not int or not 1 <= timeout_s <= MAX_TIMEOUT_S:
+        errors.append(
+            LineError(
+                line,
+                "timeout_s",
+                f"must be a whole number of seconds from 1 to {MAX_TIMEOUT_S}, "
+                f"not {json.dumps(header['timeout_s'])[:60]}",
+            )
+        )
+        timeout_s = DEFAULT_TIMEOUT_S
+    repeats = header.get("repeats")
+    if repeats is not None and (problem := _repeats_problem(repeats)):
+        errors.append(LineError(line, "repeats", problem))
+        repeats = None
+    return RunPlan(repetitions=repetitions, timeout_s=timeout_s, repeats=repeats), errors
+
+
+def _repeats_problem(repeats) -> str | None:
+    if type(repeats) is int:
+        # As large as a database's integer key can be.
+        if 1 <= repeats < 2**63:
+            return None
+        return f"a run id is a positive whole number or a text, not {json.dumps(repeats)[:60]}"
+    if type(repeats) is not str:
+        return f"must be the id of the run repeated, a number or a text, not {json.dumps(repeats)[:60]}"
+    if problem := _length_problem(repeats.strip(), REPEATS_MAX_LENGTH):
+        return problem
+    if not repeats.isprintable():
+        bad = next(c for c in repeats if not c.isprintable())
+        return f"{_shown(repeats)} holds {_character(bad)}; a run id is printable text"
+    return None
+
+
+def read_plan(path: Path) -> tuple[RunPlan, list[LineError]]:
+    """The plan a run log's header declares (the defaults when it has no
+    header), and the errors of the header's line (see plan_from_header)."""
+    line, header = _header_line(path)
+    return plan_from_header(header, line=line)
