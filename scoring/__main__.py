@@ -19,8 +19,8 @@ from pathlib import Path
 
 from scoring.logfile import BEHAVIOURS, ErrorCollector, LogFileError, is_combined_form, iter_questions
 from scoring.measures import FAILURE_MEASURES, MEASURE_LABELS, MEASURES, Options, RunScores, denominator
-from scoring.rates import INTERVAL_METHODS, rate
 from scoring.runner import FINDINGS_JSON, FINDINGS_TEXT, score_file
+from scoring.stats.rates import INTERVAL_METHODS, rate
 
 
 class ScoringQuestion:

@@ -29,7 +29,7 @@ def pytest_configure(config):
 def _isolated_data_dir(request, tmp_path):
     """App tests store uploads in their own folder and run tasks in-process,
     unless they ask for a real worker. Scoring tests need no Django at all."""
-    if request.module.__name__.startswith(("tests.test_scoring", "tests.scoring.")):
+    if request.module.__name__.startswith("tests.scoring."):
         yield
         return
     settings = request.getfixturevalue("settings")

@@ -3,7 +3,7 @@ user's own questions correctly, as two tasks.
 
 - Open-ended: the system answers in its own words; a judge model compares
   each response with the reference answer and says CORRECT or INCORRECT, as
-  strict JSON with its reasoning (read by scoring.verdict.parse_verdict).
+  strict JSON with its reasoning (read by scoring.judge.verdict.parse_verdict).
 - Multiple choice: the system gets the question with its options labelled
   A, B, C, ... (``mc_prompt``) and begins its answer with a letter; the first
   character that is not a space is compared with the correct option's letter.

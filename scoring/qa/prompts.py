@@ -10,8 +10,8 @@ import string
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from scoring.judge.verdict import Choice, Text, VerdictError, parse_verdict
 from scoring.llm import IncompleteCompletionError, as_llm
-from scoring.verdict import Choice, Text, VerdictError, parse_verdict
 
 TASKS = ("open", "mc")
 TASK_NAMES = {"open": "open-ended", "mc": "multiple choice"}

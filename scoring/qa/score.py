@@ -19,7 +19,7 @@ from scoring.qa.prompts import (
     mc_prompt,
     option_letter,
 )
-from scoring.rates import rate
+from scoring.stats.rates import rate
 
 # --- Scoring -----------------------------------------------------------------------------------------
 

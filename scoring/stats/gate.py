@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from scoring.stats.paired import NEWCOMBE_METHOD, Paired, detectable_difference, pairs_to_settle
+from scoring.stats.paired import NEWCOMBE_METHOD, Paired, detectable, pairs_to_settle
 from scoring.stats.rates import Rate, rate
 
 PASS, FAIL, INCONCLUSIVE, CANNOT_JUDGE = "pass", "fail", "inconclusive", "cannot judge"
@@ -109,7 +109,7 @@ def _not_shown(result: Paired, margin: float, settle: int | None) -> str:
         f"not shown safe: the lower bound, {points(result.low)}, is not above the margin of "
         f"-{points(margin)}, and the interval reaches {points(result.high)}, so no regression is shown either"
     )
-    discordance = result.discordant / result.n
+    discordance = result.discordance
     if settle is None:
         return (
             f"{text}; at the observed discordance ({discordance:.1%}) no number of questions would settle it"
@@ -134,8 +134,7 @@ def measure_report(
     detectable difference and the verdict with its reasons. Differences are
     in points (candidate − baseline; better is positive)."""
     (both, only_baseline), (only_candidate, neither) = result.table
-    discordance = result.discordant / result.n if result.n else 0.0
-    detectable = detectable_difference(result.n, max(discordance, 0.05)) if result.n else None
+    detectable_share = detectable(result)
     return {
         "label": label,
         "verdict": verdict.verdict,
@@ -149,19 +148,19 @@ def measure_report(
                 "only_baseline_succeeds": only_baseline,
                 "only_candidate_succeeds": only_candidate,
             },
-            "difference_points": _points(result.difference),
-            "low_points": _points(result.low),
-            "high_points": _points(result.high),
+            "difference_points": in_points(result.difference),
+            "low_points": in_points(result.low),
+            "high_points": in_points(result.high),
             "interval": f"{NEWCOMBE_METHOD}, two-sided 95 %",
             "mcnemar_exact_p": result.p_value,
             "label": "measured",
         },
         "baseline_all": _rate(baseline_all),
         "candidate_all": _rate(candidate_all),
-        "margin_points": _points(margin),
+        "margin_points": in_points(margin),
         "alpha": ALPHA,
         "bound": BOUND,
-        "detectable_difference_points": _points(detectable),
+        "detectable_difference_points": in_points(detectable_share),
         "detectable_difference_note": (
             "the smallest difference these pairs detect with 80 % power at the observed discordance "
             "(at least 5 %): a conditional estimate (Connor 1987)"
@@ -231,7 +230,8 @@ def overall(verdicts: dict[str, str]) -> str:
     return PASS if verdicts else CANNOT_JUDGE
 
 
-def _points(share: float | None) -> float | None:
+def in_points(share: float | None) -> float | None:
+    """A share (0-1) as percentage points, rounded as the gate reports them."""
     return None if share is None else round(share * 100, 4)
 
 

@@ -56,6 +56,11 @@ class Paired:
     def discordant(self) -> int:
         return self.table[0][1] + self.table[1][0]
 
+    @property
+    def discordance(self) -> float:
+        """The share of paired questions on which the versions differ (0 with no pairs)."""
+        return self.discordant / self.n if self.n else 0.0
+
 
 def paired(baseline: Mapping[str, bool], candidate: Mapping[str, bool], *, alpha: float = 0.05) -> Paired:
     """Compare per-question successes on the questions both hold.
@@ -267,6 +272,17 @@ def _z_values(*, alpha: float, power: float) -> tuple[float, float]:
 
 def _paired_size(delta: float, discordant: float, z_alpha: float, z_beta: float) -> float:
     return (z_alpha * math.sqrt(discordant) + z_beta * math.sqrt(discordant - delta**2)) ** 2 / delta**2
+
+
+# Below this observed discordance the detectable difference is worked out as if
+# it were this: a comparison that saw no disagreement has not shown none exists.
+DISCORDANCE_FLOOR = 0.05
+
+
+def detectable(result: Paired) -> float | None:
+    """The smallest difference ``result``'s paired questions can detect at
+    their observed discordance (at least DISCORDANCE_FLOOR); None with no pairs."""
+    return detectable_difference(result.n, max(result.discordance, DISCORDANCE_FLOOR)) if result.n else None
 
 
 def detectable_difference(

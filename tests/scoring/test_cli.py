@@ -5,7 +5,7 @@ import sys
 import pytest
 
 from scoring.__main__ import main
-from scoring.rates import rate
+from scoring.stats.rates import rate
 from tests.conftest import SHARED_DATA
 
 RUN = SHARED_DATA / "answers_run_assistant-1.3_set-1.2.jsonl"

@@ -29,7 +29,7 @@ from scoring.qa import (
     write_prompts,
 )
 from scoring.qa.__main__ import main
-from scoring.rates import rate
+from scoring.stats.rates import rate
 
 # Spec 001's worked examples.
 BERLIN = Question(id="berlin", line=1, text="In which year did the Berlin Wall fall?", reference="1989")

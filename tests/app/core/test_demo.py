@@ -4,7 +4,7 @@ from io import StringIO
 import pytest
 from django.core.management import call_command
 
-from reviewapp.judges.services.validation import judge_validation
+from reviewapp.judges.validation import judge_validation
 from reviewapp.models import (
     Answer,
     AnswerCheck,

@@ -160,7 +160,7 @@ def domain_imports() -> set[tuple[str, str, str]]:
         tree = ast.parse(path.read_text(), filename=str(path))
         for node in ast.walk(tree):
             if isinstance(node, ast.ImportFrom) and node.module == "reviewapp.models":
-                targets = [getattr(reviewapp.models, alias.name).__module__ for alias in node.names]
+                targets = [getattr(getattr(reviewapp.models, alias.name), "__module__", "") for alias in node.names]
             elif isinstance(node, ast.ImportFrom) and node.module == "reviewapp":
                 targets = [f"reviewapp.{alias.name}" for alias in node.names]
             elif isinstance(node, ast.ImportFrom) and node.module:

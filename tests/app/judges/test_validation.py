@@ -10,7 +10,8 @@ import numpy as np
 
 from reviewapp.core.errors import ApplicationError
 from reviewapp.judges.services import judge_versions, judging
-from reviewapp.judges.services.validation import (
+from reviewapp.judges.services.validation_sets import validation_set_draw
+from reviewapp.judges.validation import (
     NO_VALIDATION_SET,
     UNCALIBRATED_TITLE,
     Settled,
@@ -19,7 +20,6 @@ from reviewapp.judges.services.validation import (
     regrade_agreement,
     regrade_disagreements,
     settled_outcomes,
-    validation_set_draw,
     validation_title,
 )
 from reviewapp.models import (

@@ -7,8 +7,8 @@ from django.test import override_settings
 from django.urls import reverse
 from django.utils.html import escape
 
-from reviewapp.judges import selectors
-from reviewapp.judges.services import judge_versions, judging, validation
+from reviewapp.judges import selectors, validation
+from reviewapp.judges.services import judge_versions, judging
 from reviewapp.models import (
     JudgeChunk,
     JudgeRun,

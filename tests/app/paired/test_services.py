@@ -1,6 +1,6 @@
 """Paired samples (issue 14, item 4): the seeded draw, the readers' places
 and swapped repeats, one judgement per double submit, and the figures on a
-hand-made case checked against scoring.compare.paired and scoring.rates."""
+hand-made case checked against scoring.stats.paired.paired and scoring.stats.rates."""
 
 from __future__ import annotations
 
@@ -29,8 +29,8 @@ from reviewapp.paired.services import (
     paired_judgement_submit,
     repeat_count,
 )
-from scoring.compare import paired
-from scoring.rates import rate
+from scoring.stats.paired import paired
+from scoring.stats.rates import rate
 from tests.fixtures import load_generated_run, twin
 from tests.helpers import BaseTestCase, make_user
 

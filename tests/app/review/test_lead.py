@@ -6,7 +6,7 @@ from django.test import TestCase
 from django.urls import reverse
 
 from reviewapp.core.errors import ApplicationError
-from reviewapp.judges.services.validation import Settled, review_states, settled_outcomes
+from reviewapp.judges.validation import Settled, review_states, settled_outcomes
 from reviewapp.models import Adjudication, Assignment, Judgement, SampleItem, Score
 from reviewapp.review import selectors as lead
 from reviewapp.review.selectors import outcome_key

@@ -27,8 +27,7 @@ from reviewapp.models import (
 from reviewapp.runs.services.question_sets import set_version_create
 from reviewapp.runs.services.runs import run_receive
 from reviewapp.scorings import services as scoring_service
-from reviewapp.scorings.selectors import count_attempts
-from reviewapp.scorings.services import DEFAULT_SLICE_FIELDS, without_questions
+from reviewapp.scorings.selectors import DEFAULT_SLICE_FIELDS, count_attempts, without_questions
 from reviewapp.versions.comparison import question_successes
 from scoring import synthetic, timing
 from scoring.logfile import normalise_question

@@ -28,8 +28,8 @@ from reviewapp.versions.comparison import (
     resolved_questions,
 )
 from reviewapp.versions.records import DEFAULT_KEY, Record, version_record
-from scoring.compare import paired, paired_from_table
 from scoring.measures import MEASURES
+from scoring.stats.paired import paired, paired_from_table
 from tests.fixtures import bare_run
 
 QUESTIONS = [f"q{index:03d}" for index in range(120)]

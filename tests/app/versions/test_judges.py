@@ -6,7 +6,8 @@ import uuid
 from django.test import TestCase
 
 from reviewapp.judges.services import judge_versions, judging
-from reviewapp.judges.services.validation import judge_is_validated, validation_set_draw
+from reviewapp.judges.services.validation_sets import validation_set_draw
+from reviewapp.judges.validation import judge_is_validated
 from reviewapp.models import Adjudication, Run
 from reviewapp.review.services.review import rubric_default
 from reviewapp.review.services.samples import Frame, sample_draw

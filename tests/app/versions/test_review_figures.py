@@ -135,7 +135,7 @@ class SettledCountingTests(ReviewedSampleTestCase):
 class SeverityWeightsTests(ReviewedSampleTestCase):
     def test_the_dashboard_weighs_material_errors_by_where_the_answer_goes(self):
         from reviewapp.review.services.severity import severity_weights_save
-        from scoring.rates import rate, severity_weighted_rate
+        from scoring.stats.rates import rate, severity_weighted_rate
 
         # Settled: item 1 resolved, item 5 a confirmed material error.
         languages = {item.position: item.answer.language for item in self.items}

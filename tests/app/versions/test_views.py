@@ -15,7 +15,7 @@ from reviewapp.models import ApiToken, AssistantVersion, Question, Run
 from reviewapp.runs.services.runs import run_receive
 from reviewapp.versions.charts import CompareOutcome, compare_outcome
 from reviewapp.versions.gate import GateRefused, gate_run, refusal_field
-from scoring.compare import paired
+from scoring.stats.paired import paired
 from tests.fixtures import load_generated_run
 from tests.helpers import PASSWORD, BaseTestCase, make_user
 

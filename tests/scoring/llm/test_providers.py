@@ -51,7 +51,7 @@ REPO = Path(__file__).resolve().parents[3]
 
 def test_it_imports_no_sdk_with_the_scoring_modules():
     probe = (
-        "import sys, scoring.llm, scoring.providers; "
+        "import sys, scoring.llm, scoring.llm.openai, scoring.llm.anthropic, scoring.llm.google; "
         "print([name for name in ('openai', 'anthropic', 'google.genai', 'httpx2', 'httpx') if name in sys.modules])"
     )
     result = subprocess.run(
