@@ -11,6 +11,7 @@ from django.db import models
 from django.utils import timezone
 
 from reviewapp.core.errors import ApplicationError
+from reviewapp.core.roles import SCOPES, scopes_for
 
 
 def api_token_expiry():
@@ -73,8 +74,6 @@ class ApiToken(models.Model):
         roles allow no scope (reviewers, people without a role), an unknown
         scope or one beyond the user's roles, and a lifetime outside 1 to
         API_TOKEN_MAX_DAYS days."""
-        from reviewapp.core.roles import SCOPES, scopes_for
-
         username = user.get_username()
         if not user.is_active:
             raise TokenRefused(f"{username} is not active, so no token was made.")

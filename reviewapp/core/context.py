@@ -1,5 +1,7 @@
 from django.conf import settings
 
+from reviewapp.core.roles import API_USERS, READERS_OF_RUNS, WRITERS, Role, has_role
+
 
 def deployment(request):
     """What the footer says about where data live and where tasks run."""
@@ -15,8 +17,6 @@ def deployment(request):
 
 def roles(request):
     """Which parts of the navigation this person may use."""
-    from reviewapp.core.roles import API_USERS, READERS_OF_RUNS, WRITERS, Role, has_role
-
     user = request.user
     return {
         "roles": {

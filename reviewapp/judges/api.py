@@ -18,12 +18,15 @@ from reviewapp.core.errors import ApplicationError
 from reviewapp.judges import selectors as judge_selectors
 from reviewapp.judges.selectors import judge_label
 from reviewapp.judges.services.judging import (
+    REGRADE_MINIMUM,
     judge_run_cancel,
     judge_run_confirm,
     judge_run_estimate,
     regrade_draw,
 )
+from reviewapp.judges.validation import judge_validation, validation_title
 from reviewapp.models import Judge, JudgeRun, JudgeVersion, Run
+from scoring.stats.agreement import ALPHA_FLOOR
 
 router = Router()
 
@@ -37,7 +40,10 @@ class JudgeRunIn(Schema):
         default=0.1,
         gt=0,
         le=1,
-        description="the share of answers people re-read blind (spec 002); at least 30 answers are drawn",
+        description=(
+            "the share of answers people re-read blind (spec 002); "
+            f"at least {REGRADE_MINIMUM} answers are drawn"
+        ),
     )
     confirm: bool = Field(
         default=False,
@@ -95,7 +101,7 @@ class JudgeRunOut(Schema):
     )
     panel: list[dict] = Field(
         description="per metric graded by two judges or more: each judge's mean, the panel mean, "
-        "Krippendorff's alpha (interval) between them and whether it is below the 0.667 floor"
+        f"Krippendorff's alpha (interval) between them and whether it is below the {ALPHA_FLOOR:g} floor"
     )
     head_to_head: list[dict] = Field(
         description="for a head to head (other_run_id set): per judge, wins, losses and ties of run_id's "
@@ -315,8 +321,6 @@ def judge_validation_tables(
     label the confusion matrix, percent agreement, Cohen's kappa with its
     interval, Krippendorff's alpha, the judge's errors in each direction,
     and whether it is validated or which condition is missing."""
-    from reviewapp.judges.services.validation import judge_validation, validation_title
-
     judge = get_object_or_404(Judge, id=judge_id)
     versions = judge.versions.all()
     judge_version = versions.filter(number=version).first() if version is not None else versions.first()

@@ -9,6 +9,7 @@ from django.db.models import OuterRef, Subquery
 
 from reviewapp.judges.selectors import judge_label
 from reviewapp.judges.services.judge_versions import JUDGE_METRICS
+from reviewapp.judges.services.judging import REGRADE_MINIMUM
 from reviewapp.models import (
     JudgeVersion,
     RubricVersion,
@@ -112,7 +113,10 @@ class JudgeRunForm(forms.Form):
         min_value=0.1,
         max_value=100,
         label="Human regrade share (%)",
-        help_text="Drawn at random (at least 30 answers, by language) into a blind sample people read.",
+        help_text=(
+            f"Drawn at random (at least {REGRADE_MINIMUM} answers, by language) "
+            "into a blind sample people read."
+        ),
     )
     other_run = forms.ModelChoiceField(
         queryset=Run.objects.none(),

@@ -113,7 +113,6 @@ def head_to_head(judge_run: JudgeRun) -> list[dict]:
     """Each judge's preference between the judge run's two runs, asked in both
     orders: wins, losses and ties from the first run's side, position
     consistency, and the win rate (ties half) with a Wilson interval."""
-    from reviewapp.judges.selectors import judge_label
     from scoring.judge.preference import preference_summary
 
     rows = []
@@ -132,8 +131,7 @@ def panel_figures(judge_run: JudgeRun) -> list[dict]:
     panel's mean, and Krippendorff's alpha (interval) between the judges over
     the answers, with a warning below ALPHA_FLOOR: the judges then do not
     measure the same thing and their mean should not be trusted."""
-    from reviewapp.judges.selectors import judge_label
-    from scoring.agreement import ALPHA_FLOOR, krippendorff_alpha
+    from scoring.stats.agreement import ALPHA_FLOOR, krippendorff_alpha
 
     versions = list(judge_run.judge_versions.select_related("judge").order_by("judge__name", "number"))
     figures = []

@@ -15,10 +15,10 @@ from django_htmx.http import HttpResponseClientRefresh
 
 from reviewapp.core.errors import ApplicationError
 from reviewapp.core.roles import READERS_OF_RUNS, WRITERS, has_role, role_required
-from reviewapp.judges import selectors
+from reviewapp.judges import selectors, validation
 from reviewapp.judges.forms import JudgeForm, JudgeRunForm
 from reviewapp.judges.selectors import head_to_head, judge_run_counts, judge_run_verdicts, panel_figures
-from reviewapp.judges.services import judge_versions, judging, validation
+from reviewapp.judges.services import judge_versions, judging, validation_sets
 from reviewapp.models import Judge, JudgeRun, JudgeVersion, ModelVerdict, RubricVersion, Run, ValidationItem
 from reviewapp.review import defaults
 
@@ -308,7 +308,7 @@ def judge_validation(request, judge_id: int):
 def judge_validation_draw(request, judge_id: int):
     judge = get_object_or_404(Judge, id=judge_id)
     try:
-        drawn = validation.validation_set_draw(judge=judge, created_by=request.user)
+        drawn = validation_sets.validation_set_draw(judge=judge, created_by=request.user)
     except ApplicationError as rejected:
         messages.error(request, f"No validation set was drawn: {rejected.errors[0]}")
     else:

@@ -15,8 +15,8 @@ from reviewapp.paired.models import (
     PairedSample,
 )
 from reviewapp.scorings.selectors import answer_evidence
-from scoring.compare import Paired, paired
-from scoring.rates import Rate, rate
+from scoring.stats.paired import Paired, paired
+from scoring.stats.rates import Rate, rate
 
 
 def pair_content(item: PairedItem, *, a_is_first: bool | None = None) -> dict:
@@ -244,7 +244,7 @@ def latest_readings(paired_sample: PairedSample) -> dict[int, Reading]:
 def paired_results(*, paired_sample: PairedSample) -> PairedResults:
     """The sample's figures on its settled pairs: the paired table of
     "resolved" for A and B with McNemar's exact p and the B - A difference
-    with Newcombe's interval (scoring.compare.paired, A as the baseline), the
+    with Newcombe's interval (scoring.stats.paired.paired, A as the baseline), the
     preference split with a Wilson interval on A's share, and each reader's
     position consistency on their repeats; with every pair's state and the
     count of each status against N."""

@@ -3,7 +3,7 @@ assignment to readers (places, aliases and swapped repeats from the recorded
 seed), readers' judgements and leads' decisions, and the figures on the
 settled pairs (issue 14, item 4; spec 004's calibration).
 
-A is the baseline and B the candidate of scoring.compare.paired: differences
+A is the baseline and B the candidate of scoring.stats.paired.paired: differences
 are B - A. Readers' judgements are stored in the places they saw ("Answer 1",
 "Answer 2"); ``reading`` turns them into A and B for leads' pages only.
 """
@@ -17,11 +17,11 @@ import uuid
 from collections import defaultdict
 from dataclasses import dataclass
 
-from django.db import IntegrityError, transaction
-from django.db.models import Max
+from django.db import transaction
 from django.utils import timezone
 
 from reviewapp.core.errors import ApplicationError
+from reviewapp.core.once import create_once, next_revision
 from reviewapp.models import Answer, Question, Run, Sample
 from reviewapp.paired.models import (
     PairedAssignment,
@@ -32,7 +32,7 @@ from reviewapp.paired.models import (
     PairedSample,
 )
 from reviewapp.paired.selectors import DecisionInput
-from reviewapp.review.services.samples import allocate, checked_readers, new_alias, round_robin
+from reviewapp.review.services.samples import allocate, checked_readers, new_alias, round_robin, strata_record
 
 PAIRED_STRATA_FIELDS = ("language", "stratum")
 # A repeat comes back with at least this many other pairs between it and its
@@ -161,14 +161,7 @@ def paired_draw(
             frame_size=len(frame),
             size=sum(counts.values()),
             strata_fields=list(strata_fields),
-            strata={
-                key: {
-                    "population": populations[key],
-                    "drawn": counts[key],
-                    "weight": populations[key] / counts[key] if counts[key] else None,
-                }
-                for key in sorted(populations)
-            },
+            strata=strata_record(populations, counts),
             seed=seed,
             readers_per_item=readers_per_item,
             repeat_share=repeat_share,
@@ -324,19 +317,6 @@ def paired_judgement_errors(data: PairedInput) -> dict[str, str]:
     return errors
 
 
-def _create_once(model, submission_key: uuid.UUID, create):
-    # Two requests racing with one key: the loser's insert fails on the unique
-    # key and it returns the winner's row, so a double submit saves once.
-    try:
-        with transaction.atomic():
-            return create()
-    except IntegrityError:
-        existing = model.objects.filter(submission_key=submission_key).first()
-        if existing is None:
-            raise
-        return existing
-
-
 def paired_judgement_submit(
     *, assignment: PairedAssignment, author, data: PairedInput, submission_key: uuid.UUID
 ) -> PairedJudgement:
@@ -353,12 +333,12 @@ def paired_judgement_submit(
         raise ApplicationError(list(errors.values()))
 
     def create() -> PairedJudgement:
-        # The lock keeps two revisions from taking one number.
-        PairedAssignment.objects.select_for_update().get(id=assignment.id)
-        latest = PairedJudgement.objects.filter(assignment=assignment).aggregate(n=Max("revision"))["n"]
+        revision = next_revision(
+            parent=assignment, revisions=PairedJudgement.objects.filter(assignment=assignment)
+        )
         return PairedJudgement.objects.create(
             assignment=assignment,
-            revision=(latest or 0) + 1,
+            revision=revision,
             author=author,
             grade_first=data.grade_first,
             note_first=data.note_first.strip(),
@@ -368,7 +348,7 @@ def paired_judgement_submit(
             submission_key=submission_key,
         )
 
-    return _create_once(PairedJudgement, submission_key, create)
+    return create_once(PairedJudgement, submission_key, create)
 
 
 def paired_decision_errors(data: DecisionInput) -> dict[str, str]:
@@ -398,11 +378,10 @@ def paired_decision_submit(
         raise ApplicationError(list(errors.values()))
 
     def create() -> PairedDecision:
-        PairedItem.objects.select_for_update().get(id=item.id)
-        latest = PairedDecision.objects.filter(item=item).aggregate(n=Max("revision"))["n"]
+        revision = next_revision(parent=item, revisions=PairedDecision.objects.filter(item=item))
         return PairedDecision.objects.create(
             item=item,
-            revision=(latest or 0) + 1,
+            revision=revision,
             lead=lead,
             grade_a=data.grade_a,
             grade_b=data.grade_b,
@@ -411,4 +390,4 @@ def paired_decision_submit(
             submission_key=submission_key,
         )
 
-    return _create_once(PairedDecision, submission_key, create)
+    return create_once(PairedDecision, submission_key, create)

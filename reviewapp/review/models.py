@@ -256,6 +256,10 @@ class Outcome(models.Model):
         return self.get_grade_display()
 
 
+# The outcome grades in their order, for the figures that count them.
+GRADES = tuple(Outcome.Grade.values)
+
+
 class Judgement(Outcome):
     """One revision of one reader's judgement of one item. Never changed:
     an edit is a new revision."""

@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from datetime import datetime
 
-from reviewapp.judges.services.validation import regrade_disagreements
+from reviewapp.judges.validation import regrade_disagreements
 from reviewapp.models import Adjudication, Judgement, JudgeRun, SampleItem
 from reviewapp.review.selectors import REASONS, latest_judgements, reasons_for
 

@@ -6,9 +6,9 @@ from __future__ import annotations
 import json
 from collections import defaultdict
 
-from reviewapp.models import Adjudication, Judgement, Question, Sample, SampleItem
+from reviewapp.models import Adjudication, Judgement, Question, Sample, SampleItem, SeverityWeights
 from reviewapp.scorings.selectors import answer_evidence, records_as_passages
-from scoring.agreement import TOO_FEW_ITEMS, agreement
+from scoring.stats.agreement import TOO_FEW_ITEMS, agreement
 
 REASONS = {
     "material_error": "material error",
@@ -367,3 +367,7 @@ def samples_between(date_from, date_to):
             "rubric_version"
         )
     )
+
+
+def severity_in_force() -> SeverityWeights | None:
+    return SeverityWeights.objects.first()

@@ -13,9 +13,10 @@ from django.utils import formats, timezone
 
 from reviewapp.core import progress
 from reviewapp.core.work import stale_before
-from reviewapp.models import Answer, AnswerCheck, Finding, Run, Scoring, ScoringChunk
-from scoring.measures import MEASURE_LABELS, MEASURES, Options, denominator
-from scoring.rates import Rate, rate
+from reviewapp.models import Answer, AnswerCheck, Finding, Question, Run, Scoring, ScoringChunk
+from scoring.measures import COUNT_COLUMNS, MEASURE_LABELS, MEASURES, Options, denominator
+from scoring.repeats import QuestionTally
+from scoring.stats.rates import Rate, rate
 
 # Slices of the sealed split are stored under this prefix, apart from the tuning ones.
 SEALED_PREFIX = "sealed:"
@@ -488,3 +489,42 @@ def scoring_is_stuck(scoring: Scoring) -> bool:
         scoring.queued_at is not None and scoring.queued_at >= recent
     )
     return not sent
+
+
+# Slices every scoring keeps, so that the run page can show any of them.
+DEFAULT_SLICE_FIELDS = ("language", "stratum", "split")
+
+
+def config_key(*, options: dict, slice_fields) -> str:
+    switched_on = ",".join(sorted(name for name, value in options.items() if value))
+    return f"options={switched_on};slices={','.join(slice_fields)}"
+
+
+def stable_tallies(scoring: Scoring, *, slice_fields=("language",)) -> dict[str, QuestionTally]:
+    """Each tuning question's attempts in this scoring, tallied (scoring.repeats)."""
+    fields = {
+        row[0]: row[1:]
+        for row in Question.objects.filter(set_version_id=scoring.set_version_id).values_list(
+            "question_id", *slice_fields
+        )
+    }
+    tallies: dict[str, QuestionTally] = {}
+    rows = (
+        AnswerCheck.objects.filter(scoring=scoring, sealed=False)
+        .values_list("question_id", "answer__status", *COUNT_COLUMNS)
+        .iterator(chunk_size=20000)
+    )
+    for question_id, status, *counts in rows:
+        entry = tallies.get(question_id)
+        if entry is None:
+            entry = tallies[question_id] = QuestionTally(fields=fields.get(question_id, ()))
+        entry.add(counts, answered=status == "ok")
+    return tallies
+
+
+def without_questions(summary: dict) -> dict:
+    """A timing summary without its row per question: each question's median
+    is kept as their summary only, or the scoring would be as large as its run."""
+    for source in summary["e2e"]["by_source"].values():
+        source.pop("per_question", None)
+    return summary

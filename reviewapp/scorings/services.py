@@ -35,7 +35,15 @@ from reviewapp.models import (
     SetVersion,
 )
 from reviewapp.scorings import selectors
-from reviewapp.scorings.selectors import SEALED_PREFIX
+from reviewapp.scorings.selectors import (
+    DEFAULT_SLICE_FIELDS,
+    SEALED_PREFIX,
+    AttemptCounts,
+    config_key,
+    count_attempts,
+    stable_tallies,
+    without_questions,
+)
 from scoring import timing
 from scoring.measures import (
     COUNT_COLUMNS,
@@ -47,23 +55,15 @@ from scoring.measures import (
     not_run_check,
     slice_counts,
 )
-from scoring.repeats import QuestionTally, repeat_figures
+from scoring.repeats import repeat_figures
 from scoring.runner import TIMING_FIELDS, gc_paused
 
 logger = logging.getLogger(__name__)
-
-# Slices every scoring keeps, so that the run page can show any of them.
-DEFAULT_SLICE_FIELDS = ("language", "stratum", "split")
 
 
 def part_slices(tuning: dict, sealed: dict) -> dict:
     """One slice dict holding both parts, the sealed one under its prefix."""
     return {**tuning, **{SEALED_PREFIX + name: measures for name, measures in sealed.items()}}
-
-
-def config_key(*, options: dict, slice_fields) -> str:
-    switched_on = ",".join(sorted(name for name, value in options.items() if value))
-    return f"options={switched_on};slices={','.join(slice_fields)}"
 
 
 def scoring_create(
@@ -423,28 +423,6 @@ def _stable(scoring: Scoring) -> dict:
     )
 
 
-def stable_tallies(scoring: Scoring, *, slice_fields=("language",)) -> dict[str, QuestionTally]:
-    """Each tuning question's attempts in this scoring, tallied (scoring.repeats)."""
-    fields = {
-        row[0]: row[1:]
-        for row in Question.objects.filter(set_version_id=scoring.set_version_id).values_list(
-            "question_id", *slice_fields
-        )
-    }
-    tallies: dict[str, QuestionTally] = {}
-    rows = (
-        AnswerCheck.objects.filter(scoring=scoring, sealed=False)
-        .values_list("question_id", "answer__status", *COUNT_COLUMNS)
-        .iterator(chunk_size=20000)
-    )
-    for question_id, status, *counts in rows:
-        entry = tallies.get(question_id)
-        if entry is None:
-            entry = tallies[question_id] = QuestionTally(fields=fields.get(question_id, ()))
-        entry.add(counts, answered=status == "ok")
-    return tallies
-
-
 _TIMING_FIELDS = frozenset(TIMING_FIELDS)
 
 
@@ -453,14 +431,6 @@ def _logged_timing(record: dict) -> dict:
     if _TIMING_FIELDS.isdisjoint(record):
         return {}
     return timing.logged(timing.answer_timing(record, validated=True))
-
-
-def without_questions(summary: dict) -> dict:
-    """A timing summary without its row per question: each question's median
-    is kept as their summary only, or the scoring would be as large as its run."""
-    for source in summary["e2e"]["by_source"].values():
-        source.pop("per_question", None)
-    return summary
 
 
 def _timing(scoring: Scoring) -> dict:
@@ -568,11 +538,6 @@ def _timing_columns_portable(
 def _finish(scoring: Scoring) -> None:
     """Count the questions not run and add the chunks' slice counts up into
     the scoring's scores."""
-    from reviewapp.scorings.selectors import (  # selectors reads this module's names
-        AttemptCounts,
-        count_attempts,
-    )
-
     chunks = list(scoring.chunks.all())
     parts = [dict(chunk.slices) for chunk in chunks]
     tallies = [part.pop(CHUNK_TALLY, None) for part in parts]

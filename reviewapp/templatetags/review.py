@@ -1,5 +1,7 @@
 from django import template
 
+from reviewapp.versions.selectors import CHART_LEFT, CHART_WIDTH
+
 register = template.Library()
 
 
@@ -44,8 +46,6 @@ def split(value: str, separator: str) -> list[str]:
 
 @register.filter
 def tick_x(tick: str) -> float:
-    from reviewapp.versions.selectors import CHART_LEFT, CHART_WIDTH
-
     return CHART_LEFT + float(tick) / 100 * CHART_WIDTH
 
 

@@ -7,7 +7,7 @@ from ninja import Field, Query, Router, Schema, Status
 from reviewapp.accounts.auth import TokenAuth
 from reviewapp.core.api import DetailOut
 from reviewapp.versions.gate import GateRefused, gate_run, parse_floors
-from scoring.gate import DEFAULT_MARGIN_POINTS
+from scoring.stats.gate import DEFAULT_MARGIN_POINTS
 
 router = Router()
 

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from django.db.models import Count, Q
 
 from reviewapp.models import AssistantVersion, Run, SetVersion
-from scoring.compare import Paired
+from scoring.stats.paired import Paired
 
 # The difference chart's geometry, in SVG units of a 1000-wide viewBox: labels
 # on the left, the plot in the middle (zero at its centre), figures on the right.

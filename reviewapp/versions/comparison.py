@@ -9,6 +9,8 @@ from django.db import connections, transaction
 from django.db.models import Case, F, Max, Q, When
 from django.db.models.functions import Collate
 
+from reviewapp.judges.selectors import judge_label
+from reviewapp.judges.validation import judge_is_validated
 from reviewapp.models import (
     Answer,
     AnswerCheck,
@@ -17,12 +19,9 @@ from reviewapp.models import (
     QuestionOutcome,
 )
 from reviewapp.versions.records import Record, judged_pairs, pooled_counts
-from scoring.compare import Paired, detectable_difference, paired, paired_from_table
 from scoring.measures import FAILURE_MEASURES, MEASURE_LABELS, MEASURES
-from scoring.rates import rate
-
-# A paired 2x2 table: ((both succeed, only the baseline), (only the candidate, neither)).
-Table = tuple[tuple[int, int], tuple[int, int]]
+from scoring.stats.paired import Paired, Table, detectable, paired, paired_from_table
+from scoring.stats.rates import rate
 
 
 def question_successes(record: Record) -> dict[str, dict[str, bool]]:
@@ -164,7 +163,6 @@ def compare_versions(baseline: Record, candidate: Record, measures=MEASURES) -> 
     for measure in measures:
         on_common, on_resolved = tables[measure]
         result = paired_from_table(on_common)
-        discordant = result.discordant / result.n if result.n else 0.0
         comparisons.append(
             MeasureComparison(
                 measure=measure,
@@ -172,7 +170,7 @@ def compare_versions(baseline: Record, candidate: Record, measures=MEASURES) -> 
                 paired=result,
                 baseline_all=_rate_of(base_all.get(measure)),
                 candidate_all=_rate_of(cand_all.get(measure)),
-                detectable=detectable_difference(result.n, max(discordant, 0.05)) if result.n else None,
+                detectable=detectable(result),
                 resolved=paired_from_table(on_resolved),
             )
         )
@@ -212,9 +210,6 @@ def compare_judges(baseline: Record, candidate: Record) -> tuple[list[MeasureCom
     """Paired comparisons by each validated judge that graded the rubric on
     both versions' runs, and the labels of the judges that graded both but
     are not validated (shown by name only: never as a measure)."""
-    from reviewapp.judges.selectors import judge_label
-    from reviewapp.judges.services.validation import judge_is_validated
-
     base_ids = {version_id for _, version_id in judged_pairs(baseline.used_runs)}
     cand_ids = {version_id for _, version_id in judged_pairs(candidate.used_runs)}
     comparisons, unvalidated = [], []
@@ -227,7 +222,6 @@ def compare_judges(baseline: Record, candidate: Record) -> tuple[list[MeasureCom
         result = paired(
             judge_question_successes(baseline, version), judge_question_successes(candidate, version)
         )
-        discordant = result.discordant / result.n if result.n else 0.0
         comparisons.append(
             MeasureComparison(
                 measure=f"judge:{version.judge.name}",
@@ -235,7 +229,7 @@ def compare_judges(baseline: Record, candidate: Record) -> tuple[list[MeasureCom
                 paired=result,
                 baseline_all=None,
                 candidate_all=None,
-                detectable=detectable_difference(result.n, max(discordant, 0.05)) if result.n else None,
+                detectable=detectable(result),
             )
         )
     return comparisons, unvalidated

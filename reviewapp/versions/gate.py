@@ -5,15 +5,17 @@ from __future__ import annotations
 from urllib.parse import urlencode
 
 from reviewapp.core.errors import ApplicationError
+from reviewapp.judges.selectors import judge_label
+from reviewapp.judges.validation import judge_is_validated, judge_validation
 from reviewapp.models import AssistantVersion, Judge, JudgeVersion, SetVersion
 from reviewapp.versions.charts import difference_chart
 from reviewapp.versions.comparison import compare_versions, judge_question_successes
 from reviewapp.versions.records import Record, pooled_counts, record_timing, set_versions_of, version_record
-from scoring import gate as gating
-from scoring.compare import paired
-from scoring.gate import DEFAULT_MARGIN_POINTS
 from scoring.measures import FAILURE_MEASURES, MEASURES
-from scoring.rates import rate
+from scoring.stats import gate as gating
+from scoring.stats.gate import DEFAULT_MARGIN_POINTS
+from scoring.stats.paired import paired
+from scoring.stats.rates import rate
 
 DEFAULT_MEASURES = ("numeric_accuracy", "citation_validity", "refusal_accuracy", "unsupported_answers")
 
@@ -129,9 +131,6 @@ def gate_run(
 
 
 def _validated_judge(spec: str) -> JudgeVersion:
-    from reviewapp.judges.selectors import judge_label
-    from reviewapp.judges.services.validation import judge_is_validated, judge_validation
-
     name, _, number = spec.partition(":v")
     found = Judge.objects.filter(name=name).first()
     if found is None:
@@ -180,7 +179,7 @@ def gate(
     judge_version: JudgeVersion | None = None,
 ) -> dict:
     """Judge a candidate against a baseline as a non-inferiority decision on
-    their common questions (see scoring.gate). ``margin``, ``max_drop`` and
+    their common questions (see scoring.stats.gate). ``margin``, ``max_drop`` and
     ``floors`` are shares; ``max_p90_s`` holds the candidate's end-to-end P90
     and ``max_timeout_rate`` its timeout rate. Returns the JSON answer, with
     the verdict, its exit code and every measure's figures, each on all
@@ -210,14 +209,12 @@ def gate(
         results[comparison.measure]["on_resolved_subset"] = {
             "n": subset.n,
             "table": [list(row) for row in subset.table],
-            "difference_points": None if subset.difference is None else round(subset.difference * 100, 4),
-            "low_points": None if subset.low is None else round(subset.low * 100, 4),
-            "high_points": None if subset.high is None else round(subset.high * 100, 4),
+            "difference_points": gating.in_points(subset.difference),
+            "low_points": gating.in_points(subset.low),
+            "high_points": gating.in_points(subset.high),
             "note": "the questions both versions resolved in every attempt; shown, not judged",
         }
     if judge_version is not None:
-        from reviewapp.judges.selectors import judge_label
-
         judged = paired(
             judge_question_successes(baseline, judge_version),
             judge_question_successes(candidate, judge_version),
@@ -258,8 +255,8 @@ def gate(
         "verdict": outcome,
         "passed": outcome == gating.PASS,
         "exit_code": gating.EXIT_CODES[outcome],
-        "margin_points": round(margin * 100, 4),
-        "max_drop_points": None if max_drop is None else round(max_drop * 100, 4),
+        "margin_points": gating.in_points(margin),
+        "max_drop_points": gating.in_points(max_drop),
         "alpha": gating.ALPHA,
         "bound": gating.BOUND,
         "multiplicity": gating.MULTIPLICITY,

@@ -12,8 +12,13 @@ from reviewapp.models import (
     Scoring,
     SetVersion,
 )
-from reviewapp.scorings.selectors import SEALED_PREFIX
-from reviewapp.scorings.services import DEFAULT_SLICE_FIELDS, config_key, stable_tallies, without_questions
+from reviewapp.scorings.selectors import (
+    DEFAULT_SLICE_FIELDS,
+    SEALED_PREFIX,
+    config_key,
+    stable_tallies,
+    without_questions,
+)
 from scoring import timing
 from scoring.measures import merge_slice_counts
 from scoring.repeats import merge_tallies, repeat_figures

@@ -9,6 +9,8 @@ from dataclasses import dataclass
 
 from django.db.models import Avg, Count, Q
 
+from reviewapp.judges.selectors import judge_label
+from reviewapp.judges.validation import judge_is_validated, review_states, validation_title
 from reviewapp.models import (
     Answer,
     AssistantVersion,
@@ -20,6 +22,8 @@ from reviewapp.models import (
     SampleItem,
     SetVersion,
 )
+from reviewapp.review.models import GRADES
+from reviewapp.review.selectors import severity_in_force
 from reviewapp.scorings.selectors import pooled_table
 from reviewapp.versions.records import (
     judged_pairs,
@@ -29,9 +33,8 @@ from reviewapp.versions.records import (
     version_record,
 )
 from scoring.measures import FAILURE_MEASURES, MEASURE_LABELS, MEASURES
-from scoring.rates import rate, severity_weighted_rate, stratified_rate
+from scoring.stats.rates import rate, severity_weighted_rate, stratified_rate
 
-GRADES = ("resolved", "partially_resolved", "material_error", "unresolved")
 STATES = ("awaiting_lead", "pending", "not_read")
 GRADE_LABELS = {
     "resolved": "resolved",
@@ -69,8 +72,6 @@ def review_outcomes(samples) -> list[ItemOutcome]:
     agreeing on an item that needs no lead), or awaiting a lead, pending
     verification, or not yet read. A material error counts only once a lead
     has decided it; an answer that does not address the question is unresolved."""
-    from reviewapp.judges.services.validation import review_states
-
     items = list(SampleItem.objects.filter(sample__in=samples, answer__isnull=False).select_related("sample"))
     states = review_states(items, readers_needed=lambda item: max(1, item.sample.readers_per_item))
     results = []
@@ -168,8 +169,6 @@ def severity_figures(settled: list[ItemOutcome]) -> dict | None:
     """The material-error rate on settled items, unweighted and weighted by
     the severity weights in force (None when there are none, or nothing is
     settled), each with its own denominator: items, and their total weight."""
-    from reviewapp.review.services.severity import severity_in_force
-
     scheme = severity_in_force()
     if scheme is None or not settled:
         return None
@@ -212,9 +211,6 @@ def model_grade_rows(runs) -> list[dict]:
     interval; for the other metrics, the mean score over the answers it is
     defined for. Each row carries the judge's label and whether it is
     validated against people; failures are counted, never dropped."""
-    from reviewapp.judges.selectors import judge_label
-    from reviewapp.judges.services.validation import judge_is_validated, validation_title
-
     pairs = judged_pairs(runs)
     if not pairs:
         return []

@@ -27,10 +27,10 @@ from reviewapp.versions.gate import (
     refusal_field,
 )
 from reviewapp.versions.records import set_versions_of, version_record
-from scoring.compare import NEWCOMBE_METHOD, size_independent, size_paired
-from scoring.gate import DEFAULT_MARGIN_POINTS
 from scoring.measures import FAILURE_MEASURES, MEASURE_LABELS, MEASURES
-from scoring.rates import rate
+from scoring.stats.gate import DEFAULT_MARGIN_POINTS
+from scoring.stats.paired import NEWCOMBE_METHOD, size_independent, size_paired
+from scoring.stats.rates import rate
 
 
 def _set_version(request, assistant_version=None) -> SetVersion | None:

@@ -47,6 +47,8 @@ from reviewapp.models import (
     Run,
     Sample,
 )
+from reviewapp.review.services.review import rubric_default
+from reviewapp.review.services.samples import Frame, sample_draw
 from scoring.judge import JudgeResult, LLMJudge, RubricQuestion
 from scoring.judge import prompts as judge_prompts
 from scoring.judge.evaluate import evidence_texts
@@ -262,9 +264,6 @@ def regrade_draw(judge_run: JudgeRun, *, seed: int | None = None) -> Sample | No
     with a recorded seed, read blind on the usual screens. None for a judge
     run over a sample (people read that sample already) and for a head to
     head (people compare versions blind on the review screens instead)."""
-    from reviewapp.review.services.review import rubric_default
-    from reviewapp.review.services.samples import Frame, sample_draw
-
     if judge_run.run_id is None or judge_run.other_run_id:
         return None
     total = judge_run.estimate.get("answers") or _gradable(judge_run).count()

@@ -14,7 +14,7 @@ from django.core.management.base import BaseCommand
 
 from reviewapp.core.roles import grant
 from reviewapp.judges.services import judge_versions, judging
-from reviewapp.judges.services.validation import validation_set_draw
+from reviewapp.judges.services.validation_sets import validation_set_draw
 from reviewapp.models import Adjudication, AnswerCheck, ApiToken, Judge, Run, Sample, SetVersion
 from reviewapp.review.services.grading import metrics_from_grade
 from reviewapp.review.services.review import JudgementInput, judgement_submit, rubric_default

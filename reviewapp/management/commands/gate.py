@@ -14,8 +14,8 @@ import json
 from django.core.management.base import BaseCommand
 
 from reviewapp.versions.gate import GateRefused, gate_run, parse_floors
-from scoring.gate import DEFAULT_MARGIN_POINTS
 from scoring.measures import MEASURES
+from scoring.stats.gate import DEFAULT_MARGIN_POINTS
 
 
 class Command(BaseCommand):

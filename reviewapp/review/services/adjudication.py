@@ -10,10 +10,11 @@ from django.db import transaction
 from django.db.models import F, Max
 
 from reviewapp.core.errors import ApplicationError
+from reviewapp.core.once import create_once
 from reviewapp.models import Adjudication, Assignment, CalibrationItem, Judgement, Sample, SampleItem
 from reviewapp.review.selectors import latest_judgements
 from reviewapp.review.services import grading
-from reviewapp.review.services.review import OutcomeRefused, create_once, material_error_details_errors
+from reviewapp.review.services.review import OutcomeRefused, material_error_details_errors
 from reviewapp.review.services.samples import new_alias
 from scoring import logfile
 

@@ -5,10 +5,10 @@ from __future__ import annotations
 import uuid
 from dataclasses import dataclass
 
-from django.db import IntegrityError, transaction
-from django.db.models import Max
+from django.db import transaction
 
 from reviewapp.core.errors import ApplicationError
+from reviewapp.core.once import create_once, next_revision
 from reviewapp.models import (
     Assignment,
     Judgement,
@@ -19,6 +19,7 @@ from reviewapp.models import (
     SampleItem,
     SetVersion,
 )
+from reviewapp.review import defaults
 from reviewapp.review.services import grading
 from reviewapp.runs.services.question_sets import set_version_create
 
@@ -144,12 +145,10 @@ def judgement_submit(
     material = metrics.material_error == grading.YES
 
     def create() -> Judgement:
-        # Lock the assignment so that two revisions never take one number.
-        Assignment.objects.select_for_update().get(id=assignment.id)
-        latest = Judgement.objects.filter(assignment=assignment).aggregate(n=Max("revision"))["n"]
+        revision = next_revision(parent=assignment, revisions=Judgement.objects.filter(assignment=assignment))
         return Judgement.objects.create(
             assignment=assignment,
-            revision=(latest or 0) + 1,
+            revision=revision,
             author=author,
             rubric_version=rubric_version,
             addresses_question=addresses,
@@ -172,24 +171,8 @@ def judgement_submit(
     return create_once(Judgement, submission_key, create)
 
 
-def create_once(model, submission_key: uuid.UUID, create):
-    """Run ``create`` in a transaction unless a row with this one-time key
-    exists; when two requests race with the same key, the loser returns the
-    winner's row."""
-    try:
-        with transaction.atomic():
-            return create()
-    except IntegrityError:
-        existing = model.objects.filter(submission_key=submission_key).first()
-        if existing is None:
-            raise
-        return existing
-
-
 def rubric_default() -> RubricVersion:
     """The latest version of the default rubric, written if it is missing."""
-    from reviewapp.review import defaults
-
     rubric, _ = Rubric.objects.get_or_create(name=defaults.RUBRIC_NAME)
     latest = rubric.versions.order_by("-number").first()
     if latest is not None:

@@ -55,6 +55,20 @@ class Frame:
         )
 
 
+def strata_record(populations: dict, counts: dict) -> dict:
+    """What a frozen sample records of each stratum: its population, how many
+    were drawn, and the weight (population over drawn) that turns the drawn
+    items' rates into the population's; None where none were drawn."""
+    return {
+        key: {
+            "population": populations[key],
+            "drawn": counts[key],
+            "weight": populations[key] / counts[key] if counts[key] else None,
+        }
+        for key in sorted(populations)
+    }
+
+
 def allocate(populations: dict[str, int], *, size: int, allocation: str, minimum: int) -> dict[str, int]:
     """How many to draw from each stratum, as ``{stratum: count}``: proportional
     to its population (largest remainders) with at least ``minimum`` each, or
@@ -216,14 +230,7 @@ def sample_draw(
             allocation=allocation,
             min_per_stratum=min_per_stratum,
             seed=seed,
-            strata={
-                key: {
-                    "population": populations[key],
-                    "drawn": counts[key],
-                    "weight": populations[key] / counts[key] if counts[key] else None,
-                }
-                for key in sorted(populations)
-            },
+            strata=strata_record(populations, counts),
             includes_sealed=include_sealed,
             sealed_opened_by=created_by if include_sealed else None,
             sealed_opened_at=timezone.now() if include_sealed else None,

@@ -54,5 +54,3 @@ def severity_weights_save(
     )
 
 
-def severity_in_force() -> SeverityWeights | None:
-    return SeverityWeights.objects.first()

@@ -32,7 +32,7 @@ from reviewapp.review.services.adjudication import (
 from reviewapp.review.services.review import OutcomeRefused
 from reviewapp.review.views.review import grading_screen_context
 from reviewapp.scorings.selectors import marked_text
-from scoring.agreement import ALPHA_FLOOR
+from scoring.stats.agreement import ALPHA_FLOOR
 
 
 @require_GET

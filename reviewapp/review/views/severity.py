@@ -8,7 +8,8 @@ from django.views.decorators.http import require_http_methods
 from reviewapp.core.errors import ApplicationError
 from reviewapp.core.roles import READERS_OF_RUNS, WRITERS, has_role, role_required
 from reviewapp.models import SeverityWeights
-from reviewapp.review.services.severity import severity_in_force, severity_weights_save
+from reviewapp.review.selectors import severity_in_force
+from reviewapp.review.services.severity import severity_weights_save
 
 
 @require_http_methods(["GET", "POST"])

@@ -16,7 +16,7 @@ from reviewapp.runs.services.runs import run_exclude, run_include, run_receive, 
 from reviewapp.scorings import selectors
 from reviewapp.scorings.services import scoring_open_sealed, scoring_request, scoring_retry
 from scoring.measures import Options
-from scoring.rates import INTERVAL_LABELS, INTERVAL_METHODS
+from scoring.stats.rates import INTERVAL_LABELS, INTERVAL_METHODS
 
 
 @require_GET

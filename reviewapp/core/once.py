@@ -1,0 +1,30 @@
+"""Writes a double click makes once: a row keyed by a one-time submission key."""
+
+from __future__ import annotations
+
+import uuid
+
+from django.db import IntegrityError, transaction
+from django.db.models import Max
+
+
+def create_once(model, submission_key: uuid.UUID, create):
+    """Run ``create`` in a transaction unless a row with this one-time key
+    exists; when two requests race with the same key, the loser returns the
+    winner's row."""
+    try:
+        with transaction.atomic():
+            return create()
+    except IntegrityError:
+        existing = model.objects.filter(submission_key=submission_key).first()
+        if existing is None:
+            raise
+        return existing
+
+
+def next_revision(*, parent, revisions) -> int:
+    """The next revision number among ``revisions`` (a queryset of the rows
+    kept under ``parent``), with the parent's row locked so that two writes
+    racing never take one number. Call inside a transaction."""
+    type(parent).objects.select_for_update().get(pk=parent.pk)
+    return (revisions.aggregate(n=Max("revision"))["n"] or 0) + 1
