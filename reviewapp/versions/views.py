@@ -197,6 +197,8 @@ def gate(request):
             "form": form,
             "values": {**values, "floor": " ".join(values["floor"] or ())},
             "chosen_measures": values["measure"] or DEFAULT_MEASURES,
+            "default_margin": f"{DEFAULT_MARGIN_POINTS:g}",
+            "default_measures": ", ".join(MEASURE_LABELS[m] for m in DEFAULT_MEASURES),
             "measure_choices": [(m, MEASURE_LABELS[m]) for m in MEASURES],
             "versions": [v.label for v in manager_reads.gate_versions()],
             "set_versions": [s.version for s in manager_reads.set_versions_with_runs()],

@@ -15,6 +15,7 @@ from reviewapp.models import ApiToken, AssistantVersion, Question, Run
 from reviewapp.runs.services.runs import run_receive
 from reviewapp.versions.charts import CompareOutcome, compare_outcome
 from reviewapp.versions.gate import GateRefused, gate_run, refusal_field
+from scoring.stats.gate import BOUND, DEFAULT_MARGIN_POINTS, MULTIPLICITY
 from scoring.stats.paired import paired
 from tests.fixtures import load_generated_run
 from tests.helpers import PASSWORD, BaseTestCase, make_user
@@ -207,6 +208,14 @@ class GatePageTests(ManagerPagesBase):
         "max_p90": "100",
         "max_timeout_rate": "0.5",
     }
+
+    def test_it_states_the_rule_and_the_defaults_the_gate_itself_gives(self):
+        page = self.client.get(reverse("version-gate"), self.OPTIONS)
+        self.assertContains(page, f"A measure passes when the {BOUND} (Newcombe's)")
+        self.assertContains(page, MULTIPLICITY[0].upper() + MULTIPLICITY[1:] + ".")
+        blank = self.client.get(reverse("version-gate"))
+        self.assertContains(blank, f'placeholder="{DEFAULT_MARGIN_POINTS:g} (default)"')
+        self.assertContains(blank, 'title="none ticked: numeric accuracy, citation validity, refusal accuracy')
 
     def test_it_gives_the_decision_gate_run_gives_for_the_same_options(self):
         page = self.client.get(reverse("version-gate"), self.OPTIONS)
