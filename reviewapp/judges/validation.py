@@ -35,7 +35,13 @@ from reviewapp.models import (
     ValidationSet,
 )
 from reviewapp.review.models import GRADES
-from reviewapp.review.selectors import latest_judgements, outcome_key, reasons_for
+from reviewapp.review.selectors import (
+    counted_grade,
+    latest_decisions,
+    latest_judgements,
+    outcome_key,
+    reasons_for,
+)
 from scoring.stats.agreement import krippendorff_alpha
 
 PASS_CATEGORIES = ("pass", "fail")
@@ -165,9 +171,7 @@ def review_states(
     items = [item for item in items if item.answer_id is not None and item.calibration_id is None]
     if not items:
         return {}
-    decisions: dict[int, Adjudication] = {}
-    for decision in Adjudication.objects.filter(item__in=items).order_by("item_id", "revision"):
-        decisions[decision.item_id] = decision
+    decisions = latest_decisions(items)
     judged = latest_judgements(items)
     states = {}
     for item in items:
@@ -386,8 +390,7 @@ def _compared(items: list[SampleItem], verdicts: dict[int, dict]) -> tuple[list[
 
 
 def _people_grade(settled: Settled) -> str:
-    # An answer that does not address the question resolves nothing.
-    return "unresolved" if settled.grade == "not_addressed" else settled.grade
+    return counted_grade(settled.grade)
 
 
 def _pass(grade: str) -> str:

@@ -12,7 +12,7 @@ from datetime import datetime
 
 from reviewapp.judges.validation import regrade_disagreements
 from reviewapp.models import Adjudication, Judgement, JudgeRun, SampleItem
-from reviewapp.review.selectors import REASONS, latest_judgements, reasons_for
+from reviewapp.review.selectors import REASONS, latest_decisions, latest_judgements, reasons_for
 
 
 @dataclass
@@ -66,9 +66,7 @@ def lead_queue(
         items = items.filter(assignments__reviewer_id=reader_id)
     items = list(items.select_related("sample", "answer__run__assistant_version", "calibration"))
     judged = latest_judgements(items)
-    decisions = {}
-    for adjudication in Adjudication.objects.filter(item__in=items).order_by("item_id", "revision"):
-        decisions[adjudication.item_id] = adjudication
+    decisions = latest_decisions(items)
     disagreed = judge_disagreements(sample_id=sample_id)
     entries = []
     for item in items:

@@ -87,6 +87,20 @@ def outcome_key(judgement) -> str:
     return judgement.grade
 
 
+def counted_grade(key: str) -> str:
+    """An outcome key as the figures count it: an answer that does not
+    address the question resolves nothing, so it counts as unresolved."""
+    return "unresolved" if key == "not_addressed" else key
+
+
+def latest_decisions(items) -> dict[int, Adjudication]:
+    """Each item's latest lead decision, for the items that have one."""
+    latest: dict[int, Adjudication] = {}
+    for decision in Adjudication.objects.filter(item__in=items).order_by("item_id", "revision"):
+        latest[decision.item_id] = decision
+    return latest
+
+
 def latest_judgements(items) -> dict[int, list[Judgement]]:
     """Each item's readers' latest judgements."""
     latest: dict[tuple[int, int], Judgement] = {}
@@ -174,9 +188,7 @@ def agreement_table(samples) -> dict:
         rows.append(_agreement_row(key, key.replace("_", " "), answers, by_id, readers))
     notes = agreement_cells(rows)
 
-    finals = {}
-    for adjudication in Adjudication.objects.filter(item__in=items).order_by("item_id", "revision"):
-        finals[adjudication.item_id] = adjudication
+    finals = latest_decisions(items)
     per_reader: dict[str, list[int]] = defaultdict(lambda: [0, 0])
     for item in items:
         final = finals.get(item.id)

@@ -23,7 +23,8 @@ from reviewapp.models import (
     SetVersion,
 )
 from reviewapp.review.models import GRADES
-from reviewapp.review.selectors import severity_in_force
+from reviewapp.review.selectors import counted_grade, severity_in_force
+from reviewapp.review.services.grading import FAILING_YES, answer_passes
 from reviewapp.scorings.selectors import pooled_table
 from reviewapp.versions.records import (
     judged_pairs,
@@ -81,20 +82,16 @@ def review_outcomes(samples) -> list[ItemOutcome]:
         if state is None or state.settled is None:
             results.append(ItemOutcome(item, state.state if state else "not_read", {}, weight))
             continue
-        grade = "unresolved" if state.settled.grade == "not_addressed" else state.settled.grade
+        grade = counted_grade(state.settled.grade)
         results.append(ItemOutcome(item, grade, state.settled.rubric_answers, weight))
     return results
 
 
 # A rubric question whose "yes" is a failure: shown as a failure rate.
-FAILURE_QUESTIONS = ("unsupported_claim",)
-
-
 def _passes_rubric(answers: dict[str, str]) -> bool:
-    return all(
-        (answer == "no") if key in FAILURE_QUESTIONS else answer in ("yes", "na")
-        for key, answer in answers.items()
-    )
+    """Every answer given passes (grading.answer_passes); questions left
+    unanswered are not counted against it."""
+    return all(answer_passes(key, answer) for key, answer in answers.items())
 
 
 def review_figures(samples) -> dict:
@@ -145,7 +142,7 @@ def review_figures(samples) -> dict:
             {
                 "key": key,
                 "text": text,
-                "kind": "failure rate" if key in FAILURE_QUESTIONS else "yes-rate",
+                "kind": "failure rate" if key in FAILING_YES else "yes-rate",
                 "k": yes,
                 "n": len(answered),
                 "rate": rate(yes, len(answered)) if answered else None,

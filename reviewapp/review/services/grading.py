@@ -35,6 +35,12 @@ OUTCOME_LABELS = {**dict(Outcome.Grade.choices), PENDING: "pending verification"
 FAILING_YES = ("unsupported_claim",)
 
 
+def answer_passes(key: str, answer: str) -> bool:
+    """Whether one rubric answer passes: "no" for a question whose yes is a
+    failure (FAILING_YES), else "yes" or "na"."""
+    return answer == "no" if key in FAILING_YES else answer in ("yes", "na")
+
+
 @dataclass(frozen=True)
 class GradeRule:
     """One row of the grade table: the values it matches (empty: any value)
@@ -341,10 +347,9 @@ def passes_rubric(outcome: Outcome, rubric_version: RubricVersion) -> bool | Non
     unanswered = False
     for question in rubric_version.questions.all():
         answer = answers.get(question.key) or ""
-        passing = ("no",) if question.key in FAILING_YES else ("yes", "na")
         if not answer:
             unanswered = True
-        elif answer not in passing:
+        elif not answer_passes(question.key, answer):
             return False
     return None if unanswered else True
 
