@@ -21,9 +21,6 @@ import math
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
 
-import numpy as np
-from statsmodels.stats.inter_rater import cohens_kappa
-
 from reviewapp.core.errors import ApplicationError
 from reviewapp.models import (
     Adjudication,
@@ -42,7 +39,7 @@ from reviewapp.review.selectors import (
     outcome_key,
     reasons_for,
 )
-from scoring.stats.agreement import krippendorff_alpha
+from scoring.stats.agreement import kappa_with_interval, krippendorff_alpha
 
 PASS_CATEGORIES = ("pass", "fail")
 RUBRIC_PREFIX = "rubric:"
@@ -504,11 +501,9 @@ def _figures(
 
 
 def _kappa(matrix: list[list[int]], notes: dict[str, str]) -> tuple[float | None, float | None, float | None]:
-    """Cohen's kappa with its asymptotic 95 % interval (statsmodels' results
-    carry kappa_low and kappa_upp at alpha 0.025 each side)."""
-    with np.errstate(divide="ignore", invalid="ignore"):
-        results = cohens_kappa(np.array(matrix, dtype=float))
-        kappa, low, upp = float(results.kappa), float(results.kappa_low), float(results.kappa_upp)
+    """Cohen's kappa with its asymptotic 95 % interval, None where either is
+    not defined, with a note saying why."""
+    kappa, low, upp = kappa_with_interval(matrix)
     if math.isnan(kappa):
         notes["kappa"] = "not defined when people and the judge give every item the same one category"
         return None, None, None

@@ -220,6 +220,17 @@ def cohen_kappa(
         return float(cohens_kappa(table, wt=weights, return_results=False))
 
 
+def kappa_with_interval(matrix: Sequence[Sequence[int]]) -> tuple[float, float, float]:
+    """Cohen's kappa of a square confusion matrix (rows one rater's
+    categories, columns the other's) with its asymptotic 95 % interval, as
+    statsmodels gives them (kappa_low and kappa_upp at 2.5 % each side); NaN
+    where a figure is not defined, such as kappa when both give every item
+    one same category."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        results = cohens_kappa(np.array(matrix, dtype=float))
+        return float(results.kappa), float(results.kappa_low), float(results.kappa_upp)
+
+
 def fleiss_kappa(ratings: Sequence[Sequence[Hashable]]) -> float:
     """Fleiss' kappa on nominal ratings; ``ratings`` holds one row for each
     rater, each row that rater's ratings of the same items in the same order.

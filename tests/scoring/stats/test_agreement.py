@@ -4,7 +4,14 @@ import math
 
 import pytest
 
-from scoring.stats.agreement import TOO_FEW_ITEMS, agreement, cohen_kappa, fleiss_kappa, krippendorff_alpha
+from scoring.stats.agreement import (
+    TOO_FEW_ITEMS,
+    agreement,
+    cohen_kappa,
+    fleiss_kappa,
+    kappa_with_interval,
+    krippendorff_alpha,
+)
 
 # Two readers, six items: they agree on items 1, 3, 4 and 5.
 A = ["yes", "yes", "no", "no", "yes", "no"]
@@ -214,3 +221,17 @@ def test_it_keeps_nominal_alpha_by_default_and_takes_a_level():
         ValueError, match=r"^at the ratio level every rating is a number; item 1 has 'x' from 'a'$"
     ):
         agreement({1: {"a": "x", "b": 1}}, level="ratio")
+
+
+def test_kappa_with_interval_gives_the_worked_example():
+    # Wikipedia's "Cohen's kappa" example: two readers, 50 items, 20 both yes,
+    # 15 both no, 5 and 10 apart: observed 0.7, chance 0.5, kappa 0.4.
+    kappa, low, high = kappa_with_interval([[20, 5], [10, 15]])
+    assert kappa == pytest.approx(0.4)
+    # statsmodels' large-sample interval: 0.4 -+ 1.96 x 0.127.
+    assert (low, high) == pytest.approx((0.1511, 0.6489), abs=1e-4)
+
+
+def test_kappa_with_interval_is_not_defined_for_one_shared_category():
+    kappa, _, _ = kappa_with_interval([[9, 0], [0, 0]])
+    assert math.isnan(kappa)
