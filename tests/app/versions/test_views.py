@@ -211,7 +211,7 @@ class GatePageTests(ManagerPagesBase):
 
     def test_it_states_the_rule_and_the_defaults_the_gate_itself_gives(self):
         page = self.client.get(reverse("version-gate"), self.OPTIONS)
-        self.assertContains(page, f"A measure passes when the {BOUND} (Newcombe's)")
+        self.assertContains(page, f"shows candidate − baseline above −margin ({BOUND});")
         self.assertContains(page, MULTIPLICITY[0].upper() + MULTIPLICITY[1:] + ".")
         blank = self.client.get(reverse("version-gate"))
         self.assertContains(blank, f'placeholder="{DEFAULT_MARGIN_POINTS:g} (default)"')
