@@ -16,7 +16,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from scoring.counts import COUNT_COLUMNS, FAILURE_MEASURES, MEASURES, AnswerCheck
-from scoring.stats.rates import pin_edges, wilson_interval
+from scoring.stats.rates import check_alpha, pin_edges, wilson_interval
 
 CLUSTER_METHOD = "cluster-robust by question (statsmodels), Wilson on the effective n"
 
@@ -130,12 +130,19 @@ def clustered_rate(k: Sequence[int], n: Sequence[int], *, alpha: float = 0.05) -
     into an effective number of units n_eff = p(1 − p) / variance (kept
     between the number of clusters and of units), then a Wilson interval on
     k_eff = p · n_eff of n_eff. Returns k, n, rate, low, high, clusters,
-    effective_n and the method."""
+    effective_n and the method. Refuses (ValueError) a question with k
+    outside 0..n, no units at all, and alpha outside (0, 1)."""
     # Imported here: only runs with repeated attempts need them.
     import numpy as np
     import statsmodels.api as sm
 
+    check_alpha(alpha)
+    for position, (k_q, n_q) in enumerate(zip(k, n, strict=True), start=1):
+        if not 0 <= k_q <= n_q:
+            raise ValueError(f"question {position} (counting from 1) has {k_q} successes of {n_q}")
     k, n = np.asarray(k, dtype=np.int64), np.asarray(n, dtype=np.int64)
+    if not n.sum():
+        raise ValueError("a clustered rate needs at least one unit")
     keep = n > 0
     k, n = k[keep], n[keep]
     total_k, total_n, clusters = int(k.sum()), int(n.sum()), len(n)

@@ -89,8 +89,11 @@ def paired_from_table(table: tuple[tuple[int, int], tuple[int, int]], *, alpha: 
     """The figures of ``paired`` from its table alone ([[both succeed, only
     the baseline], [only the candidate, both fail]] over the common
     questions), for callers that count the table elsewhere, such as in a
-    database. Refuses negative counts with ValueError."""
+    database. Refuses (ValueError) negative and fractional counts."""
     # Counts may come from a database as Decimal; the table holds ints.
+    fractional = [cell for row in table for cell in row if cell != int(cell)]
+    if fractional:
+        raise ValueError(f"counts must be whole numbers; got {fractional[0]} in {table}")
     (both, only_baseline), (only_candidate, neither) = ((int(cell) for cell in row) for row in table)
     if min(both, only_baseline, only_candidate, neither) < 0:
         raise ValueError(f"counts cannot be negative; got {table}")

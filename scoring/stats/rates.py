@@ -36,10 +36,17 @@ class Rate:
         return self.k / self.n
 
 
+def check_alpha(alpha: float) -> None:
+    """Refuse (ValueError) an alpha that is not strictly between 0 and 1 (NaN included)."""
+    if not 0 < alpha < 1:
+        raise ValueError(f"alpha must lie strictly between 0 and 1; got {alpha:g}")
+
+
 def rate(k: int, n: int, *, method: str = "wilson", alpha: float = 0.05) -> Rate:
     """k of n with its 1 - alpha interval, which starts at exactly 0 when
-    k = 0 and ends at exactly 1 when k = n. Refuses n = 0, k outside 0..n
-    and an unknown method."""
+    k = 0 and ends at exactly 1 when k = n. Refuses n = 0, k outside 0..n,
+    alpha outside (0, 1) and an unknown method."""
+    check_alpha(alpha)
     if n <= 0 or not 0 <= k <= n:
         raise ValueError(f"a rate needs 0 <= k <= n and n > 0, not k={k}, n={n}")
     if method not in INTERVAL_METHODS:
@@ -117,8 +124,7 @@ def stratified_rate(strata: Sequence[tuple[int, int, int]], *, alpha: float = 0.
     """
     if not strata:
         raise ValueError("a stratified rate needs at least one stratum")
-    if not 0 < alpha < 1:
-        raise ValueError(f"alpha must lie strictly between 0 and 1; got {alpha:g}")
+    check_alpha(alpha)
     empty = [str(position) for position, (_, n_h, _) in enumerate(strata, start=1) if n_h == 0]
     if empty:
         raise ValueError(
@@ -166,14 +172,20 @@ def severity_weighted_rate(
     simple draws: Kish's effective size (sum w)² / sum w², and the interval is
     Wilson's on that many draws. Equal weights give the unweighted rate and
     its Wilson interval. Refuses (ValueError) no items, lists of different
-    lengths, and a weight that is not positive.
+    lengths, a failure that is not True or False, a weight that is not a
+    finite number above 0, and alpha outside (0, 1).
     """
+    check_alpha(alpha)
     if not failures:
         raise ValueError("a severity-weighted rate needs at least one item")
     if len(failures) != len(weights):
         raise ValueError(f"{len(failures)} items but {len(weights)} weights")
-    if any(not weight > 0 for weight in weights):
-        raise ValueError("every weight must be above 0")
+    for position, failed in enumerate(failures, start=1):
+        # A string such as "False" is truthy: it would count as a failure.
+        if not isinstance(failed, bool):
+            raise ValueError(f"item {position} (counting from 1) is {failed!r}, not True or False")
+    if any(not (math.isfinite(weight) and weight > 0) for weight in weights):
+        raise ValueError("every weight must be above 0 and finite")
     total = sum(weights)
     value = sum(weight for failed, weight in zip(failures, weights, strict=True) if failed) / total
     effective_n = total**2 / sum(weight**2 for weight in weights)
