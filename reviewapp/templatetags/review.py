@@ -35,6 +35,13 @@ def points(value: float) -> str:
 
 
 @register.filter
+def p_value(value: float) -> str:
+    """A p-value as people can read it: "p = 0.581", and "p < 0.001" below
+    that, never "p = 0.000", which reads as impossible."""
+    return "p < 0.001" if value < 0.0005 else f"p = {value:.3f}"
+
+
+@register.filter
 def points_abs(value: float) -> str:
     return f"{value * 100:.0f}"
 

@@ -225,10 +225,15 @@ def kappa_with_interval(matrix: Sequence[Sequence[int]]) -> tuple[float, float, 
     categories, columns the other's) with its asymptotic 95 % interval, as
     statsmodels gives them (kappa_low and kappa_upp at 2.5 % each side); NaN
     where a figure is not defined, such as kappa when both give every item
-    one same category."""
+    one same category. The interval is kept within kappa's range, -1 to 1:
+    the normal approximation runs past 1 near perfect agreement, where no
+    kappa can lie."""
     with np.errstate(divide="ignore", invalid="ignore"):
         results = cohens_kappa(np.array(matrix, dtype=float))
-        return float(results.kappa), float(results.kappa_low), float(results.kappa_upp)
+        kappa, low, high = float(results.kappa), float(results.kappa_low), float(results.kappa_upp)
+    low = low if math.isnan(low) else max(low, -1.0)
+    high = high if math.isnan(high) else min(high, 1.0)
+    return kappa, low, high
 
 
 def fleiss_kappa(ratings: Sequence[Sequence[Hashable]]) -> float:

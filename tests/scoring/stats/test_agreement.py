@@ -235,3 +235,11 @@ def test_kappa_with_interval_gives_the_worked_example():
 def test_kappa_with_interval_is_not_defined_for_one_shared_category():
     kappa, _, _ = kappa_with_interval([[9, 0], [0, 0]])
     assert math.isnan(kappa)
+
+
+def test_kappa_with_interval_stays_within_kappas_range():
+    # 48 agreed passes, 1 agreed fail, 1 disagreement: the normal interval
+    # reaches 1.28, above any kappa.
+    kappa, low, high = kappa_with_interval([[48, 1], [0, 1]])
+    assert kappa == pytest.approx(0.6575, abs=1e-4)
+    assert (low, high) == (pytest.approx(0.0332, abs=1e-4), 1.0)
