@@ -96,6 +96,20 @@ class CompareOutcome:
             text += f"; {len(self.not_compared)} not compared (no question both versions have it on)"
         return text
 
+    @property
+    def caution(self) -> str:
+        """With several measures, that each interval is 95 % on its own: the
+        more measures looked at, the likelier one shows a difference by
+        chance alone. Empty with one measure or none."""
+        compared = len(self.better) + len(self.worse) + len(self.no_difference)
+        if compared < 2:
+            return ""
+        return (
+            f"Each of these {compared} intervals is 95 % on its own: across {compared} measures, one "
+            "showing a difference by chance alone is far likelier than 5 %, even between identical "
+            "versions. The release gate judges every measure together."
+        )
+
 
 def _measures(count: int) -> str:
     return f"{count} measure{'' if count == 1 else 's'}"

@@ -96,6 +96,8 @@ class ComparePageTests(ManagerPagesBase):
         # Columns in the title's order: the candidate's figures, then the baseline's.
         self.assertLess(html.index("bot-2.0 on all"), html.index("bot-1.0 on all"))
         self.assertContains(page, "<th>both ok · only candidate · only baseline · neither</th>", html=True)
+        self.assertContains(page, page.context["outcome"].caution)
+        self.assertIn("intervals is 95 % on its own", page.context["outcome"].caution)
         numeric = next(c for c in page.context["comparisons"] if c.measure == "numeric_accuracy")
         (both, only_baseline), (only_candidate, neither) = numeric.paired.table
         self.assertEqual((only_candidate, only_baseline), (0, 34))
@@ -195,6 +197,16 @@ class CompareOutcomeTests(SimpleTestCase):
             "1 not compared (no question both versions have it on)",
         )
 
+
+    def test_it_cautions_that_several_intervals_are_each_95_percent_on_their_own(self):
+        outcome = CompareOutcome(["a", "b"], ["c"], [], ["d"], {})
+        self.assertEqual(
+            outcome.caution,
+            "Each of these 3 intervals is 95 % on its own: across 3 measures, one showing a difference "
+            "by chance alone is far likelier than 5 %, even between identical versions. "
+            "The release gate judges every measure together.",
+        )
+        self.assertEqual(CompareOutcome(["a"], [], [], ["d"], {}).caution, "")
 
 class GatePageTests(ManagerPagesBase):
     OPTIONS = {
