@@ -28,7 +28,7 @@ from reviewapp.versions.gate import (
 )
 from reviewapp.versions.records import set_versions_of, version_record
 from scoring.measures import FAILURE_MEASURES, MEASURE_LABELS, MEASURES
-from scoring.stats.gate import DEFAULT_MARGIN_POINTS
+from scoring.stats.gate import DEFAULT_MARGIN_POINTS, WORSE
 from scoring.stats.paired import NEWCOMBE_METHOD, size_independent, size_paired
 from scoring.stats.rates import rate
 
@@ -198,6 +198,7 @@ def gate(request):
             "values": {**values, "floor": " ".join(values["floor"] or ())},
             "chosen_measures": values["measure"] or DEFAULT_MEASURES,
             "default_margin": f"{DEFAULT_MARGIN_POINTS:g}",
+            "worse_rule": WORSE,
             "default_measures": ", ".join(MEASURE_LABELS[m] for m in DEFAULT_MEASURES),
             "measure_choices": [(m, MEASURE_LABELS[m]) for m in MEASURES],
             "versions": [v.label for v in manager_reads.gate_versions()],

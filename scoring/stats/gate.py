@@ -26,6 +26,10 @@ PASS, FAIL, INCONCLUSIVE, CANNOT_JUDGE = "pass", "fail", "inconclusive", "cannot
 DEFAULT_MARGIN_POINTS = 2.0
 ALPHA = 0.05  # two-sided; the decision uses its one-sided 97.5 % lower bound
 BOUND = "one-sided 97.5 % lower bound: the lower limit of the two-sided 95 % interval"
+WORSE = (
+    "a measure whose whole interval lies below zero fails even when its lower bound is above "
+    "−margin: it is shown worse, and being within the margin does not excuse a shown regression"
+)
 MULTIPLICITY = (
     "the candidate passes only when every measure passes (an intersection-union test): "
     "each measure is judged on its own at one-sided 2.5 % and no multiplicity adjustment is needed"

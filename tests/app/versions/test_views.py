@@ -15,7 +15,7 @@ from reviewapp.models import ApiToken, AssistantVersion, Question, Run
 from reviewapp.runs.services.runs import run_receive
 from reviewapp.versions.charts import CompareOutcome, compare_outcome
 from reviewapp.versions.gate import GateRefused, gate_run, refusal_field
-from scoring.stats.gate import BOUND, DEFAULT_MARGIN_POINTS, MULTIPLICITY
+from scoring.stats.gate import BOUND, DEFAULT_MARGIN_POINTS, MULTIPLICITY, WORSE
 from scoring.stats.paired import paired
 from tests.fixtures import load_generated_run
 from tests.helpers import PASSWORD, BaseTestCase, make_user
@@ -225,6 +225,7 @@ class GatePageTests(ManagerPagesBase):
         page = self.client.get(reverse("version-gate"), self.OPTIONS)
         self.assertContains(page, f"shows candidate − baseline above −margin ({BOUND});")
         self.assertContains(page, MULTIPLICITY[0].upper() + MULTIPLICITY[1:] + ".")
+        self.assertContains(page, f"; {WORSE}.")
         blank = self.client.get(reverse("version-gate"))
         self.assertContains(blank, f'placeholder="{DEFAULT_MARGIN_POINTS:g} (default)"')
         self.assertContains(blank, 'title="none ticked: numeric accuracy, citation validity, refusal accuracy')
