@@ -383,3 +383,14 @@ def samples_between(date_from, date_to):
 
 def severity_in_force() -> SeverityWeights | None:
     return SeverityWeights.objects.first()
+
+
+# The rubric question whose "yes" is the failing answer (recipe 4.3's
+# question 5); every other question passes on "yes" or "not applicable".
+FAILING_YES = ("unsupported_claim",)
+
+
+def answer_passes(key: str, answer: str) -> bool:
+    """Whether one rubric answer passes: "no" for a question whose yes is a
+    failure (FAILING_YES), else "yes" or "na"."""
+    return answer == "no" if key in FAILING_YES else answer in ("yes", "na")

@@ -23,8 +23,7 @@ from reviewapp.models import (
     SetVersion,
 )
 from reviewapp.review.models import GRADES
-from reviewapp.review.selectors import counted_grade, severity_in_force
-from reviewapp.review.services.grading import FAILING_YES, answer_passes
+from reviewapp.review.selectors import FAILING_YES, answer_passes, counted_grade, severity_in_force
 from reviewapp.scorings.selectors import pooled_table
 from reviewapp.versions.records import (
     judged_pairs,
@@ -89,7 +88,7 @@ def review_outcomes(samples) -> list[ItemOutcome]:
 
 # A rubric question whose "yes" is a failure: shown as a failure rate.
 def _passes_rubric(answers: dict[str, str]) -> bool:
-    """Every answer given passes (grading.answer_passes); questions left
+    """Every answer given passes (review.selectors.answer_passes); questions left
     unanswered are not counted against it."""
     return all(answer_passes(key, answer) for key, answer in answers.items())
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from reviewapp.models import Outcome, RubricVersion
+from reviewapp.review.selectors import answer_passes
 
 RESOLVED = Outcome.Grade.RESOLVED.value
 PARTIAL = Outcome.Grade.PARTIAL.value
@@ -29,16 +30,6 @@ FULL, PARTLY, NOT_MET = (
 )
 
 OUTCOME_LABELS = {**dict(Outcome.Grade.choices), PENDING: "pending verification"}
-
-# The rubric question whose "yes" is the failing answer (recipe 4.3's
-# question 5); every other question passes on "yes" or "not applicable".
-FAILING_YES = ("unsupported_claim",)
-
-
-def answer_passes(key: str, answer: str) -> bool:
-    """Whether one rubric answer passes: "no" for a question whose yes is a
-    failure (FAILING_YES), else "yes" or "na"."""
-    return answer == "no" if key in FAILING_YES else answer in ("yes", "na")
 
 
 @dataclass(frozen=True)
