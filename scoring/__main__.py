@@ -20,7 +20,7 @@ from pathlib import Path
 from scoring.logfile import BEHAVIOURS, ErrorCollector, LogFileError, is_combined_form, iter_questions
 from scoring.measures import FAILURE_MEASURES, MEASURE_LABELS, MEASURES, Options, RunScores, denominator
 from scoring.runner import FINDINGS_JSON, FINDINGS_TEXT, score_file
-from scoring.stats.rates import INTERVAL_METHODS, rate
+from scoring.stats.rates import INTERVAL_METHODS, counted_rate, rate
 
 
 class ScoringQuestion:
@@ -72,8 +72,14 @@ def with_intervals(scores: RunScores, *, method: str) -> dict:
     result = scores.as_dict()
     for measures in result["slices"].values():
         for counts in measures.values():
-            interval = rate(counts["k"], counts["n"], method=method)
+            interval = counted_rate(counts, method=method)
+            counts.pop("clusters", None)
             counts["low"], counts["high"] = round(interval.low, 6), round(interval.high, 6)
+            if interval.clustered:
+                # The figure spec 000's reference script gives, for comparison.
+                independent = rate(counts["k"], counts["n"], method=method)
+                counts["effective_n"], counts["clusters"] = interval.effective_n, interval.clusters
+                counts["unclustered"] = {"low": round(independent.low, 6), "high": round(independent.high, 6)}
     if scores.options.as_dict():
         result["options"] = scores.options.as_dict()
     result["interval"] = {"method": method, "confidence": 0.95}
@@ -92,8 +98,9 @@ def format_table(scores: RunScores, *, method: str = "wilson") -> str:
             if counts is None:
                 cells.append("-")
                 continue
-            r = rate(counts["k"], counts["n"], method=method)
-            cells.append(f"{r.value:.2f} (n={r.n}) [{r.low:.2f}-{r.high:.2f}]")
+            r = counted_rate(counts, method=method)
+            effective = f", eff. {r.effective_n:.0f}" if r.clustered else ""
+            cells.append(f"{r.value:.2f} (n={r.n}{effective}) [{r.low:.2f}-{r.high:.2f}]")
         cells_by_slice[slice_name] = cells
     columns = [
         max([len(MEASURE_LABELS[m]), *(len(c[i]) for c in cells_by_slice.values())]) + 2
@@ -117,6 +124,10 @@ def format_table(scores: RunScores, *, method: str = "wilson") -> str:
     lines.append("")
     lines.append(
         f"rate (n=denominator) [95 % {method.replace('_', '-')} interval]; lower is better for {failures}"
+    )
+    lines.append(
+        "eff. = effective n: numbers and citations of one answer, and attempts of one question, "
+        "are not independent draws; the interval is made on what they are worth (cluster-robust)"
     )
     lines += [f"n of {MEASURE_LABELS[m]}: {denominator(m, scores.options)}" for m in MEASURES]
     if scores.options.as_dict():

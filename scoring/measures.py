@@ -20,7 +20,8 @@ from scoring.counts import FAILURE_MEASURES as FAILURE_MEASURES
 from scoring.counts import MEASURES as MEASURES
 from scoring.counts import AnswerCheck as AnswerCheck
 from scoring.numbers import Number, extract_numbers, match_value
-from scoring.repeats import repeat_figures, tally
+from scoring.repeats import repeat_figures, tally, with_question_clusters
+from scoring.stats.rates import ClusterSums
 
 MEASURE_LABELS = {
     "numeric_accuracy": "numeric accuracy",
@@ -357,12 +358,16 @@ def answered(check: AnswerCheck) -> bool:
 
 def slice_counts(
     checks: Sequence[AnswerCheck], *, slice_fields: Sequence[str] = DEFAULT_SLICES
-) -> dict[str, dict[str, dict[str, int]]]:
-    """Sum the checks into {slice: {measure: {"k", "n"}}}.
+) -> dict[str, dict[str, dict]]:
+    """Sum the checks into {slice: {measure: {"k", "n", "clusters"}}}.
 
     Slices are ``all`` and ``field=value`` for each slice field (answers
     without a value for a field belong to none of its slices). A measure with
-    n = 0 in a slice is left out of it.
+    n = 0 in a slice is left out of it. "clusters" holds the cluster sums
+    (scoring.stats.rates.ClusterSums, as a dict) with each answer its own
+    cluster, since an answer's numbers and citations are not independent;
+    with repeated attempts, scoring.repeats.with_question_clusters makes the
+    question the cluster.
     """
     if not checks:
         return {}
@@ -371,37 +376,63 @@ def slice_counts(
         for position, value in enumerate(check.fields):
             if value is not None:
                 groups[position].setdefault(value, []).append(check.counts)
-    totals = {"all": _column_sums([check.counts for check in checks])}
+    totals = {"all": _measure_counts([check.counts for check in checks])}
     for name, by_value in zip(slice_fields, groups, strict=True):
         for value in sorted(by_value, key=str):
-            totals[f"{name}={value}"] = _column_sums(by_value[value])
-    return {name: _measure_counts(row) for name, row in totals.items()}
+            totals[f"{name}={value}"] = _measure_counts(by_value[value])
+    return totals
 
 
-def _column_sums(rows: list[list[int]]) -> list[int]:
-    return [sum(column) for column in zip(*rows, strict=True)]
-
-
-def _measure_counts(row) -> dict[str, dict[str, int]]:
+def _measure_counts(rows: list[list[int]]) -> dict[str, dict]:
+    columns = list(zip(*rows, strict=True))
     result = {}
     for index, measure in enumerate(MEASURES):
-        n = int(row[2 * index + 1])
+        k_column, n_column = columns[2 * index], columns[2 * index + 1]
+        n = sum(n_column)
         if n:
-            result[measure] = {"k": int(row[2 * index]), "n": n}
+            sums = ClusterSums.of(k_column, n_column)
+            result[measure] = {"k": sum(k_column), "n": n, "clusters": sums.as_dict()}
     return result
 
 
-def merge_slice_counts(*parts: dict) -> dict[str, dict[str, dict[str, int]]]:
-    """Add up slice counts of disjoint sets of answers (chunks of one run)."""
-    merged: dict[str, dict[str, dict[str, int]]] = {}
+def merge_slice_counts(*parts: dict) -> dict[str, dict[str, dict]]:
+    """Add up slice counts of disjoint sets of answers (chunks of one run).
+    Their cluster sums add up too, as long as no question's attempts are
+    split between parts (scoring.repeats.with_question_clusters redoes them
+    from whole questions); counts stored without them give none."""
+    merged: dict[str, dict[str, dict]] = {}
     for part in parts:
         for slice_name, measures in part.items():
             target = merged.setdefault(slice_name, {})
             for measure, counts in measures.items():
-                total = target.setdefault(measure, {"k": 0, "n": 0})
+                total = target.get(measure)
+                if total is None:
+                    total = target[measure] = {"k": 0, "n": 0, "clusters": dict(_NO_CLUSTERS)}
                 total["k"] += counts["k"]
                 total["n"] += counts["n"]
+                if total["clusters"] is not None and counts.get("clusters") is not None:
+                    total["clusters"] = (
+                        ClusterSums(**total["clusters"]) + ClusterSums(**counts["clusters"])
+                    ).as_dict()
+                else:
+                    total["clusters"] = None
+    for measures in merged.values():
+        for counts in measures.values():
+            if counts["clusters"] is None:
+                del counts["clusters"]
     return dict(sorted(merged.items(), key=lambda item: (item[0] != "all", item[0])))
+
+
+def plain_counts(slices: Mapping[str, Mapping[str, Mapping]]) -> dict[str, dict[str, dict[str, int]]]:
+    """{slice: {measure: {k, n}}}: the counts without their cluster sums, as
+    spec 000's reference script gives them."""
+    return {
+        name: {measure: {"k": c["k"], "n": c["n"]} for measure, c in measures.items()}
+        for name, measures in slices.items()
+    }
+
+
+_NO_CLUSTERS = {"clusters": 0, "k2": 0, "kn": 0, "n2": 0}
 
 
 @dataclass
@@ -457,13 +488,14 @@ def score_run(
     not_run = not_run_checks(questions, attempts, repetitions=repetitions, slice_fields=slice_fields)
     checks += not_run
     stable = {}
+    slices = merge_slice_counts(slice_counts(checks, slice_fields=slice_fields))
     if repetitions > 1:
-        stable = repeat_figures(
-            tally(checks, answered=answered), repetitions=repetitions, slice_fields=slice_fields
-        )
+        tallies = tally(checks, answered=answered)
+        stable = repeat_figures(tallies, repetitions=repetitions, slice_fields=slice_fields)
+        slices = with_question_clusters(slices, tallies, slice_fields=slice_fields)
     return RunScores(
         answers=len(checks) - len(not_run),
-        slices=merge_slice_counts(slice_counts(checks, slice_fields=slice_fields)),
+        slices=slices,
         findings=[finding for check in checks for finding in check.findings],
         options=options,
         not_run=len(not_run),

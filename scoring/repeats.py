@@ -16,9 +16,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from scoring.counts import COUNT_COLUMNS, FAILURE_MEASURES, MEASURES, AnswerCheck
-from scoring.stats.rates import check_alpha, pin_edges, wilson_interval
-
-CLUSTER_METHOD = "cluster-robust by question (statsmodels), Wilson on the effective n"
+from scoring.stats.rates import CLUSTER_METHOD, ClusterSums, check_alpha, rate
 
 
 @dataclass
@@ -78,6 +76,43 @@ def merge_tallies(parts: Iterable[Mapping[str, QuestionTally]]) -> dict[str, Que
     return merged
 
 
+def _slice_groups(tallies: Mapping[str, QuestionTally], slice_fields: Sequence[str]) -> dict[str, list]:
+    """The tallies of each slice: "all" and "field=value"."""
+    groups: dict[str, list[QuestionTally]] = {"all": list(tallies.values())}
+    for position, name in enumerate(slice_fields):
+        for entry in tallies.values():
+            value = entry.fields[position] if position < len(entry.fields) else None
+            if value is not None:
+                groups.setdefault(f"{name}={value}", []).append(entry)
+    return groups
+
+
+def with_question_clusters(
+    slices: Mapping[str, Mapping[str, dict]],
+    tallies: Mapping[str, QuestionTally],
+    *,
+    slice_fields: Sequence[str],
+) -> dict[str, dict[str, dict]]:
+    """The slice counts with each measure's cluster sums made over questions
+    (all attempts of a question one cluster) from the tallies of the same
+    answers. The counts themselves are kept as they are."""
+    sums = {}
+    for slice_name, entries in _slice_groups(tallies, slice_fields).items():
+        for index, measure in enumerate(MEASURES):
+            sums[slice_name, measure] = ClusterSums.of(
+                [e.counts[2 * index] for e in entries], [e.counts[2 * index + 1] for e in entries]
+            ).as_dict()
+    return {
+        slice_name: {
+            measure: {**counts, "clusters": sums[slice_name, measure]}
+            if (slice_name, measure) in sums
+            else counts
+            for measure, counts in measures.items()
+        }
+        for slice_name, measures in slices.items()
+    }
+
+
 def repeat_figures(
     tallies: Mapping[str, QuestionTally],
     *,
@@ -92,12 +127,7 @@ def repeat_figures(
     no stable resolution to report (spec 004)."""
     if repetitions < 2 or not tallies:
         return {}
-    groups: dict[str, list[QuestionTally]] = {"all": list(tallies.values())}
-    for position, name in enumerate(slice_fields):
-        for entry in tallies.values():
-            value = entry.fields[position] if position < len(entry.fields) else None
-            if value is not None:
-                groups.setdefault(f"{name}={value}", []).append(entry)
+    groups = _slice_groups(tallies, slice_fields)
     return {
         slice_name: _measure_figures(entries, repetitions=repetitions, alpha=alpha)
         for slice_name, entries in sorted(groups.items(), key=lambda item: (item[0] != "all", item[0]))
@@ -125,48 +155,26 @@ def _measure_figures(entries: list[QuestionTally], *, repetitions: int, alpha: f
 
 def clustered_rate(k: Sequence[int], n: Sequence[int], *, alpha: float = 0.05) -> dict:
     """The rate Σk / Σn over clusters (questions) holding n_q units with k_q
-    successes each, with an interval that allows for units of one cluster
-    being alike: statsmodels' cluster-robust variance of the mean, turned
-    into an effective number of units n_eff = p(1 − p) / variance (kept
-    between the number of clusters and of units), then a Wilson interval on
-    k_eff = p · n_eff of n_eff. Returns k, n, rate, low, high, clusters,
-    effective_n and the method. Refuses (ValueError) a question with k
-    outside 0..n, no units at all, and alpha outside (0, 1)."""
-    # Imported here: only runs with repeated attempts need them.
-    import numpy as np
-    import statsmodels.api as sm
-
+    successes each, with its cluster-robust interval (scoring.stats.rates:
+    Wilson on the effective number of units). Returns k, n, rate, low, high,
+    clusters, effective_n and the method. Refuses (ValueError) a question
+    with k outside 0..n, no units at all, and alpha outside (0, 1)."""
     check_alpha(alpha)
+    k, n = [int(value) for value in k], [int(value) for value in n]
     for position, (k_q, n_q) in enumerate(zip(k, n, strict=True), start=1):
         if not 0 <= k_q <= n_q:
             raise ValueError(f"question {position} (counting from 1) has {k_q} successes of {n_q}")
-    k, n = np.asarray(k, dtype=np.int64), np.asarray(n, dtype=np.int64)
-    if not n.sum():
+    if not sum(n):
         raise ValueError("a clustered rate needs at least one unit")
-    keep = n > 0
-    k, n = k[keep], n[keep]
-    total_k, total_n, clusters = int(k.sum()), int(n.sum()), len(n)
-    p = total_k / total_n
-    groups = np.repeat(np.arange(clusters), n)
-    # Units in cluster order: k_q successes then n_q − k_q failures.
-    starts = np.repeat(np.cumsum(n) - n, n)
-    y = ((np.arange(total_n) - starts) < np.repeat(k, n)).astype(float)
-    effective = float(clusters)
-    if 0 < p < 1 and clusters > 1:
-        fit = sm.OLS(y, np.ones(total_n)).fit(cov_type="cluster", cov_kwds={"groups": groups})
-        variance = float(fit.bse[0]) ** 2
-        if variance > 0:
-            effective = p * (1 - p) / variance
-    effective = min(max(effective, float(clusters)), float(total_n))
-    low, high = wilson_interval(p * effective, effective, alpha=alpha)
-    low, high = pin_edges(float(low), float(high), none=total_k == 0, all_=total_k == total_n)
+    sums = ClusterSums.of(k, n)
+    figure = rate(sum(k), sum(n), alpha=alpha, clusters=sums)
     return {
-        "k": total_k,
-        "n": total_n,
-        "rate": p,
-        "low": low,
-        "high": high,
-        "clusters": clusters,
-        "effective_n": round(effective, 2),
+        "k": figure.k,
+        "n": figure.n,
+        "rate": figure.value,
+        "low": figure.low,
+        "high": figure.high,
+        "clusters": sums.clusters,
+        "effective_n": figure.effective_n if figure.clustered else float(figure.n),
         "method": CLUSTER_METHOD,
     }

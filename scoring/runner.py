@@ -521,12 +521,14 @@ class _Totals:
         if self.findings_to is not None:
             self.findings_to.write(encode_findings(not_run_findings, self.findings_format))
         stable = {}
+        slices = merge_slice_counts(*self.slices, slice_counts(not_run, slice_fields=slice_fields))
         if self.repetitions > 1:
             tallies = repeats.merge_tallies([*self.tallies, repeats.tally(not_run, answered=answered)])
             stable = repeats.repeat_figures(tallies, repetitions=self.repetitions, slice_fields=slice_fields)
+            slices = repeats.with_question_clusters(slices, tallies, slice_fields=slice_fields)
         return RunScores(
             answers=self.answers,
-            slices=merge_slice_counts(*self.slices, slice_counts(not_run, slice_fields=slice_fields)),
+            slices=slices,
             findings=[] if self.findings_to is not None else self.findings + not_run_findings,
             finding_count=self.finding_count + len(not_run_findings),
             options=options,

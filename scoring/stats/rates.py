@@ -12,7 +12,8 @@ one is asked for."""
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+import operator
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import cache
 from statistics import NormalDist
@@ -24,16 +25,29 @@ INTERVAL_LABELS = {"wilson": "Wilson", "jeffreys": "Jeffreys", "agresti_coull": 
 STRATIFIED_METHOD = "stratified, Wilson on the effective n"
 
 
+CLUSTER_METHOD = "cluster-robust by question, Wilson on the effective n"
+
+
 @dataclass(frozen=True, slots=True)
 class Rate:
+    """k of n with its interval. ``effective_n`` is set when the n units were
+    sampled in clusters (a question's attempts, an answer's numbers) and are
+    worth fewer independent draws; the interval was made on that many."""
+
     k: int
     n: int
     low: float
     high: float
+    effective_n: float | None = None
+    clusters: int | None = None
 
     @property
     def value(self) -> float:
         return self.k / self.n
+
+    @property
+    def clustered(self) -> bool:
+        return self.effective_n is not None
 
 
 def check_alpha(alpha: float) -> None:
@@ -42,23 +56,124 @@ def check_alpha(alpha: float) -> None:
         raise ValueError(f"alpha must lie strictly between 0 and 1; got {alpha:g}")
 
 
-def rate(k: int, n: int, *, method: str = "wilson", alpha: float = 0.05) -> Rate:
+def rate(
+    k: int, n: int, *, method: str = "wilson", alpha: float = 0.05, clusters: ClusterSums | None = None
+) -> Rate:
     """k of n with its 1 - alpha interval, which starts at exactly 0 when
-    k = 0 and ends at exactly 1 when k = n. Refuses n = 0, k outside 0..n,
-    alpha outside (0, 1) and an unknown method."""
+    k = 0 and ends at exactly 1 when k = n.
+
+    With ``clusters`` (how the n units fall into clusters: attempts by
+    question, numbers and citations by answer) the interval is the method's
+    on the effective number of units (``effective_n``), and the Rate carries
+    it when it is below n; units that are each their own cluster give the
+    plain interval. Refuses n = 0, k outside 0..n, alpha outside (0, 1), an
+    unknown method and cluster sums that cannot come from these counts."""
     check_alpha(alpha)
     if n <= 0 or not 0 <= k <= n:
         raise ValueError(f"a rate needs 0 <= k <= n and n > 0, not k={k}, n={n}")
     if method not in INTERVAL_METHODS:
         raise ValueError(f"unknown interval method {method!r}; use one of {', '.join(INTERVAL_METHODS)}")
+    effective = effective_n(k, n, clusters) if clusters is not None else float(n)
+    draws = effective if effective < n else n
+    successes = k * draws / n
     if method == "wilson":
-        low, high = wilson_interval(k, n, alpha=alpha)
+        low, high = wilson_interval(successes, draws, alpha=alpha)
     else:
         from statsmodels.stats.proportion import proportion_confint
 
-        low, high = proportion_confint(k, n, alpha=alpha, method=INTERVAL_METHODS[method])
+        low, high = proportion_confint(successes, draws, alpha=alpha, method=INTERVAL_METHODS[method])
     low, high = pin_edges(float(low), float(high), none=k == 0, all_=k == n)
+    if effective < n:
+        return Rate(k=k, n=n, low=low, high=high, effective_n=round(effective, 2), clusters=clusters.clusters)
     return Rate(k=k, n=n, low=low, high=high)
+
+
+def counted_rate(
+    counts: Mapping, *, method: str = "wilson", alpha: float = 0.05, complement: bool = False
+) -> Rate:
+    """The rate of stored counts {"k", "n", "clusters"?} (a slice's measure)
+    with its interval, clustered when the counts say how their units fall
+    into clusters: the one way every page, export, API answer and the CLI
+    turn counts into a figure. With ``complement``, the rate of n - k (a
+    failure measure's success rate); its effective n is the same."""
+    sums = ClusterSums(**counts["clusters"]) if counts.get("clusters") else None
+    k, n = counts["k"], counts["n"]
+    if complement:
+        k, sums = n - k, sums.complement() if sums else None
+    return rate(k, n, method=method, alpha=alpha, clusters=sums)
+
+
+@dataclass(frozen=True, slots=True)
+class ClusterSums:
+    """What the cluster-robust variance of a rate needs to know of how its
+    units fall into clusters: how many clusters hold a unit, and the sums
+    over clusters of k², k·n and n² (k successes of n units in each). Sums of
+    disjoint sets of clusters add up (``+``); two sets sharing a cluster do
+    not, since its k and n must be added before squaring."""
+
+    clusters: int
+    k2: int
+    kn: int
+    n2: int
+
+    @classmethod
+    def of(cls, k: Sequence[int], n: Sequence[int]) -> ClusterSums:
+        """The sums for clusters with k[i] successes of n[i] units."""
+        k, n = list(k), list(n)
+        return cls(
+            clusters=len(n) - n.count(0),
+            k2=sum(value * value for value in k),
+            kn=sum(map(operator.mul, k, n)),
+            n2=sum(value * value for value in n),
+        )
+
+    def __add__(self, other: ClusterSums) -> ClusterSums:
+        return ClusterSums(
+            self.clusters + other.clusters, self.k2 + other.k2, self.kn + other.kn, self.n2 + other.n2
+        )
+
+    def complement(self) -> ClusterSums:
+        """The sums for the failures n - k of the same clusters."""
+        return ClusterSums(self.clusters, self.n2 - 2 * self.kn + self.k2, self.n2 - self.kn, self.n2)
+
+    def as_dict(self) -> dict[str, int]:
+        return {"clusters": self.clusters, "k2": self.k2, "kn": self.kn, "n2": self.n2}
+
+
+def cluster_variance(k: int, n: int, clusters: ClusterSums) -> float:
+    """The cluster-robust (sandwich) variance of the rate k/n: the variance
+    statsmodels gives the constant of ``OLS(y, 1).fit(cov_type="cluster")``
+    over the n units, with its small-sample factor G/(G - 1), written from
+    the cluster sums so that the units need not be spelled out (the tests
+    check it against statsmodels): G/(G - 1) · Σ(k_g - p·n_g)² / n²."""
+    p = k / n
+    squares = clusters.k2 - 2 * p * clusters.kn + p * p * clusters.n2
+    groups = clusters.clusters
+    return groups / (groups - 1) * max(squares, 0.0) / (n * n)
+
+
+def effective_n(k: int, n: int, clusters: ClusterSums) -> float:
+    """How many independent units k of n clustered units are worth:
+    p(1 - p) over the cluster-robust variance (Miller 2024, "Adding error
+    bars to evals"), at most n. Never below n²/Σn², what clusters alike
+    within (each all successes or all failures) would be worth, which is
+    also the figure when the variance cannot be estimated: fewer than two
+    clusters, or no success or no failure at all (a share of 0 or 1 carries
+    no sign of how alike a cluster's units are)."""
+    if (
+        clusters.n2 < n
+        or clusters.kn > clusters.n2
+        or clusters.k2 > clusters.kn
+        or not 0 < clusters.clusters <= n
+    ):
+        raise ValueError(f"cluster sums {clusters.as_dict()} cannot come from {k} successes of {n} units")
+    alike = n * n / clusters.n2
+    if clusters.clusters < 2 or k in (0, n):
+        return min(alike, float(n))
+    variance = cluster_variance(k, n, clusters)
+    p = k / n
+    estimate = p * (1 - p) / variance if variance > 0 else float(n)
+    return min(max(estimate, alike), float(n))
 
 
 @cache

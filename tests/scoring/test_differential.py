@@ -5,7 +5,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from scoring import synthetic
-from scoring.measures import Options, score_run
+from scoring.measures import Options, plain_counts, score_run
 from scoring.numbers import extract_numbers
 from scoring.runner import score_file
 from tests.scoring.reference_scorer import numbers_of, reference_score
@@ -20,7 +20,7 @@ def generated(seed: int, size: int = 1500):
 @pytest.mark.parametrize("seed", [1, 2, 3])
 def test_it_counts_generated_runs_as_the_reference_does(seed):
     answers, questions = generated(seed)
-    assert score_run(answers, questions).slices == reference_score(answers, questions)
+    assert plain_counts(score_run(answers, questions).slices) == reference_score(answers, questions)
 
 
 def test_it_agrees_with_the_reference_with_options_and_other_slices():
@@ -35,7 +35,7 @@ def test_it_agrees_with_the_reference_with_options_and_other_slices():
     slow = reference_score(
         answers, questions, slice_fields=fields, rounding=True, scale_words=True, distinct=True
     )
-    assert fast.slices == slow
+    assert plain_counts(fast.slices) == slow
 
 
 def test_it_scores_a_file_alike_on_one_core_and_several(tmp_path):
@@ -44,7 +44,8 @@ def test_it_scores_a_file_alike_on_one_core_and_several(tmp_path):
     synthetic.write_jsonl(path, answers, header={"assistant_version": "a-1", "set_version": "s"})
     one = score_file(path, questions, chunk_bytes=300_000)
     two = score_file(path, questions, workers=2, chunk_bytes=300_000)
-    assert one.slices == two.slices == reference_score(answers, questions)
+    assert one.slices == two.slices
+    assert plain_counts(one.slices) == reference_score(answers, questions)
     assert [f.as_dict() for f in one.findings] == [f.as_dict() for f in two.findings]
 
 
