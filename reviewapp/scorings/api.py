@@ -23,8 +23,16 @@ class MeasureOut(Schema):
     k: int
     n: int
     rate: float
-    low: float
+    low: float = Field(description="the 95 % interval's lower end, on the effective n when units cluster")
     high: float
+    effective_n: float | None = Field(
+        default=None,
+        description="what the n units are worth as independent draws when they cluster (a question's "
+        "attempts, an answer's numbers or citations), below n; null when they are independent",
+    )
+    clusters: int | None = Field(
+        default=None, description="how many clusters (questions or answers) hold them"
+    )
 
 
 class ScoringOut(Schema):
@@ -49,7 +57,6 @@ class ScoringOut(Schema):
     options: dict[str, bool]
     slice_fields: list[str]
     scores: dict[str, dict[str, MeasureOut]]
-
 
 
 CHECK_MAX_ANSWERS = 1000

@@ -261,7 +261,7 @@ def _results(scoring: Scoring) -> dict:
                 "params": {},
                 "metrics": {
                     name: {"name": name, "value": figure[name], "params": {}}
-                    for name in ("rate", "k", "n", "low", "high")
+                    for name in ("rate", "k", "n", "low", "high", "effective_n")
                     if figure.get(name) is not None
                 },
             }

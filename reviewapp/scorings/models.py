@@ -235,6 +235,10 @@ class Score(models.Model):
     measure = models.CharField(max_length=50)
     k = models.PositiveIntegerField()
     n = models.PositiveIntegerField()
+    # How the n units fall into clusters (scoring.stats.rates.ClusterSums):
+    # answers for numbers and citations, questions when attempts repeat. Null
+    # on scores stored before intervals were clustered.
+    clusters = models.JSONField(null=True, blank=True)
 
     class Meta:
         ordering = ("id",)

@@ -15,8 +15,8 @@ from reviewapp.core import progress
 from reviewapp.core.work import stale_before
 from reviewapp.models import Answer, AnswerCheck, Finding, Question, Run, Scoring, ScoringChunk
 from scoring.measures import COUNT_COLUMNS, MEASURE_LABELS, MEASURES, Options, denominator
-from scoring.repeats import QuestionTally
-from scoring.stats.rates import Rate, rate
+from scoring.repeats import QuestionTally, with_question_clusters
+from scoring.stats.rates import Rate, counted_rate, rate
 
 # Slices of the sealed split are stored under this prefix, apart from the tuning ones.
 SEALED_PREFIX = "sealed:"
@@ -54,31 +54,51 @@ def score_table(
     """One row for ``all`` and one per value of the ``family`` field, one
     cell per measure with k, n and its ``method`` interval. ``sealed`` reads
     the sealed part's slices instead, which only an opened scoring shows."""
-    prefix = SEALED_PREFIX if sealed else ""
     if sealed and not scoring.sealed_open:
         return []
-    counts: dict[str, dict[str, dict[str, int]]] = {}
-    for score in scoring.scores.filter(Q(slice=f"{prefix}all") | Q(slice__startswith=f"{prefix}{family}=")):
-        counts.setdefault(score.slice.removeprefix(prefix), {})[score.measure] = {"k": score.k, "n": score.n}
-    return pooled_table(counts, family=family, method=method)
+    return pooled_table(scoring_counts(scoring, sealed=sealed), family=family, method=method)
+
+
+def scoring_counts(scoring: Scoring, *, sealed: bool = False) -> dict[str, dict[str, dict]]:
+    """{slice: {measure: {k, n, clusters}}} of the scoring's tuning part
+    (with ``sealed``, of its sealed part, named without the prefix): the
+    counts every figure of one scoring is made from (counted_rate). Scores
+    stored before cluster sums were kept get them recounted from the checks."""
+    counts: dict[str, dict[str, dict]] = {}
+    complete = True
+    for score in scoring.scores.all():
+        if score.slice.startswith(SEALED_PREFIX) != sealed:
+            continue
+        entry = {"k": score.k, "n": score.n}
+        if score.clusters:
+            entry["clusters"] = score.clusters
+        else:
+            complete = False
+        counts.setdefault(score.slice.removeprefix(SEALED_PREFIX), {})[score.measure] = entry
+    if complete:
+        return counts
+    fields = clustered_slice_fields(scoring)
+    tallies = stable_tallies(scoring, slice_fields=fields, sealed=sealed)
+    return with_question_clusters(counts, tallies, slice_fields=fields)
+
+
+def clustered_slice_fields(scoring: Scoring) -> tuple[str, ...]:
+    """The slice fields whose slices get cluster sums over questions: those
+    of the scoring that are question fields."""
+    return tuple(name for name in scoring.slice_fields or () if name in DEFAULT_SLICE_FIELDS)
 
 
 def pooled_table(
-    counts: dict[str, dict[str, dict[str, int]]], *, family: str = "language", method: str = "wilson"
+    counts: dict[str, dict[str, dict]], *, family: str = "language", method: str = "wilson"
 ) -> list[SliceRow]:
-    """The rows of ``counts`` ({slice: {measure: {k, n}}}) for ``all`` and
-    the family's slices, each cell with its interval."""
+    """The rows of ``counts`` ({slice: {measure: {k, n, clusters?}}}) for
+    ``all`` and the family's slices, each cell with its interval."""
     names = ["all", *sorted(name for name in counts if name.startswith(f"{family}="))]
     return [
         SliceRow(
             name,
             [
-                Cell(
-                    m,
-                    rate(counts[name][m]["k"], counts[name][m]["n"], method=method)
-                    if m in counts[name]
-                    else None,
-                )
+                Cell(m, counted_rate(counts[name][m], method=method) if m in counts[name] else None)
                 for m in MEASURES
             ],
         )
@@ -99,22 +119,34 @@ def measure_denominators(options: dict | None = None) -> list[tuple[str, str, st
 
 
 def scores_as_dict(scoring: Scoring) -> dict:
-    """{slice: {measure: {k, n, rate, low, high}}} for the API, every slice;
-    the sealed part's slices (named "sealed:…") only once it was opened."""
+    """{slice: {measure: {k, n, rate, low, high, effective_n, clusters}}} for
+    the API, every slice; the sealed part's slices (named "sealed:…") only
+    once it was opened."""
+    parts = [("", scoring_counts(scoring))]
+    if scoring.sealed_open:
+        parts.append((SEALED_PREFIX, scoring_counts(scoring, sealed=True)))
     result: dict[str, dict] = {}
-    scores = scoring.scores.all()
-    if not scoring.sealed_open:
-        scores = scores.exclude(slice__startswith=SEALED_PREFIX)
-    for score in scores:
-        r = rate(score.k, score.n)
-        result.setdefault(score.slice, {})[score.measure] = {
-            "k": r.k,
-            "n": r.n,
-            "rate": r.value,
-            "low": r.low,
-            "high": r.high,
-        }
+    for prefix, counts in parts:
+        for slice_name, measures in counts.items():
+            result[prefix + slice_name] = {
+                measure: rate_as_dict(counted_rate(entry)) for measure, entry in measures.items()
+            }
     return dict(sorted(result.items(), key=lambda item: (item[0] != "all", item[0])))
+
+
+def rate_as_dict(r: Rate) -> dict:
+    """A figure as the API and exports give it: k, n, the rate and its
+    interval, and the effective n and clusters it was made on (null when
+    its units are independent)."""
+    return {
+        "k": r.k,
+        "n": r.n,
+        "rate": r.value,
+        "low": r.low,
+        "high": r.high,
+        "effective_n": r.effective_n,
+        "clusters": r.clusters,
+    }
 
 
 def run_progress(run: Run) -> int:
@@ -500,8 +532,11 @@ def config_key(*, options: dict, slice_fields) -> str:
     return f"options={switched_on};slices={','.join(slice_fields)}"
 
 
-def stable_tallies(scoring: Scoring, *, slice_fields=("language",)) -> dict[str, QuestionTally]:
-    """Each tuning question's attempts in this scoring, tallied (scoring.repeats)."""
+def stable_tallies(
+    scoring: Scoring, *, slice_fields=("language",), sealed: bool = False
+) -> dict[str, QuestionTally]:
+    """Each tuning question's attempts in this scoring, tallied
+    (scoring.repeats); with ``sealed``, the sealed part's."""
     fields = {
         row[0]: row[1:]
         for row in Question.objects.filter(set_version_id=scoring.set_version_id).values_list(
@@ -510,7 +545,7 @@ def stable_tallies(scoring: Scoring, *, slice_fields=("language",)) -> dict[str,
     }
     tallies: dict[str, QuestionTally] = {}
     rows = (
-        AnswerCheck.objects.filter(scoring=scoring, sealed=False)
+        AnswerCheck.objects.filter(scoring=scoring, sealed=sealed)
         .values_list("question_id", "answer__status", *COUNT_COLUMNS)
         .iterator(chunk_size=20000)
     )

@@ -55,7 +55,7 @@ from scoring.measures import (
     not_run_check,
     slice_counts,
 )
-from scoring.repeats import repeat_figures
+from scoring.repeats import repeat_figures, with_question_clusters
 from scoring.runner import TIMING_FIELDS, gc_paused
 
 logger = logging.getLogger(__name__)
@@ -411,16 +411,32 @@ def _not_run(scoring: Scoring) -> tuple[dict, int]:
     return slices, len(checks[False])
 
 
-def _stable(scoring: Scoring) -> dict:
+def _repeated(scoring: Scoring, totals: dict) -> tuple[dict, dict]:
     """With R >= 2, the stable resolution of the tuning part per language,
-    stratum and split slice (see scoring.repeats); empty for single runs."""
+    stratum and split slice (see scoring.repeats), and the totals with each
+    measure's cluster sums made over questions rather than answers, so that a
+    question's attempts count as the one draw they are; for single runs, no
+    stable resolution and the totals as they are (each answer its own cluster)."""
     repetitions = scoring.run.repetitions
     if repetitions < 2:
-        return {}
-    slice_fields = tuple(name for name in scoring.slice_fields if name in DEFAULT_SLICE_FIELDS)
-    return repeat_figures(
-        stable_tallies(scoring, slice_fields=slice_fields), repetitions=repetitions, slice_fields=slice_fields
+        return {}, totals
+    slice_fields = selectors.clustered_slice_fields(scoring)
+    tuning = {name: measures for name, measures in totals.items() if not name.startswith(SEALED_PREFIX)}
+    sealed = {
+        name.removeprefix(SEALED_PREFIX): measures
+        for name, measures in totals.items()
+        if name.startswith(SEALED_PREFIX)
+    }
+    tallies = stable_tallies(scoring, slice_fields=slice_fields)
+    clustered = part_slices(
+        with_question_clusters(tuning, tallies, slice_fields=slice_fields),
+        with_question_clusters(
+            sealed, stable_tallies(scoring, slice_fields=slice_fields, sealed=True), slice_fields=slice_fields
+        )
+        if sealed
+        else {},
     )
+    return repeat_figures(tallies, repetitions=repetitions, slice_fields=slice_fields), clustered
 
 
 _TIMING_FIELDS = frozenset(TIMING_FIELDS)
@@ -553,8 +569,7 @@ def _finish(scoring: Scoring) -> None:
         scoring.not_run = 0
     else:
         not_run, tuning_not_run = _not_run(scoring)
-    totals = merge_slice_counts(*parts, not_run)
-    scoring.stable = _stable(scoring)
+    scoring.stable, totals = _repeated(scoring, merge_slice_counts(*parts, not_run))
     scoring.timing = _timing(scoring)
     # Replaced rather than added to, so that adding a scoring up is safe to repeat.
     QuestionOutcome.objects.filter(scoring=scoring).delete()
@@ -576,7 +591,9 @@ def _finish(scoring: Scoring) -> None:
             scoring=scoring, sealed=True, answer__isnull=False
         ).count()
     Score.objects.bulk_create(
-        Score(scoring=scoring, slice=slice_name, measure=measure, k=c["k"], n=c["n"])
+        Score(
+            scoring=scoring, slice=slice_name, measure=measure, k=c["k"], n=c["n"], clusters=c.get("clusters")
+        )
         for slice_name, measures in totals.items()
         for measure, c in measures.items()
     )

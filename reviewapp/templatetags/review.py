@@ -18,6 +18,17 @@ def percent(value: float) -> str:
 
 
 @register.filter
+def k_of_n(figure) -> str:
+    """A rate's count as "17/200", and "17/200, effective n 61" when its
+    units cluster (a question's attempts, an answer's numbers) and its
+    interval was made on fewer independent draws than n."""
+    counted = f"{figure.k}/{figure.n}"
+    if getattr(figure, "effective_n", None) is not None:
+        counted += f", effective n {figure.effective_n:.0f}"
+    return counted
+
+
+@register.filter
 def number(value) -> str:
     """41.0 as 41, 7.6 as 7.6."""
     from scoring.measures import format_value

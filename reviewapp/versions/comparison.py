@@ -21,7 +21,7 @@ from reviewapp.models import (
 from reviewapp.versions.records import Record, judged_pairs, pooled_counts
 from scoring.measures import FAILURE_MEASURES, MEASURE_LABELS, MEASURES
 from scoring.stats.paired import Paired, Table, detectable, paired, paired_from_table
-from scoring.stats.rates import rate
+from scoring.stats.rates import counted_rate
 
 
 def question_successes(record: Record) -> dict[str, dict[str, bool]]:
@@ -236,5 +236,4 @@ def compare_judges(baseline: Record, candidate: Record) -> tuple[list[MeasureCom
 
 
 def _rate_of(counts: dict | None):
-    return rate(counts["k"], counts["n"]) if counts else None
-
+    return counted_rate(counts) if counts else None

@@ -15,7 +15,7 @@ from scoring.measures import FAILURE_MEASURES, MEASURES
 from scoring.stats import gate as gating
 from scoring.stats.gate import DEFAULT_MARGIN_POINTS
 from scoring.stats.paired import paired
-from scoring.stats.rates import rate
+from scoring.stats.rates import counted_rate
 
 DEFAULT_MEASURES = ("numeric_accuracy", "citation_validity", "refusal_accuracy", "unsupported_answers")
 
@@ -163,7 +163,7 @@ def _success_rate(record: Record, measure: str):
     counts = pooled_counts(record).get("all", {}).get(measure)
     if counts is None:
         return None
-    return rate(counts["n"] - counts["k"] if measure in FAILURE_MEASURES else counts["k"], counts["n"])
+    return counted_rate(counts, complement=measure in FAILURE_MEASURES)
 
 
 def gate(

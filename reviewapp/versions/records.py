@@ -14,14 +14,14 @@ from reviewapp.models import (
 )
 from reviewapp.scorings.selectors import (
     DEFAULT_SLICE_FIELDS,
-    SEALED_PREFIX,
     config_key,
+    scoring_counts,
     stable_tallies,
     without_questions,
 )
 from scoring import timing
 from scoring.measures import merge_slice_counts
-from scoring.repeats import merge_tallies, repeat_figures
+from scoring.repeats import merge_tallies, repeat_figures, with_question_clusters
 
 DEFAULT_KEY = config_key(options={}, slice_fields=DEFAULT_SLICE_FIELDS)
 
@@ -95,22 +95,24 @@ def version_scoring(assistant_version: AssistantVersion, set_version: SetVersion
     return record.scorings[-1] if record.scorings else None
 
 
-def pooled_counts(record: Record) -> dict[str, dict[str, dict[str, int]]]:
-    """{slice: {measure: {k, n}}} summed over the record's scorings (tuning part)."""
-    return merge_slice_counts(
+def pooled_counts(record: Record) -> dict[str, dict[str, dict]]:
+    """{slice: {measure: {k, n, clusters}}} summed over the record's scorings
+    (tuning part). A question asked in several runs is one cluster over all
+    of them, so pooled runs (and scores stored before cluster sums were
+    kept) get their sums recounted over the questions' pooled attempts."""
+    counts = merge_slice_counts(
         *(
             {slice_name: measures}
             for scoring in record.scorings
-            for slice_name, measures in _scoring_counts(scoring).items()
+            for slice_name, measures in scoring_counts(scoring).items()
         )
     )
-
-
-def _scoring_counts(scoring: Scoring) -> dict:
-    counts: dict[str, dict] = {}
-    for score in scoring.scores.exclude(slice__startswith=SEALED_PREFIX):
-        counts.setdefault(score.slice, {})[score.measure] = {"k": score.k, "n": score.n}
-    return counts
+    stored = all("clusters" in measure for measures in counts.values() for measure in measures.values())
+    if len(record.scorings) == 1 and stored:
+        return counts
+    slice_fields = DEFAULT_SLICE_FIELDS
+    tallies = merge_tallies(stable_tallies(scoring, slice_fields=slice_fields) for scoring in record.scorings)
+    return with_question_clusters(counts, tallies, slice_fields=slice_fields)
 
 
 def record_stable(record: Record) -> dict:

@@ -33,7 +33,7 @@ from reviewapp.versions.records import (
     version_record,
 )
 from scoring.measures import FAILURE_MEASURES, MEASURE_LABELS, MEASURES
-from scoring.stats.rates import rate, severity_weighted_rate, stratified_rate
+from scoring.stats.rates import counted_rate, rate, severity_weighted_rate, stratified_rate
 
 STATES = ("awaiting_lead", "pending", "not_read")
 GRADE_LABELS = {
@@ -281,7 +281,7 @@ def versions_chart(set_version: SetVersion) -> list[dict]:
         rows = []
         for version in versions:
             score = counts[version.label].get(measure)
-            figure = rate(score["k"], score["n"]) if score else None
+            figure = counted_rate(score) if score else None
             row = {"version": version.label, "rate": figure}
             if figure is not None:
                 row.update(
@@ -345,5 +345,3 @@ def timing_chart(set_version: SetVersion) -> dict:
 # The chart's scale: 0 % at CHART_LEFT, 100 % at CHART_LEFT + CHART_WIDTH (SVG units).
 CHART_LEFT = 190
 CHART_WIDTH = 620
-
-

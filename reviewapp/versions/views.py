@@ -30,7 +30,7 @@ from reviewapp.versions.records import set_versions_of, version_record
 from scoring.measures import FAILURE_MEASURES, MEASURE_LABELS, MEASURES
 from scoring.stats.gate import DEFAULT_MARGIN_POINTS, WORSE
 from scoring.stats.paired import NEWCOMBE_METHOD, size_independent, size_paired
-from scoring.stats.rates import rate
+from scoring.stats.rates import Rate, rate
 
 
 def _set_version(request, assistant_version=None) -> SetVersion | None:
@@ -261,7 +261,7 @@ def export_scores(request, run_id: int, scoring_id: int, fmt: str):
         return JsonResponse(
             {
                 **base,
-                "interval": "wilson, 95 %",
+                "interval": "wilson, 95 %, on the effective n where units cluster (effective_n not null)",
                 "slices": data,
                 "repetitions": scoring.run.repetitions,
                 "stable": scoring.stable,
@@ -275,18 +275,20 @@ def export_scores(request, run_id: int, scoring_id: int, fmt: str):
     writer.writerow(
         [
             "run", "assistant_version", "set_version", "slice", "figure",
-            "k", "n", "rate", "low", "high", "mean_s", "p50_s", "p90_s",
+            "k", "n", "effective_n", "rate", "low", "high", "mean_s", "p50_s", "p90_s",
         ]
     )  # fmt: skip
     prefix = [base["run"], base["assistant_version"], base["set_version"]]
 
     def row(slice_name, figure, *, k="", n="", value=None, mean="", p50="", p90=""):
         interval = [value.value, value.low, value.high] if value is not None else ["", "", ""]
-        writer.writerow([*prefix, slice_name, figure, k, n, *interval, mean, p50, p90])
+        effective = value.effective_n if value is not None and value.clustered else ""
+        writer.writerow([*prefix, slice_name, figure, k, n, effective, *interval, mean, p50, p90])
 
     for slice_name, measures in data.items():
         for measure, c in measures.items():
-            row(slice_name, measure, k=c["k"], n=c["n"], value=rate(c["k"], c["n"]))
+            figure = Rate(**{name: c[name] for name in ("k", "n", "low", "high", "effective_n", "clusters")})
+            row(slice_name, measure, k=c["k"], n=c["n"], value=figure)
     for slice_name, measures in (scoring.stable or {}).items():
         for measure, figure in measures.items():
             k, n = figure["stable"]["k"], figure["stable"]["n"]

@@ -143,9 +143,10 @@ def _cells(name: str, accuracy: Accuracy, *, mc: bool) -> list[str]:
     if accuracy.value is None:
         cells = [name, f"{accuracy.k}/{accuracy.n}", "-", "-"]
     else:
+        effective = f", eff. {accuracy.effective_n:.0f}" if accuracy.effective_n is not None else ""
         cells = [
             name,
-            f"{accuracy.k}/{accuracy.n}",
+            f"{accuracy.k}/{accuracy.n}{effective}",
             f"{accuracy.value:.2f}",
             f"[{accuracy.low:.2f}-{accuracy.high:.2f}]",
         ]

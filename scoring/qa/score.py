@@ -19,7 +19,7 @@ from scoring.qa.prompts import (
     mc_prompt,
     option_letter,
 )
-from scoring.stats.rates import rate
+from scoring.stats.rates import ClusterSums, rate
 
 # --- Scoring -----------------------------------------------------------------------------------------
 
@@ -62,7 +62,8 @@ class Graded:
 
 @dataclass(frozen=True)
 class Accuracy:
-    """k correct of n counted trials with the Wilson 95 % interval (None
+    """k correct of n counted trials with the Wilson 95 % interval, made on
+    the effective n when questions were attempted more than once (None
     when nothing was counted), the trials not counted (verdict errors), and
     for multiple choice the random-guess baseline of the questions."""
 
@@ -73,9 +74,12 @@ class Accuracy:
     high: float | None
     errors: int = 0
     baseline: float | None = None
+    # Set when a question's attempts are worth fewer independent trials.
+    effective_n: float | None = None
 
     def as_dict(self) -> dict:
         shown = {"k": self.k, "n": self.n, "accuracy": self.value, "low": self.low, "high": self.high}
+        shown["effective_n"] = self.effective_n
         shown["errors"] = self.errors
         if self.baseline is not None:
             shown["baseline"] = self.baseline
@@ -340,9 +344,14 @@ def _report(
 
 
 def _accuracy(task: str, questions: Sequence[Question], graded: Sequence[Graded]) -> Accuracy:
-    counted = [trial.is_correct for trial in graded if trial.is_correct is not None]
-    k, n = sum(counted), len(counted)
-    interval = rate(k, n) if n else None
+    counted = [trial for trial in graded if trial.is_correct is not None]
+    k, n = sum(trial.is_correct for trial in counted), len(counted)
+    # A question's attempts are one draw of the question, not R independent ones.
+    by_question: dict[str, list[int]] = {}
+    for trial in counted:
+        by_question.setdefault(trial.question_id, []).append(trial.is_correct)
+    clusters = ClusterSums.of([sum(v) for v in by_question.values()], [len(v) for v in by_question.values()])
+    interval = rate(k, n, clusters=clusters) if n else None
     baseline = None
     if task == "mc" and questions:
         baseline = sum(1 / len(question.options) for question in questions) / len(questions)
@@ -352,6 +361,7 @@ def _accuracy(task: str, questions: Sequence[Question], graded: Sequence[Graded]
         value=interval.value if interval else None,
         low=interval.low if interval else None,
         high=interval.high if interval else None,
+        effective_n=interval.effective_n if interval else None,
         errors=len(graded) - n,
         baseline=baseline,
     )

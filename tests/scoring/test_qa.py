@@ -543,6 +543,7 @@ def test_it_prints_one_json_object(mc_files, capsys):
         "accuracy": 1 / 3,
         "low": expected.low,
         "high": expected.high,
+        "effective_n": None,  # one attempt per question
         "errors": 0,
         "baseline": (1 / 3 + 1 / 2 + 1 / 4) / 3,
     }

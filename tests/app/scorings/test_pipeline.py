@@ -31,7 +31,8 @@ from reviewapp.scorings.selectors import DEFAULT_SLICE_FIELDS, count_attempts, w
 from reviewapp.versions.comparison import question_successes
 from scoring import synthetic, timing
 from scoring.logfile import normalise_question
-from scoring.measures import MEASURES, check_answer, merge_slice_counts, not_run_check, slice_counts
+from scoring.measures import MEASURES, check_answer, not_run_check, slice_counts
+from scoring.repeats import tally, with_question_clusters
 
 REPETITIONS = 3
 QUESTIONS = 40
@@ -116,15 +117,17 @@ def expected_figures(scoring: Scoring) -> dict:
             not_run[question["split"] == "sealed"].append(
                 not_run_check(question, slice_fields=DEFAULT_SLICE_FIELDS)
             )
-    slices = merge_slice_counts(
-        *(
-            scoring_service.part_slices(
-                slice_counts(part[False], slice_fields=DEFAULT_SLICE_FIELDS),
-                slice_counts(part[True], slice_fields=DEFAULT_SLICE_FIELDS),
-            )
-            for part in (checks, not_run)
+
+    def counts(sealed: bool) -> dict:
+        # Each part's counts, with the attempts of one question one cluster.
+        every = checks[sealed] + not_run[sealed]
+        return with_question_clusters(
+            slice_counts(every, slice_fields=DEFAULT_SLICE_FIELDS),
+            tally(every, answered=lambda check: True),
+            slice_fields=DEFAULT_SLICE_FIELDS,
         )
-    )
+
+    slices = scoring_service.part_slices(counts(False), counts(True))
     groups = {"all": timings}
     for entry in timings:
         groups.setdefault(f"language={entry[0]}", []).append(entry)
@@ -158,7 +161,10 @@ def stored_outcomes(scoring: Scoring) -> dict[str, dict[str, bool]]:
 def stored_slices(scoring: Scoring) -> dict:
     stored = {}
     for score in Score.objects.filter(scoring=scoring):
-        stored.setdefault(score.slice, {})[score.measure] = {"k": score.k, "n": score.n}
+        counts = {"k": score.k, "n": score.n}
+        if score.clusters is not None:
+            counts["clusters"] = score.clusters
+        stored.setdefault(score.slice, {})[score.measure] = counts
     return stored
 
 
@@ -192,9 +198,7 @@ class PipelineFiguresTests(TestCase):
         self.assertEqual(
             AnswerCheck.objects.filter(scoring=scoring, answer__isnull=True).count(), scoring.not_run
         )
-        self.assertEqual(
-            stored_outcomes(scoring), question_successes(SimpleNamespace(scorings=[scoring]))
-        )
+        self.assertEqual(stored_outcomes(scoring), question_successes(SimpleNamespace(scorings=[scoring])))
         self.assertEqual(scoring.attempt_counts, asdict(count_attempts(scoring)))
         self.assertEqual(scoring.attempt_counts["not_run"], expected["tuning_not_run"])
         self.assertEqual(

@@ -368,15 +368,19 @@ class DashboardTests(BaseTestCase):
         lines = text.splitlines()
         header, first = lines[:2]
         self.assertEqual(
-            header, "run,assistant_version,set_version,slice,figure,k,n,rate,low,high,mean_s,p50_s,p90_s"
+            header,
+            "run,assistant_version,set_version,slice,figure,k,n,effective_n,rate,low,high,mean_s,p50_s,p90_s",
         )
         self.assertTrue(first.startswith(f"{self.logged_run.id},bot-1.0,gen-1,all,"))
         # The generated log carries timestamps: its timing is exported beside the rates.
         e2e = next(line for line in lines if ",all,e2e from timestamps," in line).split(",")
         summary = scoring.timing["all"]["e2e"]["by_source"]["timestamps"]
-        self.assertEqual((int(e2e[6]), float(e2e[12])), (summary["n"], summary["p90"]))
+        self.assertEqual((int(e2e[6]), float(e2e[13])), (summary["n"], summary["p90"]))
         data = self.client.get(reverse("export-scores", args=[self.logged_run.id, scoring.id, "json"])).json()
-        self.assertEqual(set(data["slices"]["all"]["numeric_accuracy"]), {"k", "n", "rate", "low", "high"})
+        self.assertEqual(
+            set(data["slices"]["all"]["numeric_accuracy"]),
+            {"k", "n", "rate", "low", "high", "effective_n", "clusters"},
+        )
 
     def test_it_gives_the_log_back_exactly_as_uploaded(self):
         response = self.client.get(reverse("run-log", args=[self.logged_run.id]))
