@@ -25,6 +25,8 @@ from datetime import datetime
 from itertools import compress, filterfalse
 from operator import and_, attrgetter
 
+from scoring.stats.rates import ClusterSums, Rate, counted_rate
+
 UNIT = "seconds"
 
 STATUSES = ("ok", "error", "timeout", "cancelled", "refused_quota")
@@ -563,6 +565,24 @@ def timing_summary(
             values = table.row_values("e2e_s", mask)
             block.update(_per_question(list(zip(question_ids, values, strict=True)), attempts))
 
+    failures = {
+        "n": total,
+        "counts": {
+            status: within(table.status.translate(_selector((code,)))).count(1)
+            for code, status in enumerate(STATUSES)
+            if code
+        },
+        "wait": measure("wait_s", failed_mask, total - delivered, LABELS["wait_s"]),
+    }
+    if question_ids is not None:
+        # A question's attempts time out together more often than apart: its
+        # attempts are one cluster of the timeout and failure rates.
+        timeouts = within(table.status.translate(_selector((STATUSES.index("timeout"),))))
+        failures["clusters"] = {
+            "timeout": _question_sums(question_ids, timeouts, within(b"\x01" * table.rows)),
+            "failed": _question_sums(question_ids, failed_mask, within(b"\x01" * table.rows)),
+        }
+
     counted = within(bytes(table.counted_calls))
     tool_calls = table.values("tool_calls", counted)
     by_source = (
@@ -580,15 +600,7 @@ def timing_summary(
             "proxy": True,
         },
         "events": {name: measure(name, delivered_mask, delivered, LABELS[name]) for name in EVENTS},
-        "failures": {
-            "n": total,
-            "counts": {
-                status: within(table.status.translate(_selector((code,)))).count(1)
-                for code, status in enumerate(STATUSES)
-                if code
-            },
-            "wait": measure("wait_s", failed_mask, total - delivered, LABELS["wait_s"]),
-        },
+        "failures": failures,
         "tool_calls": {
             "label": LABELS["tool_calls"],
             "source": "unique ids" if by_source else None,
@@ -601,6 +613,30 @@ def timing_summary(
             },
         },
     }
+
+
+def _question_sums(question_ids: Sequence[str], hits: bytes, rows: bytes) -> dict[str, int]:
+    """The cluster sums (scoring.stats.rates.ClusterSums) of the rows marked
+    in ``hits`` among those in ``rows``, by question."""
+    k: dict[str, int] = {}
+    n: dict[str, int] = {}
+    for question_id, hit, counted in zip(question_ids, hits, rows, strict=True):
+        if counted:
+            n[question_id] = n.get(question_id, 0) + 1
+            k[question_id] = k.get(question_id, 0) + hit
+    return ClusterSums.of(list(k.values()), list(n.values())).as_dict()
+
+
+def failure_rate(failures: Mapping, *, status: str | None = None) -> Rate | None:
+    """The share of attempts that failed (with ``status``, that ended so, as
+    "timeout") of a summary's ``failures``, with its interval clustered by
+    question when attempts repeat; None without attempts. The one definition
+    the run page, dashboards, exports and the gate use."""
+    if not failures["n"]:
+        return None
+    k = failures["counts"][status] if status else sum(failures["counts"].values())
+    sums = (failures.get("clusters") or {}).get(status or "failed")
+    return counted_rate({"k": k, "n": failures["n"], "clusters": sums})
 
 
 def logged(timing: AnswerTiming) -> dict:

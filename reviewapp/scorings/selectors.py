@@ -14,6 +14,7 @@ from django.utils import formats, timezone
 from reviewapp.core import progress
 from reviewapp.core.work import stale_before
 from reviewapp.models import Answer, AnswerCheck, Finding, Question, Run, Scoring, ScoringChunk
+from scoring import timing
 from scoring.measures import COUNT_COLUMNS, MEASURE_LABELS, MEASURES, Options, denominator
 from scoring.repeats import QuestionTally, with_question_clusters
 from scoring.stats.rates import Rate, counted_rate, rate
@@ -486,15 +487,14 @@ def timing_rows(scoring: Scoring) -> list[dict]:
     rows = []
     for slice_name, summary in (scoring.timing or {}).items():
         failures = summary["failures"]
-        failed = sum(failures["counts"].values())
         rows.append(
             {
                 "slice": slice_name,
                 "e2e": summary["e2e"],
                 "platform": summary["platform_e2e"],
                 "failures": failures,
-                "timeout_rate": rate(failures["counts"]["timeout"], failures["n"]) if failures["n"] else None,
-                "failure_rate": rate(failed, failures["n"]) if failures["n"] else None,
+                "timeout_rate": timing.failure_rate(failures, status="timeout"),
+                "failure_rate": timing.failure_rate(failures),
                 "tool_calls": summary["tool_calls"],
             }
         )

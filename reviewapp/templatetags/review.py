@@ -17,14 +17,19 @@ def percent(value: float) -> str:
     return f"{value * 100:.1f}"
 
 
+FIELDS = ("k", "n", "effective_n")
+
+
 @register.filter
 def k_of_n(figure) -> str:
     """A rate's count as "17/200", and "17/200, effective n 61" when its
     units cluster (a question's attempts, an answer's numbers) and its
-    interval was made on fewer independent draws than n."""
-    counted = f"{figure.k}/{figure.n}"
-    if getattr(figure, "effective_n", None) is not None:
-        counted += f", effective n {figure.effective_n:.0f}"
+    interval was made on fewer independent draws than n. Takes a Rate or
+    its dict (as the gate's answer holds it)."""
+    shown = figure if isinstance(figure, dict) else {name: getattr(figure, name, None) for name in FIELDS}
+    counted = f"{shown['k']}/{shown['n']}"
+    if shown.get("effective_n") is not None:
+        counted += f", effective n {shown['effective_n']:.0f}"
     return counted
 
 

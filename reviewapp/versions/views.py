@@ -27,6 +27,7 @@ from reviewapp.versions.gate import (
     refusal_field,
 )
 from reviewapp.versions.records import set_versions_of, version_record
+from scoring import timing
 from scoring.measures import FAILURE_MEASURES, MEASURE_LABELS, MEASURES
 from scoring.stats.gate import DEFAULT_MARGIN_POINTS, WORSE
 from scoring.stats.paired import NEWCOMBE_METHOD, size_independent, size_paired
@@ -302,7 +303,7 @@ def export_scores(request, run_id: int, scoring_id: int, fmt: str):
         failures = summary["failures"]
         if failures["n"]:
             k, n = failures["counts"]["timeout"], failures["n"]
-            row(slice_name, "timeouts", k=k, n=n, value=rate(k, n))
+            row(slice_name, "timeouts", k=k, n=n, value=timing.failure_rate(failures, status="timeout"))
     return response
 
 

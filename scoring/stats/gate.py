@@ -19,7 +19,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from scoring.stats.paired import NEWCOMBE_METHOD, Paired, detectable, pairs_to_settle
-from scoring.stats.rates import Rate, rate
+from scoring.stats.rates import Rate
+from scoring.timing import failure_rate
 
 PASS, FAIL, INCONCLUSIVE, CANNOT_JUDGE = "pass", "fail", "inconclusive", "cannot judge"
 
@@ -207,7 +208,7 @@ def judge_timeouts(candidate: dict | None, baseline: dict | None, *, max_rate: f
         return entry | {"verdict": CANNOT_JUDGE, "reasons": ["the candidate logged no attempts with timing"]}
     for name, summary in (("candidate", candidate), ("baseline", baseline)):
         if summary and summary["failures"]["n"]:
-            entry[name] = _rate(rate(summary["failures"]["counts"]["timeout"], summary["failures"]["n"]))
+            entry[name] = _rate(failure_rate(summary["failures"], status="timeout"))
     figure = entry["candidate"]
     if figure["low"] > max_rate:
         return entry | {
@@ -242,4 +243,11 @@ def in_points(share: float | None) -> float | None:
 def _rate(value: Rate | None) -> dict | None:
     if value is None:
         return None
-    return {"k": value.k, "n": value.n, "rate": value.value, "low": value.low, "high": value.high}
+    return {
+        "k": value.k,
+        "n": value.n,
+        "rate": value.value,
+        "low": value.low,
+        "high": value.high,
+        "effective_n": value.effective_n,
+    }

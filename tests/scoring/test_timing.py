@@ -5,6 +5,7 @@ from datetime import UTC, datetime, timedelta, timezone
 
 import pytest
 
+from scoring.stats.rates import ClusterSums, rate
 from scoring.timing import (
     LABELS,
     TOOL_CALL_COVERAGE,
@@ -12,6 +13,7 @@ from scoring.timing import (
     Summary,
     TimingError,
     answer_timing,
+    failure_rate,
     parse_timestamp,
     summarise,
     timing_errors,
@@ -328,3 +330,22 @@ def test_it_summarises_an_empty_run():
     assert summary["failures"]["counts"] == {"error": 0, "timeout": 0, "cancelled": 0, "refused_quota": 0}
     assert summary["failures"]["wait"]["n"] == 0
     assert summary["failures"]["wait"]["mean"] is None
+
+
+def test_timeouts_of_a_questions_repeated_attempts_are_one_cluster():
+    # Three questions asked twice; both attempts of q1 timed out, nothing else did.
+    statuses = ["timeout", "timeout", "ok", "ok", "ok", "ok"]
+    question_ids = ["q1", "q1", "q2", "q2", "q3", "q3"]
+    timings = [AnswerTiming(status=status, e2e_s=None if status != "ok" else 1.0) for status in statuses]
+    failures = timing_summary(timings, question_ids=question_ids)["failures"]
+    # Σk² = 2², Σk·n = 2·2, Σn² = 3·2², over 3 questions.
+    assert failures["clusters"]["timeout"] == {"clusters": 3, "k2": 4, "kn": 4, "n2": 12}
+    timeouts = failure_rate(failures, status="timeout")
+    assert (timeouts.k, timeouts.n) == (2, 6)
+    assert timeouts == rate(2, 6, clusters=ClusterSums.of([2, 0, 0], [2, 2, 2]))
+    # The same attempts counted as independent: the plain interval, narrower.
+    alone = failure_rate(timing_summary(timings)["failures"], status="timeout")
+    assert alone == rate(2, 6)
+    assert timeouts.high - timeouts.low > alone.high - alone.low
+    assert failure_rate(failures) == timeouts  # timeouts are the only failures here
+    assert failure_rate({"n": 0, "counts": {}}) is None
