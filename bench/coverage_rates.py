@@ -35,7 +35,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from scoring.stats.rates import ClusterSums, rate  # noqa: E402
+from scoring.stats.rates import ClusterSums, rate
 
 SEED = 20241202
 TARGET = 0.93

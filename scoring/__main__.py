@@ -28,7 +28,14 @@ class ScoringQuestion:
     ``question.get("expected_values")`` and its slice fields), in a quarter
     of the memory of its dict: a million questions cost about 200 MB."""
 
-    __slots__ = ("expected_behaviour", "expected_values", "question_id", "slice_index", "slice_values")
+    __slots__ = (
+        "cluster",
+        "expected_behaviour",
+        "expected_values",
+        "question_id",
+        "slice_index",
+        "slice_values",
+    )
 
     def __init__(self, question: dict, slice_index: dict[str, int]):
         """``slice_index`` gives each slice field's position; one dict is
@@ -36,6 +43,7 @@ class ScoringQuestion:
         self.question_id = question["question_id"]
         self.expected_behaviour = _SHARED_BEHAVIOURS[question["expected_behaviour"]]
         self.expected_values = tuple(question["expected_values"])
+        self.cluster = question.get("cluster")  # None: the question is its own cluster
         self.slice_index = slice_index
         self.slice_values = tuple(question.get(name) for name in slice_index)
 
@@ -53,7 +61,7 @@ class ScoringQuestion:
         return value
 
 
-_OWN_FIELDS = frozenset({"expected_behaviour", "expected_values", "question_id"})
+_OWN_FIELDS = frozenset({"expected_behaviour", "expected_values", "question_id", "cluster"})
 _SHARED_BEHAVIOURS = {behaviour: behaviour for behaviour in BEHAVIOURS}  # one string each
 _ABSENT = object()
 

@@ -468,6 +468,17 @@ class RunScores:
         return result
 
 
+def named_clusters(questions: Mapping[str, Mapping]) -> dict[str, str]:
+    """Question id to the cluster its question set names (questions sharing a
+    passage or document: their answers are not independent draws), for the
+    questions that name one."""
+    return {
+        question_id: question["cluster"]
+        for question_id, question in questions.items()
+        if question.get("cluster")
+    }
+
+
 def score_run(
     answers: Iterable[Mapping],
     questions: Mapping[str, Mapping],
@@ -489,10 +500,11 @@ def score_run(
     checks += not_run
     stable = {}
     slices = merge_slice_counts(slice_counts(checks, slice_fields=slice_fields))
-    if repetitions > 1:
+    clusters = named_clusters(questions)
+    if repetitions > 1 or clusters:
         tallies = tally(checks, answered=answered)
         stable = repeat_figures(tallies, repetitions=repetitions, slice_fields=slice_fields)
-        slices = with_question_clusters(slices, tallies, slice_fields=slice_fields)
+        slices = with_question_clusters(slices, tallies, slice_fields=slice_fields, cluster_of=clusters)
     return RunScores(
         answers=len(checks) - len(not_run),
         slices=slices,

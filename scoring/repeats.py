@@ -92,16 +92,25 @@ def with_question_clusters(
     tallies: Mapping[str, QuestionTally],
     *,
     slice_fields: Sequence[str],
+    cluster_of: Mapping[str, str] | None = None,
 ) -> dict[str, dict[str, dict]]:
     """The slice counts with each measure's cluster sums made over questions
     (all attempts of a question one cluster) from the tallies of the same
-    answers. The counts themselves are kept as they are."""
+    answers; with ``cluster_of`` (question id to the cluster a question set
+    names, such as a shared passage), the questions of one named cluster are
+    one cluster together. The counts themselves are kept as they are."""
+    cluster_of = cluster_of or {}
+    key_of = {id(entry): cluster_of.get(question_id) or question_id for question_id, entry in tallies.items()}
     sums = {}
     for slice_name, entries in _slice_groups(tallies, slice_fields).items():
         for index, measure in enumerate(MEASURES):
-            sums[slice_name, measure] = ClusterSums.of(
-                [e.counts[2 * index] for e in entries], [e.counts[2 * index + 1] for e in entries]
-            ).as_dict()
+            k: dict[str, int] = {}
+            n: dict[str, int] = {}
+            for entry in entries:
+                key = key_of[id(entry)]
+                k[key] = k.get(key, 0) + entry.counts[2 * index]
+                n[key] = n.get(key, 0) + entry.counts[2 * index + 1]
+            sums[slice_name, measure] = ClusterSums.of(list(k.values()), list(n.values())).as_dict()
     return {
         slice_name: {
             measure: {**counts, "clusters": sums[slice_name, measure]}

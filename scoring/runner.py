@@ -42,6 +42,7 @@ from scoring.measures import (
     answered,
     check_answer,
     merge_slice_counts,
+    named_clusters,
     not_run_check,
     not_run_checks,
     slice_counts,
@@ -122,10 +123,13 @@ def score_chunk(
     combined: bool = False,
     repetitions: int = logfile.DEFAULT_REPETITIONS,
     findings_format: str = FINDINGS_KEPT,
+    tally_questions: bool = False,
 ) -> ChunkResult:
     """Parse, validate and score consecutive lines numbered from ``first_line``
     of a run whose header declares ``repetitions``, against ``questions``
-    or, with ``combined``, against the expected values each line carries."""
+    or, with ``combined``, against the expected values each line carries.
+    Questions are tallied when attempts repeat or ``tally_questions`` says
+    so (the question set names clusters)."""
     questions = _QUESTIONS if questions is None else questions
     result = ChunkResult(lines=len(lines))
     checks = []
@@ -174,7 +178,7 @@ def score_chunk(
             # check_answer_line has checked the timing fields, and parsed them.
             timing_rows.append((check.fields, timing.timing_row(record, moments)))
     result.answers = len(checks)
-    if repetitions > 1:
+    if repetitions > 1 or tally_questions:
         result.tallies = repeats.tally(checks, answered=answered)
     result.errors = errors
     result.findings_written = b"".join(written)
@@ -299,6 +303,7 @@ def score_file(
             "repetitions": plan.repetitions,
             "combined": combined,
             "findings_format": findings_format,
+            "tally_questions": bool(questions and named_clusters(questions)),
         },
     )
     _QUESTIONS = questions
@@ -522,10 +527,13 @@ class _Totals:
             self.findings_to.write(encode_findings(not_run_findings, self.findings_format))
         stable = {}
         slices = merge_slice_counts(*self.slices, slice_counts(not_run, slice_fields=slice_fields))
-        if self.repetitions > 1:
+        clusters = named_clusters(questions)
+        if self.repetitions > 1 or clusters:
             tallies = repeats.merge_tallies([*self.tallies, repeats.tally(not_run, answered=answered)])
             stable = repeats.repeat_figures(tallies, repetitions=self.repetitions, slice_fields=slice_fields)
-            slices = repeats.with_question_clusters(slices, tallies, slice_fields=slice_fields)
+            slices = repeats.with_question_clusters(
+                slices, tallies, slice_fields=slice_fields, cluster_of=clusters
+            )
         return RunScores(
             answers=self.answers,
             slices=slices,

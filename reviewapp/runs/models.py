@@ -69,6 +69,8 @@ class Question(models.Model):
     expected_unit = models.CharField(max_length=200, null=True, blank=True)
     expected_caveats = models.JSONField(default=list)
     stratum = models.CharField(max_length=100, null=True, blank=True)
+    # Questions sharing a passage or document name one cluster (scoring.logfile.fields).
+    cluster = models.CharField(max_length=200, null=True, blank=True)
     split = models.CharField(max_length=10, choices=Split.choices, default=Split.TUNING)
 
     class Meta:

@@ -80,7 +80,16 @@ def scoring_counts(scoring: Scoring, *, sealed: bool = False) -> dict[str, dict[
         return counts
     fields = clustered_slice_fields(scoring)
     tallies = stable_tallies(scoring, slice_fields=fields, sealed=sealed)
-    return with_question_clusters(counts, tallies, slice_fields=fields)
+    return with_question_clusters(counts, tallies, slice_fields=fields, cluster_of=question_clusters(scoring))
+
+
+def question_clusters(scoring: Scoring) -> dict[str, str]:
+    """Question id to the cluster the set names for it, for those naming one."""
+    return dict(
+        Question.objects.filter(set_version_id=scoring.set_version_id, cluster__isnull=False)
+        .exclude(cluster="")
+        .values_list("question_id", "cluster")
+    )
 
 
 def clustered_slice_fields(scoring: Scoring) -> tuple[str, ...]:

@@ -415,10 +415,12 @@ def _repeated(scoring: Scoring, totals: dict) -> tuple[dict, dict]:
     """With R >= 2, the stable resolution of the tuning part per language,
     stratum and split slice (see scoring.repeats), and the totals with each
     measure's cluster sums made over questions rather than answers, so that a
-    question's attempts count as the one draw they are; for single runs, no
+    question's attempts count as the one draw they are (over the clusters the
+    set names, when it names some); for single runs of a set naming none, no
     stable resolution and the totals as they are (each answer its own cluster)."""
     repetitions = scoring.run.repetitions
-    if repetitions < 2:
+    cluster_of = selectors.question_clusters(scoring)
+    if repetitions < 2 and not cluster_of:
         return {}, totals
     slice_fields = selectors.clustered_slice_fields(scoring)
     tuning = {name: measures for name, measures in totals.items() if not name.startswith(SEALED_PREFIX)}
@@ -428,13 +430,10 @@ def _repeated(scoring: Scoring, totals: dict) -> tuple[dict, dict]:
         if name.startswith(SEALED_PREFIX)
     }
     tallies = stable_tallies(scoring, slice_fields=slice_fields)
+    sealed_tallies = stable_tallies(scoring, slice_fields=slice_fields, sealed=True) if sealed else {}
     clustered = part_slices(
-        with_question_clusters(tuning, tallies, slice_fields=slice_fields),
-        with_question_clusters(
-            sealed, stable_tallies(scoring, slice_fields=slice_fields, sealed=True), slice_fields=slice_fields
-        )
-        if sealed
-        else {},
+        with_question_clusters(tuning, tallies, slice_fields=slice_fields, cluster_of=cluster_of),
+        with_question_clusters(sealed, sealed_tallies, slice_fields=slice_fields, cluster_of=cluster_of),
     )
     return repeat_figures(tallies, repetitions=repetitions, slice_fields=slice_fields), clustered
 

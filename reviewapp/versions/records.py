@@ -15,6 +15,7 @@ from reviewapp.models import (
 from reviewapp.scorings.selectors import (
     DEFAULT_SLICE_FIELDS,
     config_key,
+    question_clusters,
     scoring_counts,
     stable_tallies,
     without_questions,
@@ -112,7 +113,8 @@ def pooled_counts(record: Record) -> dict[str, dict[str, dict]]:
         return counts
     slice_fields = DEFAULT_SLICE_FIELDS
     tallies = merge_tallies(stable_tallies(scoring, slice_fields=slice_fields) for scoring in record.scorings)
-    return with_question_clusters(counts, tallies, slice_fields=slice_fields)
+    clusters = question_clusters(record.scorings[0])  # one set version
+    return with_question_clusters(counts, tallies, slice_fields=slice_fields, cluster_of=clusters)
 
 
 def record_stable(record: Record) -> dict:

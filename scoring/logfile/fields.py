@@ -51,6 +51,9 @@ QUESTION_OPTIONAL = {
     "expected_caveats": list,
     "stratum": str,
     "split": str,
+    # Questions that share a passage or document name the same cluster: their
+    # answers are not independent draws, and every interval counts them as one.
+    "cluster": str,
 }
 
 # Fields that mark a log in the spec's combined form, which carries the
@@ -71,7 +74,13 @@ QUESTION_ID_MAX_LENGTH = 200
 LANGUAGE_MAX_LENGTH = 20
 # The widest text each optional question field may hold, as the tables that
 # keep them allow.
-QUESTION_TEXT_LIMITS = {"expected_series": 200, "expected_unit": 200, "expected_period": 100, "stratum": 100}
+QUESTION_TEXT_LIMITS = {
+    "expected_series": 200,
+    "expected_unit": 200,
+    "expected_period": 100,
+    "stratum": 100,
+    "cluster": 200,
+}
 
 _LABEL = re.compile(r"[A-Za-z0-9][A-Za-z0-9._+\-]*")
 _LABEL_CHARACTER = re.compile(r"[A-Za-z0-9._+\-]")

@@ -59,10 +59,11 @@ def question_errors(number: int, record: dict, *, answer_checked: bool = False) 
         value = record.get(name)
         if value and len(value) > limit:
             errors.append(LineError(number, name, _length_problem(value, limit)))
-    stratum = record.get("stratum")
-    if stratum is not None and not stratum.isprintable():
-        bad = next(c for c in stratum if not c.isprintable())
-        errors.append(LineError(number, "stratum", f"holds {_character(bad)}; a stratum is printable text"))
+    for name in ("stratum", "cluster"):
+        value = record.get(name)
+        if value is not None and not value.isprintable():
+            bad = next(c for c in value if not c.isprintable())
+            errors.append(LineError(number, name, f"holds {_character(bad)}; a {name} is printable text"))
     if record["expected_behaviour"] not in BEHAVIOURS:
         errors.append(LineError(number, "expected_behaviour", 'must be "answer" or "decline"'))
     expected_values = record["expected_values"]

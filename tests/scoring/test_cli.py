@@ -163,3 +163,30 @@ def test_it_prints_stable_resolution_and_timing_for_a_run_with_repeats(tmp_path)
     languages = {f"language={row['language']}" for row in rows}
     assert set(result["timing"]) == {"all"} | languages
     assert sum(result["timing"][name]["attempts"] for name in languages) == 180
+
+
+def test_a_question_set_naming_clusters_gives_intervals_on_them(tmp_path):
+    lines = QUESTIONS.read_text().splitlines()
+    records = [json.loads(line) for line in lines]
+    for record in records:
+        if record.get("question_id") in ("a01", "a02"):
+            record["cluster"] = "passage-7"
+    questions = tmp_path / "questions_set-1.2.jsonl"
+    questions.write_text("\n".join(json.dumps(record) for record in records) + "\n")
+    numeric = run_json(RUN, "--questions", questions)["slices"]["all"]["numeric_accuracy"]
+    # Five clusters (a01 and a02 together): p(1 - p)/variance = (5/36)/(5/4 · (32/36)/36)
+    # = 4.5 draws, which is also n²/Σn² = 36/8: Wilson of 3.75 of 4.5.
+    assert (numeric["k"], numeric["n"], numeric["clusters"], numeric["effective_n"]) == (5, 6, 5, 4.5)
+    low, high = rate(5, 6).low, rate(5, 6).high
+    assert numeric["unclustered"] == {"low": round(low, 6), "high": round(high, 6)}
+    assert numeric["low"] < low
+
+
+def test_it_names_the_line_of_a_cluster_that_is_not_printable(tmp_path, capsys):
+    lines = QUESTIONS.read_text().splitlines()
+    record = json.loads(lines[1])
+    record["cluster"] = "passage\u00007"
+    questions = tmp_path / "questions_set-1.2.jsonl"
+    questions.write_text("\n".join([lines[0], json.dumps(record), *lines[2:]]) + "\n")
+    assert main([str(RUN), "--questions", str(questions)]) == 2
+    assert f"{questions}: line 2, field cluster: holds" in capsys.readouterr().err

@@ -202,3 +202,17 @@ def test_it_leaves_out_measures_with_no_denominator():
         "refusal_accuracy"
         not in slice_counts([check_answer(row, questions[row["question_id"]]) for row in fr_only])["all"]
     )
+
+
+def test_questions_naming_one_cluster_count_as_one_draw():
+    rows, questions = running_example()
+    # a01 and a02 share a passage; both expect an answer and both are right.
+    for question_id in ("a01", "a02"):
+        questions[question_id] = {**questions[question_id], "cluster": "passage-7"}
+    numeric = score_run(rows, questions).slices["all"]["numeric_accuracy"]
+    # By hand, clusters of numeric accuracy's six questions: the passage (2 of
+    # 2), a03 (0 of 1), a04, a05, a07 (1 of 1 each): Σk² = 4 + 3, Σkn = 4 + 3, Σn² = 4 + 4.
+    assert numeric == {"k": 5, "n": 6, "clusters": {"clusters": 5, "k2": 7, "kn": 7, "n2": 8}}
+    # Without the cluster, each answer is its own: six clusters of one.
+    plain = score_run(*running_example()).slices["all"]["numeric_accuracy"]
+    assert plain["clusters"] == {"clusters": 6, "k2": 5, "kn": 5, "n2": 6}

@@ -23,9 +23,11 @@ SET = "clu-1"
 QUESTIONS = 60
 
 
-def run_text(questions, *, assistant: str, seed: int) -> str:
-    rows = synthetic.generate_run(question_set=questions, answers=QUESTIONS, seed=seed, repetitions=3)
-    header = {"assistant_version": assistant, "set_version": SET, "repetitions": 3}
+def run_text(questions, *, assistant: str, seed: int, repetitions: int = 3, set_version: str = SET) -> str:
+    rows = synthetic.generate_run(
+        question_set=questions, answers=len(questions), seed=seed, repetitions=repetitions
+    )
+    header = {"assistant_version": assistant, "set_version": set_version, "repetitions": repetitions}
     return "\n".join(json.dumps(line, ensure_ascii=False) for line in [header, *rows]) + "\n"
 
 
@@ -154,3 +156,45 @@ class ClusteredFiguresTests(BaseTestCase):
         self.assertIsNotNone(before["all"]["numeric_accuracy"]["effective_n"])
         Score.objects.filter(scoring=self.scoring).update(clusters=None)
         self.assertEqual(scores_as_dict(self.scoring), before)
+
+
+class NamedClusterTests(BaseTestCase):
+    def test_questions_sharing_a_passage_are_one_cluster_of_every_figure(self):
+        questions = synthetic.generate_question_set(questions=40, seed=31, set_version="pass-1")
+        for position, question in enumerate(questions):
+            question["split"] = "tuning"
+            question["cluster"] = f"passage-{position // 4}"  # ten passages of four questions
+        set_version_create(version="pass-1", questions=[normalise_question(q) for q in questions])
+        text = run_text(questions, assistant="bot-3.0", seed=32, repetitions=1, set_version="pass-1")
+        upload = SimpleUploadedFile("answers_run_bot-3.0_set-pass-1.jsonl", text.encode())
+        with self.captureOnCommitCallbacks(execute=True):
+            received = run_receive(upload=upload)
+        scoring = Run.objects.get(id=received.run.id).scorings.get()
+        stored = Score.objects.get(scoring=scoring, slice="all", measure="answer_rate")
+        self.assertEqual(
+            stored.clusters["clusters"],
+            len({q["cluster"] for q in questions if q["expected_behaviour"] == "answer"}),
+        )
+        # The library, given the same set, makes the same sums.
+        with tempfile.TemporaryDirectory() as folder:
+            run_file = pathlib.Path(folder) / "run.jsonl"
+            run_file.write_text(text, encoding="utf-8")
+            set_file = pathlib.Path(folder) / "questions_set-pass-1.jsonl"
+            synthetic.write_jsonl(set_file, questions, header={"set_version": "pass-1"})
+            out = subprocess.run(
+                [sys.executable, "-m", "scoring", str(run_file), "--questions", str(set_file), "--json"],
+                capture_output=True,
+                text=True,
+            )
+        self.assertEqual(out.returncode, 0, out.stderr)
+        library = json.loads(out.stdout)["slices"]["all"]
+        shown = scores_as_dict(scoring)["all"]
+        # Generated answers hardly cluster; a measure that never fails does
+        # (with no failure it falls back to n²/Σn², what clusters alike within are worth).
+        self.assertTrue(any(figure["effective_n"] is not None for figure in shown.values()))
+        for measure, figure in library.items():
+            self.assertEqual(
+                (shown[measure]["effective_n"], shown[measure]["clusters"]),
+                (figure.get("effective_n"), figure.get("clusters")),
+                measure,
+            )
