@@ -34,6 +34,7 @@ api = ReviewAPI(
     title="Answer review API",
     version="1",
     description=(
+        "[← Back to the app](/) · [Pipeline tokens](/tokens/)\n\n"
         "Upload runs of logged answers and read their automatic measures; grade a run with model "
         "graders (judge runs: estimate, confirm, follow, export); check an answer's numbers at the "
         "moment it is shown (`POST /api/check`).\n\n"

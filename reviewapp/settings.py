@@ -149,6 +149,8 @@ AXES_LOCKOUT_PARAMETERS = ["username"]
 SILENCED_SYSTEM_CHECKS = ["axes.W006"]
 AXES_RESET_ON_SUCCESS = True
 AXES_LOCKOUT_TEMPLATE = "registration/login.html"
+# Its start-up line ("AXES: BEGIN …") printed on every command, the demo's five times.
+AXES_VERBOSE = False
 
 # Pipeline tokens (reviewapp.models.ApiToken) expire after this many days
 # unless their maker chooses another lifetime, never more than the maximum.

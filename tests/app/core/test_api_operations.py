@@ -39,3 +39,9 @@ class OperationIdTests(SimpleTestCase):
             for operation in path_view.operations
         }
         self.assertEqual(ids, {operation_id for _, operation_id in OPERATIONS})
+
+
+class DocsTests(SimpleTestCase):
+    def test_the_api_docs_lead_back_to_the_app(self):
+        description = self.client.get("/api/openapi.json").json()["info"]["description"]
+        self.assertTrue(description.startswith("[← Back to the app](/) · [Pipeline tokens](/tokens/)"))

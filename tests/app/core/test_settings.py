@@ -51,3 +51,10 @@ class FooterTests(TestCase):
         with self.settings(CELERY_TASK_ALWAYS_EAGER=False):
             response = self.client.get(reverse("home"))
         self.assertContains(response, "tasks run on Celery workers")
+
+
+def test_a_command_says_nothing_of_the_login_throttle_when_all_is_well():
+    # django-axes logged "AXES: BEGIN version …" on every start, five times in the demo's output.
+    result = manage("check")
+    assert result.returncode == 0, result.stderr
+    assert "AXES" not in result.stdout + result.stderr
