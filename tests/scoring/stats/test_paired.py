@@ -10,10 +10,13 @@ from statsmodels.stats.proportion import proportion_confint
 from scoring.stats.paired import (
     detectable_difference,
     newcombe_paired,
+    noninferiority_bound,
     paired,
     pairs_to_settle,
+    settle_chance,
     size_independent,
     size_paired,
+    tango_paired,
 )
 
 
@@ -281,3 +284,54 @@ def test_it_says_what_a_number_of_pairs_can_resolve():
     assert detectable_difference(200, 0.0) is None
     with pytest.raises(ValueError, match=r"^the discordant share cannot exceed 100 %; got 120 %$"):
         detectable_difference(200, 1.2)
+
+
+@pytest.mark.parametrize(
+    ("table", "level", "expected"),
+    [
+        # Tango (1998), his example: 44 pairs, one discordant, 90 % interval.
+        ((43, 0, 1, 0), 0.90, (-0.096, 0.037)),
+        # Fagerland, Lydersen and Laake (2014), airway hyper-responsiveness (Bentur et al. 2009).
+        ((1, 1, 7, 12), 0.95, (-0.517, -0.026)),
+        # Agresti and Min (2005).
+        ((53, 16, 8, 9), 0.95, (-0.020, 0.207)),
+    ],
+)
+def test_it_reproduces_tangos_published_intervals(table, level, expected):
+    low, high = tango_paired(*table, alpha=1 - level)
+    assert (round(low, 3), round(high, 3)) == expected
+
+
+def test_its_tango_interval_is_wilsons_for_0_of_n_without_discordant_pairs():
+    # With b = c = 0 the restricted share of c is -delta and the statistic is
+    # sqrt(n·t/(1 - t)) at delta = -t, so the lower limit is -z²/(n + z²):
+    # 3.8415/172.8415 = 2.2225 points at 169 pairs (Newcombe: ±1.15).
+    low, high = tango_paired(84, 0, 0, 85)
+    z2 = 1.959963984540054**2
+    assert low == pytest.approx(-z2 / (169 + z2), abs=1e-9) and high == pytest.approx(-low, abs=1e-9)
+    # Half a pair of correction: (169·t - 1/2)² = z²·169·t·(1 - t), t = 2.7702 points.
+    corrected, _ = tango_paired(84, 0, 0, 85, correction=0.5)
+    t = -corrected
+    assert (169 * t - 0.5) ** 2 == pytest.approx(z2 * 169 * t * (1 - t), rel=1e-9)
+    assert round(corrected, 6) == -0.027702
+
+
+def test_its_gate_bound_is_the_lower_of_newcombes_and_tangos_corrected_limit():
+    # Candidate - baseline: Newcombe's limit collapses without discordant pairs,
+    # Tango's does not; the bound is never above the Newcombe interval shown.
+    assert noninferiority_bound(((84, 0), (0, 85))) == pytest.approx(-0.027702, abs=1e-6)
+    newcombe_low, _ = newcombe_paired(59, 16, 6, 80)  # the published table, candidate first
+    assert noninferiority_bound(((59, 6), (16, 80))) <= newcombe_low
+    assert noninferiority_bound(((59, 6), (16, 80))) == pytest.approx(
+        min(newcombe_low, tango_paired(59, 16, 6, 80, correction=0.5)[0])
+    )
+
+
+def test_it_says_how_often_the_pairs_to_settle_would_settle_it():
+    # 4 of 169 newly failed; 197 pairs settle it if the shares stay, but pairs
+    # drawn with those shares settle it about half the time (fixed seed).
+    table = ((165, 4), (0, 0))
+    assert settle_chance(table, 197, margin=0.02) == 203 / 400
+    assert settle_chance(table, 197, margin=0.02) == settle_chance(table, 197, margin=0.02)
+    with pytest.raises(ValueError, match="a chance needs a table"):
+        settle_chance(((0, 0), (0, 0)), 10, margin=0.02)
