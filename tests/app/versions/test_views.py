@@ -9,6 +9,7 @@ from pathlib import Path
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.test import SimpleTestCase, TestCase
 from django.urls import reverse
+from django.utils.html import escape
 
 from reviewapp.management.commands.demo import address_url
 from reviewapp.models import ApiToken, AssistantVersion, Question, Run
@@ -197,7 +198,6 @@ class CompareOutcomeTests(SimpleTestCase):
             "1 not compared (no question both versions have it on)",
         )
 
-
     def test_it_cautions_that_several_intervals_are_each_95_percent_on_their_own(self):
         outcome = CompareOutcome(["a", "b"], ["c"], [], ["d"], {})
         self.assertEqual(
@@ -207,6 +207,7 @@ class CompareOutcomeTests(SimpleTestCase):
             "The release gate judges every measure together.",
         )
         self.assertEqual(CompareOutcome(["a"], [], [], ["d"], {}).caution, "")
+
 
 class GatePageTests(ManagerPagesBase):
     OPTIONS = {
@@ -223,12 +224,16 @@ class GatePageTests(ManagerPagesBase):
 
     def test_it_states_the_rule_and_the_defaults_the_gate_itself_gives(self):
         page = self.client.get(reverse("version-gate"), self.OPTIONS)
-        self.assertContains(page, f"shows candidate − baseline above −margin ({BOUND});")
+        self.assertContains(
+            page, f"its lower bound for candidate − baseline lies above −margin ({escape(BOUND)}; "
+        )
         self.assertContains(page, MULTIPLICITY[0].upper() + MULTIPLICITY[1:] + ".")
         self.assertContains(page, f"; {WORSE}.")
         blank = self.client.get(reverse("version-gate"))
         self.assertContains(blank, f'placeholder="{DEFAULT_MARGIN_POINTS:g} (default)"')
-        self.assertContains(blank, 'title="none ticked: numeric accuracy, citation validity, refusal accuracy')
+        self.assertContains(
+            blank, 'title="none ticked: numeric accuracy, citation validity, refusal accuracy'
+        )
 
     def test_it_gives_the_decision_gate_run_gives_for_the_same_options(self):
         page = self.client.get(reverse("version-gate"), self.OPTIONS)
@@ -250,6 +255,9 @@ class GatePageTests(ManagerPagesBase):
             [("numeric_accuracy", "fail"), ("refusal_accuracy", "pass")],
         )
         self.assertEqual([m["key"] for m in page.context["limits"]], ["e2e_p90", "timeout_rate"])
+        # The bound the decision compared with the margin stands beside Newcombe's interval.
+        bound = expected["measures"]["refusal_accuracy"]["paired"]["bound_points"]
+        self.assertContains(page, f"gate's lower bound {bound:.1f} · McNemar exact")
         self.assertContains(page, '<p class="gate-verdict verdict-fail"><strong>fail</strong>', html=False)
         self.assertContains(page, "the API answers HTTP 409; <code>manage.py gate</code> exits 1")
         for reason in expected["measures"]["numeric_accuracy"]["reasons"]:
