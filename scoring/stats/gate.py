@@ -192,8 +192,8 @@ def measure_report(
         "bound": BOUND,
         "detectable_difference_points": in_points(detectable_share),
         "detectable_difference_note": (
-            "the smallest difference these pairs detect with 80 % power at the observed discordance "
-            "(at least 5 %): a conditional estimate (Connor 1987)"
+            "the smallest difference these pairs detect with 80 % power by McNemar's exact test at the "
+            "observed discordance (at least 5 %), summed over the binomial: a conditional estimate"
         ),
         "pairs_to_settle": verdict.pairs_to_settle,
         "settle_chance": verdict.settle_chance,
