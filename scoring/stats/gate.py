@@ -7,7 +7,7 @@ passes only when the one-sided 97.5 % lower bound of the candidate − baseline
 difference lies above −margin: the lower of Newcombe's two-sided 95 % limit
 and Tango's score limit corrected by half a pair (scoring.stats.paired.
 noninferiority_bound). Newcombe's alone passed a candidate exactly at the
-margin up to 4.3 % of the time where discordant pairs were absent or all went
+margin up to 4.1 % of the time where discordant pairs were absent or all went
 one way; this bound keeps it at most 2.44 % (bench/coverage_gate.py).
 Everything else is a fail, an inconclusive result or a measure that cannot be
 judged, each with its reason.
