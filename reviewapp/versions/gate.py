@@ -212,7 +212,14 @@ def gate(
             "difference_points": gating.in_points(subset.difference),
             "low_points": gating.in_points(subset.low),
             "high_points": gating.in_points(subset.high),
-            "note": "the questions both versions resolved in every attempt; shown, not judged",
+            "note": "the questions both versions resolved in every attempt; shown, not judged"
+            + (
+                "; 0 by construction on this measure: both versions succeed on every question of the "
+                "subset (resolving it means that), so it compares nothing"
+                if comparison.resolved_by_construction
+                else ""
+            ),
+            "label": "by construction" if comparison.resolved_by_construction else "measured",
         }
     if judge_version is not None:
         judged = paired(

@@ -104,6 +104,69 @@ class ComparePageTests(ManagerPagesBase):
         self.assertEqual((only_candidate, only_baseline), (0, 34))
         self.assertContains(page, f"<td>{both} · 0 · 34 · {neither}</td>", html=True)
 
+    def test_it_says_the_resolved_subset_compares_nothing_where_resolving_decides_the_measure(self):
+        # A question both resolved in every attempt has the right number (or the
+        # refusal) every time, and so an answer: on numeric accuracy, refusal
+        # accuracy and answer rate both versions succeed on every question of
+        # the subset, and its difference is 0 by construction, not measured.
+        page = self.compare("bot-2.0", "bot-1.0")
+        by_construction = [c for c in page.context["comparisons"] if c.resolved_by_construction]
+        self.assertEqual(
+            [c.measure for c in by_construction], ["numeric_accuracy", "refusal_accuracy", "answer_rate"]
+        )
+        for comparison in by_construction:
+            (_both, only_baseline), (only_candidate, neither) = comparison.resolved.table
+            self.assertEqual((only_baseline, only_candidate, neither), (0, 0, 0))
+        subset_rows = [
+            row.split("</tr>")[0] for row in page.content.decode().split('<tr class="subset">')[1:]
+        ]
+        constructed = [row for row in subset_rows if "0 by construction" in row]
+        self.assertEqual(len(constructed), 3)
+        self.assertTrue(
+            all('<span class="tag">measured</span>' not in row.split("</tr>")[0] for row in constructed)
+        )
+        self.assertContains(
+            page,
+            "0 by construction: both versions succeed on every question of this subset (resolving it "
+            "means that), so it compares nothing on this measure",
+            count=3,
+        )
+
+    def test_it_labels_the_direction_of_a_difference_whose_interval_holds_zero_untested(self):
+        # bot-1.1 declines two questions bot-1.0 answered right: -2 of 167 points
+        # on numeric accuracy and answer rate, an interval holding 0. Its sign
+        # points lower without showing it: an untested direction (spec 004).
+        questions = Question.objects.filter(set_version=self.base.set_version)
+        two = set(
+            questions.filter(expected_behaviour="answer", split="tuning")
+            .order_by("question_id")
+            .values_list("question_id", flat=True)[:2]
+        )
+        upload_variant(
+            self.base, "bot-1.1", lambda row: {**row, **DECLINED} if row["question_id"] in two else row
+        )
+        page = self.compare("bot-1.1", "bot-1.0")
+        comparisons = {c.measure: c for c in page.context["comparisons"]}
+        untested = sorted(m for m, c in comparisons.items() if c.untested_direction)
+        self.assertEqual(untested, ["answer_rate", "numeric_accuracy"])
+        numeric = comparisons["numeric_accuracy"].paired
+        self.assertEqual((numeric.table[0][1], numeric.table[1][0]), (2, 0))
+        self.assertTrue(numeric.low < 0 < numeric.high)
+        self.assertEqual(page.context["outcome"].by_measure["numeric_accuracy"], "no_difference")
+        # The subset of questions both resolved drops the two: nothing untested there.
+        self.assertFalse(any(c.resolved_untested_direction for c in comparisons.values()))
+        self.assertContains(page, 'lower: <span class="tag">untested direction</span>', count=2)
+        # The three labels of spec 004, each said once as the page uses it.
+        self.assertContains(page, "<em>measured</em>: worked out from these runs")
+        self.assertContains(page, "<em>conditional estimate</em>: holds only under the assumption")
+        self.assertContains(
+            page, "<em>untested direction</em>: the sign of a difference whose interval holds 0"
+        )
+        # A difference shown (or of exactly 0) is not a direction left untested.
+        shown = self.compare("bot-2.0", "bot-1.0")
+        self.assertFalse(any(c.untested_direction for c in shown.context["comparisons"]))
+        self.assertNotContains(shown, '<span class="tag">untested direction</span>')
+
     def test_the_version_page_you_come_from_is_the_candidate(self):
         page = self.client.get(reverse("version-dashboard", args=["bot-2.0"]), {"set": SET})
         self.assertContains(page, '<input type="hidden" name="candidate" value="bot-2.0">', html=True)
