@@ -208,11 +208,13 @@ def _tango_limit(b: float, c: float, n: float, *, alpha: float, correction: floa
     # Just inside ±1, where the statistic is infinite: the root lies between.
     edge = 1 - 1e-12
     if lower:
-        if estimate <= -edge:
+        # With under half a pair between the table and -1 the corrected
+        # statistic never reaches z: nothing above -1 is ruled out.
+        if estimate <= -edge or tango_score(b, c, n, -edge, correction=correction) <= z:
             return -1.0
         root = brentq(lambda delta: tango_score(b, c, n, delta, correction=correction) - z, -edge, estimate)
         return max(-1.0, root)
-    if estimate >= edge:
+    if estimate >= edge or tango_score(b, c, n, edge, correction=correction) >= -z:
         return 1.0
     root = brentq(lambda delta: tango_score(b, c, n, delta, correction=correction) + z, estimate, edge)
     return min(1.0, root)
@@ -490,25 +492,39 @@ def gate_pass_chance(
     z = _two_sided_z(alpha)
     first = int(binom.ppf(1e-13, pairs, only_baseline))
     last = int(binom.isf(1e-13, pairs, only_baseline))
-    chance = 0.0
+    share = min(only_candidate / (1 - only_baseline), 1.0) if only_baseline < 1 else 0.0
+
+    def clears(count: int, against: int) -> bool:
+        return tango_score(count, against, pairs, -margin, correction=GATE_CORRECTION) > z
+
+    counts, smallests, smallest = [], [], None
     for against in range(max(first - 1, 0), min(last + 1, pairs) + 1):
-        weight = float(binom.pmf(against, pairs, only_baseline))
         rest = pairs - against
-        share = min(only_candidate / (1 - only_baseline), 1.0) if only_baseline < 1 else 0.0
-
-        def clears(count: int, against: int = against) -> bool:
-            return tango_score(count, against, pairs, -margin, correction=GATE_CORRECTION) > z
-
-        if not clears(rest):
-            continue
-        low, high = -1, rest  # clears(high) holds; find the smallest count that clears
-        while high - low > 1:
-            middle = (low + high) // 2
-            if clears(middle):
-                high = middle
-            else:
-                low = middle
-        chance += weight * float(binom.sf(high - 1, rest, share))
+        # The statistic falls as the baseline's count grows, so the smallest
+        # candidate count that clears never falls: walk up from the last one.
+        if smallest is None:
+            if not clears(rest, against):
+                continue
+            low, high = -1, rest
+            while high - low > 1:
+                middle = (low + high) // 2
+                if clears(middle, against):
+                    high = middle
+                else:
+                    low = middle
+            smallest = high
+        else:
+            while smallest <= rest and not clears(smallest, against):
+                smallest += 1
+            if smallest > rest:
+                break
+        counts.append(against)
+        smallests.append(smallest)
+    if not counts:
+        return 0.0
+    against_counts = np.array(counts)
+    chances = binom.pmf(against_counts, pairs, only_baseline)
+    chance = float(np.sum(chances * binom.sf(np.array(smallests) - 1, pairs - against_counts, share)))
     return min(chance, 1.0)
 
 
