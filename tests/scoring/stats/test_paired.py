@@ -128,8 +128,10 @@ def _scaled_interval(table, size):
 
 
 def _settled(table, size, margin):
-    low, high = _scaled_interval(table, size)
-    return low > -margin or high < 0
+    # The gate's rule: its bound above -margin, or Newcombe's interval below 0.
+    scale = size / sum(map(sum, table))
+    scaled = tuple(tuple(cell * scale for cell in row) for row in table)
+    return noninferiority_bound(scaled) > -margin or _scaled_interval(table, size)[1] < 0
 
 
 def test_it_finds_how_many_pairs_settle_a_drop_of_2_4_points():
@@ -193,6 +195,13 @@ def test_it_narrows_the_interval_as_the_scaled_table_grows(table):
     lows, highs = [low for low, _ in limits], [high for _, high in limits]
     assert all(later >= earlier - 1e-15 for earlier, later in itertools.pairwise(lows))
     assert all(later <= earlier + 1e-15 for earlier, later in itertools.pairwise(highs))
+    # And so must the gate's bound, which the settling rule holds to the margin.
+    total = sum(map(sum, table))
+    bounds = [
+        noninferiority_bound(tuple(tuple(cell * size / total for cell in row) for row in table))
+        for size in sizes[::50]
+    ]
+    assert all(later >= earlier - 1e-12 for earlier, later in itertools.pairwise(bounds))
 
 
 def test_it_plans_the_specs_example_with_two_independent_samples():
