@@ -309,10 +309,17 @@ def gate_chart(answer: dict) -> dict:
                 "difference": entry["difference"],
                 "low": entry["low"],
                 "high": entry["high"],
+                "bound": None
+                if entry["paired"]["bound_points"] is None
+                else entry["paired"]["bound_points"] / 100,
                 "outcome": entry["verdict"].replace(" ", "-"),
             }
         )
     return difference_chart(rows, margin=answer["margin_points"] / 100)
+
+
+def _share(points: float | None) -> float | None:
+    return None if points is None else points / 100
 
 
 # The HTTP status the API gives each exit code of `manage.py gate`.

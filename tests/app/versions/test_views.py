@@ -342,6 +342,12 @@ class GatePageTests(ManagerPagesBase):
         self.assertEqual(page.context["answer"], api.json())
         self.assertEqual(page.context["status"], 409)
         self.assertEqual(page.context["chart"]["margin"], {"x": 514.6, "label": "−2 margin"})
+        # The chart marks each measure's bound, the figure held to the margin line.
+        rows = page.context["chart"]["rows"]
+        bounds = [m["paired"]["bound_points"] / 100 for m in page.context["measures"]]
+        self.assertEqual([row["bound"] for row in rows], bounds)
+        self.assertTrue(all(row["x_bound"] <= row["x_low"] + 1e-9 for row in rows))
+        self.assertContains(page, 'class="gate-bound"', count=len(rows))
 
     def test_it_shows_a_refusal_beside_the_field_it_names(self):
         for changes, field, message in (
