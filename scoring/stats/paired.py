@@ -474,8 +474,9 @@ def gate_pass_chance(
     trinomial of the two discordant counts: for each count favouring the
     baseline, the candidate's count from which Tango's corrected limit clears
     the margin (the statistic grows with it). The gate also holds Newcombe's
-    limit to the margin, so its own chance is at most this; in
-    bench/coverage_gate.py the two differ by under a tenth of a point.
+    limit to the margin, so its own chance is at most this; where
+    bench/coverage_gate.py simulates the whole rule (at the margin and for
+    equal versions) the two agree within the simulation's noise.
     Refuses a discordant share outside (|difference|, 1], a margin outside
     [0, 1) and fewer than one pair."""
     _check_level("alpha", alpha)
