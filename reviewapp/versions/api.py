@@ -53,11 +53,13 @@ def release_gate(request, query: Query[GateQuery]):
     """Judge a candidate version against a baseline on their common
     questions, measure by measure, as a non-inferiority decision: a measure
     passes only when the one-sided 97.5 % lower bound of candidate −
-    baseline (Newcombe's interval, in points) is above −`margin`.
+    baseline (the lower of Newcombe's and Tango's corrected limit, in
+    points) is above −`margin`.
 
     200: every measure passes. 409: a measure fails (shown worse, drops more
     than `max_drop`, misses a `floor` for sure) or is inconclusive (not shown
-    safe; the reason says how many paired questions would settle it). 422:
+    safe; the reason says how many paired questions would settle it, as a
+    conditional estimate, and how often that many do). 422:
     the gate cannot judge — an unknown measure or a malformed option (named
     in `field`), a missing version or scores, or a measure without paired
     questions."""

@@ -155,11 +155,13 @@ def difference_chart(rows: list[dict], *, margin: float | None = None) -> dict:
     """SVG positions for rows of ``label``, ``n``, ``difference``, ``low`` and
     ``high`` (candidate − baseline as shares; None without pairs) on a scale
     symmetric about zero, in points. ``margin`` (a share) adds the gate's
-    line at −margin. Returns {} when no row has a figure."""
+    line at −margin, and a row's ``bound`` (the gate's lower bound, where it
+    has one) a mark at it. Returns {} when no row has a figure."""
     figures = [row for row in rows if row["difference"] is not None]
     if not figures:
         return {}
-    reach = max([abs(row[key]) for row in figures for key in ("low", "high")] + [margin or 0]) * 100
+    bounds = [abs(row["bound"]) for row in figures if row.get("bound") is not None]
+    reach = max([abs(row[key]) for row in figures for key in ("low", "high")] + bounds + [margin or 0]) * 100
     half = next((scale for scale in SCALES if reach <= scale), SCALES[-1])
     middle = (PLOT_LEFT + PLOT_RIGHT) // 2
 
@@ -172,6 +174,8 @@ def difference_chart(rows: list[dict], *, margin: float | None = None) -> dict:
         entry = {**row, "y": y}
         if row["difference"] is not None:
             entry.update(x_low=x(row["low"]), x_high=x(row["high"]), x_point=x(row["difference"]))
+            if row.get("bound") is not None:
+                entry["x_bound"] = x(row["bound"])
         placed.append(entry)
     ticks = [-half, -half / 2, 0, half / 2, half]
     return {
@@ -188,5 +192,3 @@ def difference_chart(rows: list[dict], *, margin: float | None = None) -> dict:
 
 
 # -- the gate page -------------------------------------------------------------
-
-

@@ -58,9 +58,37 @@ class MeasureComparison:
     detectable: float | None
     resolved: Paired | None = None  # on the questions both resolved in every attempt
 
+    @property
+    def resolved_by_construction(self) -> bool:
+        """Whether both versions succeed on this measure on every question of
+        the resolved subset by its very definition (SUCCEED_WHEN_RESOLVED):
+        its difference there is 0 by construction and compares nothing."""
+        return self.measure in SUCCEED_WHEN_RESOLVED
+
+    @property
+    def untested_direction(self) -> bool:
+        """Whether the paired difference points one way while its interval
+        holds 0: its sign is an untested direction (spec 004)."""
+        return untested_direction(self.paired)
+
+    @property
+    def resolved_untested_direction(self) -> bool:
+        """The same on the resolved subset (never for a measure it decides)."""
+        return not self.resolved_by_construction and untested_direction(self.resolved)
+
+
+def untested_direction(result: Paired | None) -> bool:
+    """A difference other than 0 whose interval holds 0: the data point one
+    way without showing it, which spec 004 labels an untested direction."""
+    return bool(result and result.n) and result.difference != 0 and result.low <= 0 <= result.high
+
 
 # The measures whose success makes a question "resolved" (resolved_questions).
 RESOLVING_MEASURES = ("numeric_accuracy", "refusal_accuracy")
+# On questions both versions resolved in every attempt, these succeed for both
+# every time: the resolving measure itself, and the answer rate, since the
+# right number is never a declined answer (scoring.measures.check_answer).
+SUCCEED_WHEN_RESOLVED = (*RESOLVING_MEASURES, "answer_rate")
 
 
 def resolved_questions(successes: dict[str, dict[str, bool]]) -> set[str]:

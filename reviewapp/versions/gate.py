@@ -212,7 +212,14 @@ def gate(
             "difference_points": gating.in_points(subset.difference),
             "low_points": gating.in_points(subset.low),
             "high_points": gating.in_points(subset.high),
-            "note": "the questions both versions resolved in every attempt; shown, not judged",
+            "note": "the questions both versions resolved in every attempt; shown, not judged"
+            + (
+                "; 0 by construction on this measure: both versions succeed on every question of the "
+                "subset (resolving it means that), so it compares nothing"
+                if comparison.resolved_by_construction
+                else ""
+            ),
+            "label": "by construction" if comparison.resolved_by_construction else "measured",
         }
     if judge_version is not None:
         judged = paired(
@@ -302,10 +309,17 @@ def gate_chart(answer: dict) -> dict:
                 "difference": entry["difference"],
                 "low": entry["low"],
                 "high": entry["high"],
+                "bound": None
+                if entry["paired"]["bound_points"] is None
+                else entry["paired"]["bound_points"] / 100,
                 "outcome": entry["verdict"].replace(" ", "-"),
             }
         )
     return difference_chart(rows, margin=answer["margin_points"] / 100)
+
+
+def _share(points: float | None) -> float | None:
+    return None if points is None else points / 100
 
 
 # The HTTP status the API gives each exit code of `manage.py gate`.

@@ -30,7 +30,14 @@ from reviewapp.versions.records import set_versions_of, version_record
 from scoring import timing
 from scoring.measures import FAILURE_MEASURES, MEASURE_LABELS, MEASURES
 from scoring.stats.gate import DEFAULT_MARGIN_POINTS, WORSE
-from scoring.stats.paired import NEWCOMBE_METHOD, size_independent, size_paired
+from scoring.stats.paired import (
+    NEWCOMBE_METHOD,
+    mcnemar_power,
+    size_gate,
+    size_independent,
+    size_paired,
+    size_paired_connor,
+)
 from scoring.stats.rates import Rate, rate
 
 
@@ -234,15 +241,35 @@ def planner(request):
             baseline = float(request.GET.get("baseline", "")) / 100
             target = float(request.GET.get("target", "")) / 100
             discordant = float(request.GET.get("discordant", "") or 0) / 100 or None
+            margin_text = request.GET.get("margin", "")
+            margin = (float(margin_text) if margin_text else DEFAULT_MARGIN_POINTS) / 100
             result = {"independent": size_independent(baseline, target)}
             if discordant:
-                result["paired"] = size_paired(baseline, target, discordant)
+                result |= _paired_plan(baseline, target, discordant, margin)
             context["result"] = result
         except ValueError as error:
             context["error"] = (
                 str(error) if "could not convert" not in str(error) else "Give the rates as percentages."
             )
     return render(request, "dashboard/planner.html", context)
+
+
+def _paired_plan(baseline: float, target: float, discordant: float, margin: float) -> dict:
+    """The planner's paired figures: the size McNemar's exact test needs, its
+    power there, Connor's approximation with the exact power it really has,
+    and the pairs at which the gate passes equal versions with 80 % chance."""
+    needed = size_paired(baseline, target, discordant)
+    connor = size_paired_connor(baseline, target, discordant)
+    if not 0 <= margin < 1:
+        raise ValueError(f"the gate's margin is in points, from 0 to under 100; got {margin * 100:g}")
+    return {
+        "paired": needed,
+        "paired_power": mcnemar_power(needed, baseline, target, discordant),
+        "connor": connor,
+        "connor_power": mcnemar_power(connor, baseline, target, discordant),
+        "gate": size_gate(discordant, margin=margin) if margin > 0 else None,
+        "margin_points": margin * 100,
+    }
 
 
 @require_GET

@@ -4,9 +4,13 @@ A candidate version is compared with a baseline on the questions both were
 asked, measure by measure, as per-question successes (better is positive for
 every measure). Failing to show a regression is not shown safety: a measure
 passes only when the one-sided 97.5 % lower bound of the candidate − baseline
-difference (the lower limit of Newcombe's two-sided 95 % interval) lies above
-−margin. Everything else is a fail, an inconclusive result or a measure that
-cannot be judged, each with its reason.
+difference lies above −margin: the lower of Newcombe's two-sided 95 % limit
+and Tango's score limit corrected by half a pair (scoring.stats.paired.
+noninferiority_bound). Newcombe's alone passed a candidate exactly at the
+margin up to 4.1 % of the time where discordant pairs were absent or all went
+one way; this bound keeps it at most 2.44 % (bench/coverage_gate.py).
+Everything else is a fail, an inconclusive result or a measure that cannot be
+judged, each with its reason.
 
 The candidate passes only when every measure asked for passes. That is an
 intersection–union test (Berger, Technometrics 24, 1982, 295–300): each
@@ -18,7 +22,16 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from scoring.stats.paired import NEWCOMBE_METHOD, Paired, detectable, pairs_to_settle
+from scoring.stats.paired import (
+    GATE_BOUND_METHOD,
+    NEWCOMBE_METHOD,
+    SETTLE_DRAWS,
+    Paired,
+    detectable,
+    noninferiority_bound,
+    pairs_to_settle,
+    settle_chance,
+)
 from scoring.stats.rates import Rate
 from scoring.timing import failure_rate
 
@@ -26,7 +39,7 @@ PASS, FAIL, INCONCLUSIVE, CANNOT_JUDGE = "pass", "fail", "inconclusive", "cannot
 
 DEFAULT_MARGIN_POINTS = 2.0
 ALPHA = 0.05  # two-sided; the decision uses its one-sided 97.5 % lower bound
-BOUND = "one-sided 97.5 % lower bound: the lower limit of the two-sided 95 % interval"
+BOUND = f"one-sided 97.5 % lower bound: {GATE_BOUND_METHOD.removesuffix(' (one-sided 97.5 %)')}"
 WORSE = (
     "a measure whose whole interval lies below zero fails even when its lower bound is above "
     "−margin: it is shown worse, and being within the margin does not excuse a shown regression"
@@ -45,6 +58,10 @@ class MeasureVerdict:
     verdict: str
     reasons: list[str] = field(default_factory=list)
     pairs_to_settle: int | None = None
+    # The chance that pairs_to_settle paired questions settle it (settle_chance).
+    settle_chance: float | None = None
+    # The bound the decision compared with -margin (noninferiority_bound).
+    bound: float | None = None
 
 
 def points(share: float) -> str:
@@ -96,32 +113,39 @@ def judge_measure(
                 f"floor not shown: {floor:.1%} lies inside the candidate's interval "
                 f"({candidate_success.low:.1%} to {candidate_success.high:.1%})"
             )
+    bound = noninferiority_bound(result.table, alpha=ALPHA)
     if failures:
-        return MeasureVerdict(FAIL, failures)
-    if result.low > -margin and not doubts:
+        return MeasureVerdict(FAIL, failures, bound=bound)
+    if bound > -margin and not doubts:
         return MeasureVerdict(
-            PASS, [f"the lower bound, {points(result.low)}, is above the margin of -{points(margin)}"]
+            PASS, [f"the lower bound, {points(bound)}, is above the margin of -{points(margin)}"], bound=bound
         )
-    settle = None
-    if result.low <= -margin:
-        settle = pairs_to_settle(result.table, margin=margin)
-        doubts.insert(0, _not_shown(result, margin, settle))
-    return MeasureVerdict(INCONCLUSIVE, doubts, settle)
+    settle = chance = None
+    if bound <= -margin:
+        settle = pairs_to_settle(result.table, margin=margin, alpha=ALPHA)
+        if settle is not None:
+            chance = settle_chance(result.table, settle, margin=margin, alpha=ALPHA)
+        doubts.insert(0, _not_shown(result, bound, margin, settle, chance))
+    return MeasureVerdict(INCONCLUSIVE, doubts, settle, chance, bound)
 
 
-def _not_shown(result: Paired, margin: float, settle: int | None) -> str:
+def _not_shown(result: Paired, bound: float, margin: float, settle: int | None, chance: float | None) -> str:
     text = (
-        f"not shown safe: the lower bound, {points(result.low)}, is not above the margin of "
+        f"not shown safe: the lower bound, {points(bound)}, is not above the margin of "
         f"-{points(margin)}, and the interval reaches {points(result.high)}, so no regression is shown either"
     )
-    discordance = result.discordance
+    (_, only_baseline), (only_candidate, _) = result.table
+    observed = (
+        f"the observed difference ({points(result.difference)}) and discordance ({result.discordance:.1%}: "
+        f"{only_baseline} only the baseline, {only_candidate} only the candidate, of {result.n})"
+    )
     if settle is None:
-        return (
-            f"{text}; at the observed discordance ({discordance:.1%}) no number of questions would settle it"
-        )
+        return f"{text}; if {observed} stayed as they are, no number of questions would settle it"
     return (
-        f"{text}; about {settle - result.n:,} more paired questions ({settle:,} in all) would settle it "
-        f"if the discordance stayed at {discordance:.1%}"
+        f"{text}; a conditional estimate, assuming {observed} stay as they are: about "
+        f"{settle - result.n:,} more paired questions ({settle:,} in all) would settle it, and "
+        f"{settle:,} questions drawn with those shares settle it {chance:.0%} of the time "
+        f"(simulated, {SETTLE_DRAWS} draws)"
     )
 
 
@@ -159,6 +183,8 @@ def measure_report(
             "interval": f"{NEWCOMBE_METHOD}, two-sided 95 %",
             "mcnemar_exact_p": result.p_value,
             "label": "measured",
+            "bound_points": in_points(verdict.bound),
+            "bound_method": GATE_BOUND_METHOD,
         },
         "baseline_all": _rate(baseline_all),
         "candidate_all": _rate(candidate_all),
@@ -167,10 +193,16 @@ def measure_report(
         "bound": BOUND,
         "detectable_difference_points": in_points(detectable_share),
         "detectable_difference_note": (
-            "the smallest difference these pairs detect with 80 % power at the observed discordance "
-            "(at least 5 %): a conditional estimate (Connor 1987)"
+            "the smallest difference these pairs detect with 80 % power by McNemar's exact test at the "
+            "observed discordance (at least 5 %), summed over the binomial: a conditional estimate"
         ),
         "pairs_to_settle": verdict.pairs_to_settle,
+        "settle_chance": verdict.settle_chance,
+        "pairs_to_settle_note": (
+            "a conditional estimate: the pairs at which the gate's rule would settle the measure if the "
+            "observed difference and discordance stayed as they are; settle_chance is how often that "
+            f"many pairs drawn with the observed shares settle it ({SETTLE_DRAWS} simulated draws)"
+        ),
     }
 
 

@@ -393,7 +393,17 @@ class DashboardTests(BaseTestCase):
 
     def test_it_plans_sample_sizes(self):
         page = self.client.get(reverse("planner"), {"baseline": "8.5", "target": "6.5", "discordant": "6"})
-        self.assertEqual(page.context["result"], {"independent": 2711, "paired": 1175})
+        # McNemar's exact test needs 1,244 paired questions for 80 % power;
+        # Connor's approximation said 1,175, where the exact power is 77.6 %.
+        result = page.context["result"]
+        self.assertEqual(
+            {key: result[key] for key in ("independent", "paired", "connor", "gate", "margin_points")},
+            {"independent": 2711, "paired": 1244, "connor": 1175, "gate": 1275, "margin_points": 2.0},
+        )
+        self.assertEqual(round(result["connor_power"], 3), 0.776)
+        self.assertContains(page, "where the exact test has 77.6 % power, not 80 %")
+        self.assertContains(page, "McNemar's exact test has 80.0 % power there")
+        self.assertContains(page, "<strong>1275</strong> paired questions")
         bad = self.client.get(reverse("planner"), {"baseline": "x", "target": "6.5"})
         self.assertContains(bad, "Give the rates as percentages.")
 

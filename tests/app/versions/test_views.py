@@ -9,6 +9,7 @@ from pathlib import Path
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.test import SimpleTestCase, TestCase
 from django.urls import reverse
+from django.utils.html import escape
 
 from reviewapp.management.commands.demo import address_url
 from reviewapp.models import ApiToken, AssistantVersion, Question, Run
@@ -102,6 +103,69 @@ class ComparePageTests(ManagerPagesBase):
         (both, only_baseline), (only_candidate, neither) = numeric.paired.table
         self.assertEqual((only_candidate, only_baseline), (0, 34))
         self.assertContains(page, f"<td>{both} · 0 · 34 · {neither}</td>", html=True)
+
+    def test_it_says_the_resolved_subset_compares_nothing_where_resolving_decides_the_measure(self):
+        # A question both resolved in every attempt has the right number (or the
+        # refusal) every time, and so an answer: on numeric accuracy, refusal
+        # accuracy and answer rate both versions succeed on every question of
+        # the subset, and its difference is 0 by construction, not measured.
+        page = self.compare("bot-2.0", "bot-1.0")
+        by_construction = [c for c in page.context["comparisons"] if c.resolved_by_construction]
+        self.assertEqual(
+            [c.measure for c in by_construction], ["numeric_accuracy", "refusal_accuracy", "answer_rate"]
+        )
+        for comparison in by_construction:
+            (_both, only_baseline), (only_candidate, neither) = comparison.resolved.table
+            self.assertEqual((only_baseline, only_candidate, neither), (0, 0, 0))
+        subset_rows = [
+            row.split("</tr>")[0] for row in page.content.decode().split('<tr class="subset">')[1:]
+        ]
+        constructed = [row for row in subset_rows if "0 by construction" in row]
+        self.assertEqual(len(constructed), 3)
+        self.assertTrue(
+            all('<span class="tag">measured</span>' not in row.split("</tr>")[0] for row in constructed)
+        )
+        self.assertContains(
+            page,
+            "0 by construction: both versions succeed on every question of this subset (resolving it "
+            "means that), so it compares nothing on this measure",
+            count=3,
+        )
+
+    def test_it_labels_the_direction_of_a_difference_whose_interval_holds_zero_untested(self):
+        # bot-1.1 declines two questions bot-1.0 answered right: -2 of 167 points
+        # on numeric accuracy and answer rate, an interval holding 0. Its sign
+        # points lower without showing it: an untested direction (spec 004).
+        questions = Question.objects.filter(set_version=self.base.set_version)
+        two = set(
+            questions.filter(expected_behaviour="answer", split="tuning")
+            .order_by("question_id")
+            .values_list("question_id", flat=True)[:2]
+        )
+        upload_variant(
+            self.base, "bot-1.1", lambda row: {**row, **DECLINED} if row["question_id"] in two else row
+        )
+        page = self.compare("bot-1.1", "bot-1.0")
+        comparisons = {c.measure: c for c in page.context["comparisons"]}
+        untested = sorted(m for m, c in comparisons.items() if c.untested_direction)
+        self.assertEqual(untested, ["answer_rate", "numeric_accuracy"])
+        numeric = comparisons["numeric_accuracy"].paired
+        self.assertEqual((numeric.table[0][1], numeric.table[1][0]), (2, 0))
+        self.assertTrue(numeric.low < 0 < numeric.high)
+        self.assertEqual(page.context["outcome"].by_measure["numeric_accuracy"], "no_difference")
+        # The subset of questions both resolved drops the two: nothing untested there.
+        self.assertFalse(any(c.resolved_untested_direction for c in comparisons.values()))
+        self.assertContains(page, 'lower: <span class="tag">untested direction</span>', count=2)
+        # The three labels of spec 004, each said once as the page uses it.
+        self.assertContains(page, "<em>measured</em>: worked out from these runs")
+        self.assertContains(page, "<em>conditional estimate</em>: holds only under the assumption")
+        self.assertContains(
+            page, "<em>untested direction</em>: the sign of a difference whose interval holds 0"
+        )
+        # A difference shown (or of exactly 0) is not a direction left untested.
+        shown = self.compare("bot-2.0", "bot-1.0")
+        self.assertFalse(any(c.untested_direction for c in shown.context["comparisons"]))
+        self.assertNotContains(shown, '<span class="tag">untested direction</span>')
 
     def test_the_version_page_you_come_from_is_the_candidate(self):
         page = self.client.get(reverse("version-dashboard", args=["bot-2.0"]), {"set": SET})
@@ -197,7 +261,6 @@ class CompareOutcomeTests(SimpleTestCase):
             "1 not compared (no question both versions have it on)",
         )
 
-
     def test_it_cautions_that_several_intervals_are_each_95_percent_on_their_own(self):
         outcome = CompareOutcome(["a", "b"], ["c"], [], ["d"], {})
         self.assertEqual(
@@ -207,6 +270,7 @@ class CompareOutcomeTests(SimpleTestCase):
             "The release gate judges every measure together.",
         )
         self.assertEqual(CompareOutcome(["a"], [], [], ["d"], {}).caution, "")
+
 
 class GatePageTests(ManagerPagesBase):
     OPTIONS = {
@@ -223,12 +287,16 @@ class GatePageTests(ManagerPagesBase):
 
     def test_it_states_the_rule_and_the_defaults_the_gate_itself_gives(self):
         page = self.client.get(reverse("version-gate"), self.OPTIONS)
-        self.assertContains(page, f"shows candidate − baseline above −margin ({BOUND});")
+        self.assertContains(
+            page, f"its lower bound for candidate − baseline lies above −margin ({escape(BOUND)}; "
+        )
         self.assertContains(page, MULTIPLICITY[0].upper() + MULTIPLICITY[1:] + ".")
         self.assertContains(page, f"; {WORSE}.")
         blank = self.client.get(reverse("version-gate"))
         self.assertContains(blank, f'placeholder="{DEFAULT_MARGIN_POINTS:g} (default)"')
-        self.assertContains(blank, 'title="none ticked: numeric accuracy, citation validity, refusal accuracy')
+        self.assertContains(
+            blank, 'title="none ticked: numeric accuracy, citation validity, refusal accuracy'
+        )
 
     def test_it_gives_the_decision_gate_run_gives_for_the_same_options(self):
         page = self.client.get(reverse("version-gate"), self.OPTIONS)
@@ -250,6 +318,9 @@ class GatePageTests(ManagerPagesBase):
             [("numeric_accuracy", "fail"), ("refusal_accuracy", "pass")],
         )
         self.assertEqual([m["key"] for m in page.context["limits"]], ["e2e_p90", "timeout_rate"])
+        # The bound the decision compared with the margin stands beside Newcombe's interval.
+        bound = expected["measures"]["refusal_accuracy"]["paired"]["bound_points"]
+        self.assertContains(page, f"gate's lower bound {bound:.1f} · McNemar exact")
         self.assertContains(page, '<p class="gate-verdict verdict-fail"><strong>fail</strong>', html=False)
         self.assertContains(page, "the API answers HTTP 409; <code>manage.py gate</code> exits 1")
         for reason in expected["measures"]["numeric_accuracy"]["reasons"]:
@@ -271,6 +342,12 @@ class GatePageTests(ManagerPagesBase):
         self.assertEqual(page.context["answer"], api.json())
         self.assertEqual(page.context["status"], 409)
         self.assertEqual(page.context["chart"]["margin"], {"x": 514.6, "label": "−2 margin"})
+        # The chart marks each measure's bound, the figure held to the margin line.
+        rows = page.context["chart"]["rows"]
+        bounds = [m["paired"]["bound_points"] / 100 for m in page.context["measures"]]
+        self.assertEqual([row["bound"] for row in rows], bounds)
+        self.assertTrue(all(row["x_bound"] <= row["x_low"] + 1e-9 for row in rows))
+        self.assertContains(page, 'class="gate-bound"', count=len(rows))
 
     def test_it_shows_a_refusal_beside_the_field_it_names(self):
         for changes, field, message in (

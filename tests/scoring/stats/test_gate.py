@@ -30,12 +30,18 @@ def test_it_is_inconclusive_on_a_candidate_2_4_points_worse_on_169_questions():
     assert round(result.low, 4) == -0.0593 and round(result.high, 4) == 0.0028
     verdict = judge_measure(result, candidate_success=None, margin=0.02)
     assert verdict.verdict == INCONCLUSIVE
-    # At the same discordance, 197 pairs would put the whole interval below 0.
+    # At the same discordance, 197 pairs would put the whole interval below 0;
+    # 197 pairs drawn with these shares do so only about half the time. The
+    # gate's bound (Tango's limit, corrected by half a pair) is -6.3 points.
     assert verdict.pairs_to_settle == 197
+    assert round(verdict.bound, 4) == -0.0634
+    assert verdict.settle_chance == 203 / 400
     assert verdict.reasons == [
-        "not shown safe: the lower bound, -5.9 points, is not above the margin of -2.0 points, and the "
-        "interval reaches 0.3 points, so no regression is shown either; about 28 more paired questions "
-        "(197 in all) would settle it if the discordance stayed at 2.4%"
+        "not shown safe: the lower bound, -6.3 points, is not above the margin of -2.0 points, and the "
+        "interval reaches 0.3 points, so no regression is shown either; a conditional estimate, assuming "
+        "the observed difference (-2.4 points) and discordance (2.4%: 4 only the baseline, 0 only the "
+        "candidate, of 169) stay as they are: about 28 more paired questions (197 in all) would settle "
+        "it, and 197 questions drawn with those shares settle it 51% of the time (simulated, 400 draws)"
     ]
 
 
@@ -108,3 +114,19 @@ def test_a_pass_needs_every_measure_to_pass():
     assert overall({"a": CANNOT_JUDGE, "b": INCONCLUSIVE}) == CANNOT_JUDGE
     assert overall({"a": CANNOT_JUDGE, "b": FAIL}) == FAIL
     assert overall({}) == CANNOT_JUDGE
+
+
+def test_it_does_not_pass_169_questions_without_a_discordant_pair_at_a_2_point_margin():
+    # No question changed outcome among 169. A candidate truly 2 points worse (it
+    # newly fails 2 % of the questions and newly passes none) shows no discordant
+    # pair with chance 0.98^169 = 3.3 %, above the 2.5 % a one-sided 97.5 % bound
+    # allows, so such a table cannot show the drop is under 2 points. The exact
+    # bound: the drop is at most the share only the baseline succeeds on, whose
+    # Clopper-Pearson one-sided 97.5 % upper limit for 0 of 169 is
+    # 1 - 0.025^(1/169) = 2.16 points. Newcombe's interval is ±1.15 points at an
+    # even split of the concordant pairs (±1.75 at 35 and 134): its phi, near 1,
+    # makes the margins' Wilson widths cancel, and the gate passed.
+    result = paired(*outcomes(84, 0, 0, 85))
+    assert round(result.low, 4) == -0.0115
+    verdict = judge_measure(result, candidate_success=None, margin=0.02)
+    assert verdict.verdict == INCONCLUSIVE

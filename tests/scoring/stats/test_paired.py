@@ -4,16 +4,24 @@ import itertools
 import math
 
 import pytest
+from scipy.stats import binom
 from statsmodels.stats.contingency_tables import mcnemar
 from statsmodels.stats.proportion import proportion_confint
 
 from scoring.stats.paired import (
     detectable_difference,
+    gate_pass_chance,
+    mcnemar_power,
     newcombe_paired,
+    noninferiority_bound,
     paired,
     pairs_to_settle,
+    settle_chance,
+    size_gate,
     size_independent,
     size_paired,
+    size_paired_connor,
+    tango_paired,
 )
 
 
@@ -120,8 +128,10 @@ def _scaled_interval(table, size):
 
 
 def _settled(table, size, margin):
-    low, high = _scaled_interval(table, size)
-    return low > -margin or high < 0
+    # The gate's rule: its bound above -margin, or Newcombe's interval below 0.
+    scale = size / sum(map(sum, table))
+    scaled = tuple(tuple(cell * scale for cell in row) for row in table)
+    return noninferiority_bound(scaled) > -margin or _scaled_interval(table, size)[1] < 0
 
 
 def test_it_finds_how_many_pairs_settle_a_drop_of_2_4_points():
@@ -185,6 +195,13 @@ def test_it_narrows_the_interval_as_the_scaled_table_grows(table):
     lows, highs = [low for low, _ in limits], [high for _, high in limits]
     assert all(later >= earlier - 1e-15 for earlier, later in itertools.pairwise(lows))
     assert all(later <= earlier + 1e-15 for earlier, later in itertools.pairwise(highs))
+    # And so must the gate's bound, which the settling rule holds to the margin.
+    total = sum(map(sum, table))
+    bounds = [
+        noninferiority_bound(tuple(tuple(cell * size / total for cell in row) for row in table))
+        for size in sizes[::50]
+    ]
+    assert all(later >= earlier - 1e-12 for earlier, later in itertools.pairwise(bounds))
 
 
 def test_it_plans_the_specs_example_with_two_independent_samples():
@@ -195,12 +212,45 @@ def test_it_plans_the_specs_example_with_two_independent_samples():
     assert abs(needed - 2716) / 2716 < 0.01
 
 
-def test_it_plans_a_paired_design_by_mcnemar():
-    # Connor (1987) with delta = 0.02 and 6 % discordant questions:
-    # (1.959964·sqrt(.06) + 0.841621·sqrt(.06 - .0004))² / .0004 = 1174.97.
-    assert size_paired(0.085, 0.065, 0.06) == 1175
+def test_it_plans_a_paired_design_by_mcnemars_exact_power():
+    # 2 points at 2 % discordance: every discordant pair favours one version,
+    # and McNemar's exact test rejects once 6 are seen (2/2^6 = 0.031 <= 0.05;
+    # 2/2^5 = 0.0625 is not), so its power on n pairs is P(Binomial(n, 0.02) >= 6).
+    # Connor's approximation, (1.959964·sqrt(.02) + 0.841621·sqrt(.02 - .0004))²
+    # / .0004 = 390.08, asks for 391 pairs, where that power is 79.45 %.
+    assert size_paired_connor(0.5, 0.48, 0.02) == 391
+    assert mcnemar_power(391, 0.5, 0.48, 0.02) == pytest.approx(binom.sf(5, 391, 0.02), abs=1e-12)
+    assert round(mcnemar_power(391, 0.5, 0.48, 0.02), 4) == 0.7945
+    assert size_paired(0.5, 0.48, 0.02) == 394
+    assert binom.sf(5, 393, 0.02) < 0.8 <= binom.sf(5, 394, 0.02)
+    # Spec 002's 8.5 % against 6.5 % at 6 % discordance: Connor's 1,175 pairs
+    # (1.959964·sqrt(.06) + 0.841621·sqrt(.06 - .0004))² / .0004 = 1174.97 have
+    # 77.6 % exact power; 1,244 reach 80 %.
+    assert size_paired_connor(0.085, 0.065, 0.06) == 1175
+    assert round(mcnemar_power(1175, 0.085, 0.065, 0.06), 3) == 0.776
+    assert size_paired(0.085, 0.065, 0.06) == 1244
+    assert mcnemar_power(1244, 0.085, 0.065, 0.06) >= 0.8 > mcnemar_power(1243, 0.085, 0.065, 0.06)
     with pytest.raises(ValueError, match="discordant share"):
         size_paired(0.5, 0.3, 0.1)
+
+
+def test_its_power_is_the_rejection_rate_of_statsmodels_mcnemar_over_every_table():
+    # 30 pairs, rates 60 % and 45 %, 25 % discordant: the discordant cells are
+    # (b, c) with b favouring the first version; sum the trinomial chance of
+    # every table statsmodels' exact McNemar rejects at 5 %.
+    pairs, first, second = 30, (0.25 + 0.15) / 2, (0.25 - 0.15) / 2
+    rejected = 0.0
+    for b in range(pairs + 1):
+        for c in range(pairs - b + 1):
+            if mcnemar([[0, b], [c, pairs - b - c]], exact=True).pvalue <= 0.05:
+                rejected += (
+                    math.comb(pairs, b)
+                    * math.comb(pairs - b, c)
+                    * first**b
+                    * second**c
+                    * (1 - first - second) ** (pairs - b - c)
+                )
+    assert mcnemar_power(pairs, 0.6, 0.45, 0.25) == pytest.approx(rejected, abs=1e-12)
 
 
 def test_it_plans_a_difference_of_exactly_0_1_point_typed_as_percentages():
@@ -281,3 +331,86 @@ def test_it_says_what_a_number_of_pairs_can_resolve():
     assert detectable_difference(200, 0.0) is None
     with pytest.raises(ValueError, match=r"^the discordant share cannot exceed 100 %; got 120 %$"):
         detectable_difference(200, 1.2)
+
+
+@pytest.mark.parametrize(
+    ("table", "level", "expected"),
+    [
+        # Tango (1998), his example: 44 pairs, one discordant, 90 % interval.
+        ((43, 0, 1, 0), 0.90, (-0.096, 0.037)),
+        # Fagerland, Lydersen and Laake (2014), airway hyper-responsiveness (Bentur et al. 2009).
+        ((1, 1, 7, 12), 0.95, (-0.517, -0.026)),
+        # Agresti and Min (2005).
+        ((53, 16, 8, 9), 0.95, (-0.020, 0.207)),
+    ],
+)
+def test_it_reproduces_tangos_published_intervals(table, level, expected):
+    low, high = tango_paired(*table, alpha=1 - level)
+    assert (round(low, 3), round(high, 3)) == expected
+
+
+def test_its_tango_interval_is_wilsons_for_0_of_n_without_discordant_pairs():
+    # With b = c = 0 the restricted share of c is -delta and the statistic is
+    # sqrt(n·t/(1 - t)) at delta = -t, so the lower limit is -z²/(n + z²):
+    # 3.8415/172.8415 = 2.2225 points at 169 pairs (Newcombe: ±1.15).
+    low, high = tango_paired(84, 0, 0, 85)
+    z2 = 1.959963984540054**2
+    assert low == pytest.approx(-z2 / (169 + z2), abs=1e-9) and high == pytest.approx(-low, abs=1e-9)
+    # Half a pair of correction: (169·t - 1/2)² = z²·169·t·(1 - t), t = 2.7702 points.
+    corrected, _ = tango_paired(84, 0, 0, 85, correction=0.5)
+    t = -corrected
+    assert (169 * t - 0.5) ** 2 == pytest.approx(z2 * 169 * t * (1 - t), rel=1e-9)
+    assert round(corrected, 6) == -0.027702
+
+
+def test_its_gate_bound_is_the_lower_of_newcombes_and_tangos_corrected_limit():
+    # Candidate - baseline: Newcombe's limit collapses without discordant pairs,
+    # Tango's does not; the bound is never above the Newcombe interval shown.
+    assert noninferiority_bound(((84, 0), (0, 85))) == pytest.approx(-0.027702, abs=1e-6)
+    newcombe_low, _ = newcombe_paired(59, 16, 6, 80)  # the published table, candidate first
+    assert noninferiority_bound(((59, 6), (16, 80))) <= newcombe_low
+    assert noninferiority_bound(((59, 6), (16, 80))) == pytest.approx(
+        min(newcombe_low, tango_paired(59, 16, 6, 80, correction=0.5)[0])
+    )
+
+
+def test_it_says_how_often_the_pairs_to_settle_would_settle_it():
+    # 4 of 169 newly failed; 197 pairs settle it if the shares stay, but pairs
+    # drawn with those shares settle it about half the time (fixed seed).
+    table = ((165, 4), (0, 0))
+    assert settle_chance(table, 197, margin=0.02) == 203 / 400
+    assert settle_chance(table, 197, margin=0.02) == settle_chance(table, 197, margin=0.02)
+    with pytest.raises(ValueError, match="a chance needs a table"):
+        settle_chance(((0, 0), (0, 0)), 10, margin=0.02)
+
+
+def test_its_gate_chance_sums_tangos_corrected_limit_over_every_table():
+    # 40 pairs, 30 % discordant, versions equal, a 10-point margin: sum the
+    # trinomial chance of every table whose corrected Tango limit clears -10
+    # points (Tango's b is the candidate-only count).
+    pairs, each = 40, 0.15
+    passed = 0.0
+    for against in range(pairs + 1):
+        for favour in range(pairs - against + 1):
+            low, _ = tango_paired(0, favour, against, pairs - against - favour, correction=0.5)
+            if low > -0.1:
+                passed += (
+                    math.comb(pairs, against)
+                    * math.comb(pairs - against, favour)
+                    * each ** (against + favour)
+                    * (1 - 2 * each) ** (pairs - against - favour)
+                )
+    assert gate_pass_chance(pairs, 0.3, margin=0.1) == pytest.approx(passed, abs=1e-9)
+
+
+def test_it_plans_the_pairs_the_gate_needs_to_pass_equal_versions():
+    # At 2 % discordance Connor's McNemar size for 2 points is 391; the gate,
+    # with its bound, passes equal versions with 80 % chance only from 572.
+    needed = size_gate(0.02, margin=0.02)
+    assert needed == 572
+    assert (
+        gate_pass_chance(needed, 0.02, margin=0.02) >= 0.8 > gate_pass_chance(needed - 1, 0.02, margin=0.02)
+    )
+    assert size_gate(0.1, margin=0.02, difference=-0.02) is None  # at the margin it must not pass
+    with pytest.raises(ValueError, match="at least the difference"):
+        gate_pass_chance(100, 0.01, margin=0.02, difference=0.02)
