@@ -11,7 +11,7 @@ from django.utils import timezone
 from ninja.errors import AuthorizationError
 from ninja.security import HttpBearer
 
-from reviewapp.core.roles import SCOPES, has_role
+from reviewapp.core.roles import ALONE_SCOPE, SCOPES, has_role
 from reviewapp.models import ApiToken
 
 # A token's last use is written at most this often: a pipeline calling the
@@ -90,6 +90,12 @@ class TokenAuth(HttpBearer):
             )
         if self.scope not in found.scopes:
             raise AuthorizationError(message=f"This token does not hold the scope {self.scope}.")
+        if self.scope == ALONE_SCOPE and len(found.scopes) > 1:
+            # Tokens made before the rule may hold it beside others.
+            raise AuthorizationError(
+                message="This token holds other scopes beside check; the number check takes a check-only "
+                "token (the runtime key on the tokens page)."
+            )
         _record_use(found)
         request.user = found.user
         return found

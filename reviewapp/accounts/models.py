@@ -11,7 +11,7 @@ from django.db import models
 from django.utils import timezone
 
 from reviewapp.core.errors import ApplicationError
-from reviewapp.core.roles import SCOPES, scopes_for
+from reviewapp.core.roles import ALONE_SCOPE, SCOPES, scopes_for
 
 
 def api_token_expiry():
@@ -69,11 +69,12 @@ class ApiToken(models.Model):
     ) -> tuple[ApiToken, str]:
         """Make a token for ``user`` and return it with its key, which is not stored.
 
-        ``scopes`` defaults to every scope the user's roles allow, ``days`` to
-        API_TOKEN_DAYS. Raises TokenRefused for an inactive user, a user whose
-        roles allow no scope (reviewers, people without a role), an unknown
-        scope or one beyond the user's roles, and a lifetime outside 1 to
-        API_TOKEN_MAX_DAYS days."""
+        ``scopes`` defaults to every scope the user's roles allow but
+        ``check``, which a token holds alone; ``days`` to API_TOKEN_DAYS.
+        Raises TokenRefused for an inactive user, a user whose roles allow no
+        scope (reviewers, people without a role), an unknown scope or one
+        beyond the user's roles, ``check`` beside another scope, and a
+        lifetime outside 1 to API_TOKEN_MAX_DAYS days."""
         username = user.get_username()
         if not user.is_active:
             raise TokenRefused(f"{username} is not active, so no token was made.")
@@ -82,7 +83,9 @@ class ApiToken(models.Model):
             raise TokenRefused(
                 f"{username} has no role that may use the API (lead, manager or admin), so no token was made."
             )
-        chosen = allowed if scopes is None else list(dict.fromkeys(scopes))
+        if scopes is None:
+            scopes = [scope for scope in allowed if scope != ALONE_SCOPE]
+        chosen = list(dict.fromkeys(scopes))
         if not chosen:
             raise TokenRefused("Choose at least one scope.")
         unknown = [s for s in chosen if s not in SCOPES]
@@ -92,6 +95,11 @@ class ApiToken(models.Model):
         if beyond:
             raise TokenRefused(
                 f"{username}'s role does not allow the scope {beyond[0]}; it allows {', '.join(allowed)}."
+            )
+        if ALONE_SCOPE in chosen and len(chosen) > 1:
+            raise TokenRefused(
+                f"The {ALONE_SCOPE} scope stands alone: a key kept in an assistant's runtime must reach no "
+                "stored data. Make one token with check only (the runtime key) and another for the rest."
             )
         days = settings.API_TOKEN_DAYS if days is None else days
         if not 1 <= days <= settings.API_TOKEN_MAX_DAYS:

@@ -7,7 +7,7 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.utils.cache import add_never_cache_headers
 from django.views.decorators.http import require_http_methods, require_POST
 
-from reviewapp.core.roles import API_USERS, SCOPES, role_required, scopes_for
+from reviewapp.core.roles import API_USERS, SCOPE_PRESETS, SCOPES, role_required, scopes_for
 from reviewapp.models import ApiToken, TokenRefused
 
 
@@ -15,11 +15,15 @@ class TokenForm(forms.Form):
     name = forms.CharField(max_length=100, help_text="What the token is for, e.g. the nightly pipeline.")
     scopes = forms.MultipleChoiceField(widget=forms.CheckboxSelectMultiple)
 
-    def __init__(self, *args, allowed: list[str], **kwargs):
+    def __init__(self, *args, allowed: list[str], preset: str = "read", **kwargs):
         super().__init__(*args, **kwargs)
-        # Only the scopes this person's role can use are offered.
+        # Only the scopes this person's role can use are offered; a preset
+        # ticks some, by default the read ones: nothing that writes or spends.
         self.fields["scopes"].choices = [(name, f"{name}: {SCOPES[name].summary}") for name in allowed]
-        self.fields["scopes"].initial = allowed
+        _, ticked = SCOPE_PRESETS.get(preset, SCOPE_PRESETS["read"])
+        self.fields["scopes"].initial = [name for name in ticked if name in allowed]
+        if preset == "runtime":
+            self.fields["name"].initial = "assistant runtime"
         self.fields["days"] = forms.IntegerField(
             label="Expires after (days)",
             min_value=1,
@@ -32,7 +36,7 @@ class TokenForm(forms.Form):
 @role_required(*API_USERS)
 def token_list(request):
     allowed = scopes_for(request.user)
-    form = TokenForm(request.POST or None, allowed=allowed)
+    form = TokenForm(request.POST or None, allowed=allowed, preset=request.GET.get("preset", "read"))
     issued, key, status = None, "", 200
     if request.method == "POST":
         status = 400
@@ -53,7 +57,18 @@ def token_list(request):
     response = render(
         request,
         "tokens/list.html",
-        {"tokens": tokens, "form": form, "issued": issued, "key": key, "scopes": SCOPES},
+        {
+            "tokens": tokens,
+            "form": form,
+            "issued": issued,
+            "key": key,
+            "scopes": SCOPES,
+            "presets": [
+                (name, label)
+                for name, (label, ticked) in SCOPE_PRESETS.items()
+                if set(ticked) <= set(allowed)
+            ],
+        },
         status=status,
     )
     # The key appears in this one response: keep it out of every cache and history store.

@@ -53,6 +53,18 @@ SCOPES = {
         Scope("check", "check answers' numbers (POST /api/check) and nothing else", WRITERS),
     )
 }
+# The check stands alone on a token: a key kept in an assistant's runtime,
+# which calls it on every answer shown, must reach nothing stored.
+ALONE_SCOPE = "check"
+# What the token page offers to tick at once; it ticks the read scopes by default.
+SCOPE_PRESETS = {
+    "read": ("read only", ("runs:read", "gate:read")),
+    "pipeline": (
+        "pipeline: upload runs and sets, read, gate",
+        ("runs:write", "sets:write", "runs:read", "gate:read"),
+    ),
+    "runtime": ("runtime key: the number check alone", ("check",)),
+}
 # Whoever may hold at least one scope, and so manage tokens.
 API_USERS = tuple(dict.fromkeys(role for scope in SCOPES.values() for role in scope.roles))
 

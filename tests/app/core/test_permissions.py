@@ -173,7 +173,9 @@ OPERATIONS: dict[str, dict[str, int]] = {
     "reviewapp_api_judge_run_verdicts": only(READERS_OF_RUNS),
     "reviewapp_api_judge_validation_tables": only(READERS_OF_RUNS),
     # The number check for an assistant's runtime: an empty form is not the JSON body it reads (400).
-    "reviewapp_api_check_answers": only(WRITERS, 400),
+    # The matrix's tokens hold every scope, and check stands alone on a token:
+    # refused for everyone (a check-only token is tried below).
+    "reviewapp_api_check_answers": only((), 400),
 }
 # The one operation the "check" scope opens; no other scope opens it.
 CHECK_OPERATION = "reviewapp_api_check_answers"
