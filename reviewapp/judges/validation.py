@@ -9,7 +9,7 @@ agreement, Cohen's kappa with its 95 % interval, Krippendorff's alpha and,
 for yes/no labels, the judge's errors in each direction. A judge version is
 validated for a label when kappa's lower bound on enough holdout items is
 above the threshold its lead set, and people gave each label often enough
-(MIN_EACH_LABEL) for agreement to mean something. Every run a judge grades has a human
+(scoring.stats.agreement.MIN_EACH_LABEL) for agreement to mean something. Every run a judge grades has a human
 regrade sample (spec 002); its agreement is computed the same way.
 
 Statistics come from scoring.stats.agreement (statsmodels, krippendorff, and
@@ -41,7 +41,7 @@ from reviewapp.review.selectors import (
     outcome_key,
     reasons_for,
 )
-from scoring.stats.agreement import kappa_with_interval, krippendorff_alpha
+from scoring.stats.agreement import kappa_with_interval, krippendorff_alpha, validation_missing
 
 PASS_CATEGORIES = ("pass", "fail")
 RUBRIC_PREFIX = "rubric:"
@@ -52,13 +52,6 @@ UNCALIBRATED_TITLE = "internal consistency review (no human calibration)"
 # doubt about the item, so it does not keep the readers' outcome unsettled
 # (holding those items back would take resolved items out of validation).
 NOT_BLOCKING = {"spot_check"}
-# A label validates only when people's labels vary: at least this many in
-# each of pass and fail (for labels of more categories: in the most common
-# one, and in all the others together). Kappa on a label people rarely give
-# rests on those few items: with 5 fails among 50, all agreed, kappa's lower
-# bound is 0.64 and a judge would be validated on five items' worth of
-# evidence (issue 24, point 2).
-MIN_EACH_LABEL = 10
 
 
 @dataclass(frozen=True)
@@ -541,41 +534,15 @@ def _directional(
     return DirectionalError(title=title, k=k, n=len(said_by_people), note=note)
 
 
-def labels_too_few(figures: LabelFigures) -> str:
-    """Why people's labels vary too little to validate on (MIN_EACH_LABEL),
-    or "" when they vary enough: "people's labels: 49 pass, 1 fail;
-    validation needs at least 10 of each"."""
-    given = [sum(row) for row in figures.matrix]
-    if len(given) == 2:
-        if min(given) >= MIN_EACH_LABEL:
-            return ""
-        counts = ", ".join(
-            f"{count} {category}" for category, count in zip(figures.categories, given, strict=True)
-        )
-        return f"people's labels: {counts}; validation needs at least {MIN_EACH_LABEL} of each"
-    most = max(range(len(given)), key=given.__getitem__)
-    others = sum(given) - given[most]
-    if given[most] >= MIN_EACH_LABEL and others >= MIN_EACH_LABEL:
-        return ""
-    return (
-        f"people's labels: {given[most]} {figures.categories[most]}, {others} of the others; validation "
-        f"needs at least {MIN_EACH_LABEL} in the most common and {MIN_EACH_LABEL} in the others"
-    )
-
-
 def _with_validation(figures: LabelFigures, judge_version: JudgeVersion) -> LabelFigures:
-    """The label validated, or the sentence saying which condition fails."""
-    needed = judge_version.validation_min_items
-    threshold = judge_version.validation_threshold
-    missing = []
-    if figures.n < needed:
-        missing.append(f"{figures.n} items, {needed} needed")
-    too_few = labels_too_few(figures)
-    if too_few:
-        missing.append(too_few)
-    if figures.kappa_low is None:
-        why = figures.notes.get("kappa") or figures.notes.get("kappa_interval") or "no items"
-        missing.append(f"kappa's lower bound is not defined ({why})")
-    elif not figures.kappa_low > threshold:
-        missing.append(f"kappa's lower bound {figures.kappa_low:.2f} is not above {threshold:.2f}")
+    """The label validated, or the sentence saying which condition fails
+    (scoring.stats.agreement.validation_missing)."""
+    missing = validation_missing(
+        categories=figures.categories,
+        people=[sum(row) for row in figures.matrix],
+        kappa_low=figures.kappa_low,
+        threshold=judge_version.validation_threshold,
+        min_items=judge_version.validation_min_items,
+        undefined=figures.notes.get("kappa") or figures.notes.get("kappa_interval") or "no items",
+    )
     return replace(figures, validated=not missing, missing="; ".join(missing))

@@ -288,6 +288,56 @@ def kappa_with_interval(
     return kappa, max(float(low), -1.0), min(float(high), 1.0)
 
 
+# A judge's label validates only when people's labels vary: at least this
+# many in each of two categories (pass and fail; for labels of more
+# categories, the most common one and all the others together). Kappa on a
+# label people rarely give rests on those few items: with 5 fails among 50,
+# all agreed, kappa's lower bound is 0.64, and a judge would be validated on
+# five items' worth of evidence (issue 24, point 2).
+MIN_EACH_LABEL = 10
+
+
+def validation_missing(
+    *,
+    categories: Sequence[str],
+    people: Sequence[int],
+    kappa_low: float | None,
+    threshold: float,
+    min_items: int,
+    undefined: str = "",
+) -> list[str]:
+    """The conditions a judge's label misses for validation against people,
+    one sentence each; empty when it is validated. ``people`` holds how many
+    items people gave each of ``categories``; ``kappa_low`` is the lower
+    limit of kappa_with_interval (None where it is not defined, and
+    ``undefined`` then says why). Validated when there are at least
+    ``min_items`` items, people's labels vary (MIN_EACH_LABEL) and kappa's
+    lower limit is above ``threshold``."""
+    missing = []
+    n = sum(people)
+    if n < min_items:
+        missing.append(f"{n} items, {min_items} needed")
+    if len(people) == 2:
+        if min(people) < MIN_EACH_LABEL:
+            counts = ", ".join(
+                f"{count} {category}" for category, count in zip(categories, people, strict=True)
+            )
+            missing.append(f"people's labels: {counts}; validation needs at least {MIN_EACH_LABEL} of each")
+    elif people:
+        most = max(range(len(people)), key=people.__getitem__)
+        others = n - people[most]
+        if people[most] < MIN_EACH_LABEL or others < MIN_EACH_LABEL:
+            missing.append(
+                f"people's labels: {people[most]} {categories[most]}, {others} of the others; validation "
+                f"needs at least {MIN_EACH_LABEL} in the most common and {MIN_EACH_LABEL} in the others"
+            )
+    if kappa_low is None:
+        missing.append(f"kappa's lower bound is not defined ({undefined or 'no items'})")
+    elif not kappa_low > threshold:
+        missing.append(f"kappa's lower bound {kappa_low:.2f} is not above {threshold:.2f}")
+    return missing
+
+
 def fleiss_kappa(ratings: Sequence[Sequence[Hashable]]) -> float:
     """Fleiss' kappa on nominal ratings; ``ratings`` holds one row for each
     rater, each row that rater's ratings of the same items in the same order.

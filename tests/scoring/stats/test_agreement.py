@@ -14,6 +14,7 @@ from scoring.stats.agreement import (
     fleiss_kappa,
     kappa_with_interval,
     krippendorff_alpha,
+    validation_missing,
 )
 
 # Two readers, six items: they agree on items 1, 3, 4 and 5.
@@ -303,3 +304,38 @@ def test_kappa_with_interval_refuses_what_is_not_a_table_of_counts():
         kappa_with_interval([[20, 5], [10, 15]], alpha=1.5)
     with pytest.raises(ValueError, match=r"^kappa's interval needs at least 100 draws, not 10$"):
         kappa_with_interval([[20, 5], [10, 15]], draws=10)
+
+
+def test_validation_missing_says_every_condition_a_label_misses():
+    grades = ("resolved", "partially_resolved", "material_error", "unresolved")
+    assert validation_missing(
+        categories=grades, people=[45, 3, 2, 0], kappa_low=0.52, threshold=0.6, min_items=50
+    ) == [
+        "people's labels: 45 resolved, 5 of the others; validation needs at least 10 in the most common "
+        "and 10 in the others",
+        "kappa's lower bound 0.52 is not above 0.60",
+    ]
+    assert validation_missing(
+        categories=("pass", "fail"),
+        people=[4, 1],
+        kappa_low=None,
+        threshold=0.6,
+        min_items=50,
+        undefined="why",
+    ) == [
+        "5 items, 50 needed",
+        "people's labels: 4 pass, 1 fail; validation needs at least 10 of each",
+        "kappa's lower bound is not defined (why)",
+    ]
+    assert (
+        validation_missing(
+            categories=("pass", "fail"), people=[10, 40], kappa_low=0.61, threshold=0.6, min_items=50
+        )
+        == []
+    )
+    assert (
+        validation_missing(
+            categories=grades, people=[30, 8, 7, 5], kappa_low=0.7, threshold=0.6, min_items=50
+        )
+        == []
+    )
