@@ -104,6 +104,11 @@ class LabelFigures:
     validated: bool = False
     missing: str = ""
 
+    @property
+    def agreeing(self) -> int:
+        """Items where people and the judge agree: percent agreement's k of n."""
+        return self.n - len(self.differing_items)
+
 
 @dataclass(frozen=True)
 class Validation:
