@@ -227,8 +227,9 @@ def cohen_kappa(
 # Cohen's kappa's interval (kappa_with_interval): equal-tailed quantiles of
 # kappa's posterior under Jeffreys' prior on the table's cells, from this
 # many draws with this seed, so a table always gets the same interval. At
-# 10,000 draws the Monte Carlo error of a 2.5 % quantile is about 0.003 in
-# kappa where kappa's posterior has a standard deviation of 0.1.
+# 10,000 draws its limits lie within 0.01 of a 400,000-draw posterior's (a
+# few thousandths; the long lower tail at near-perfect agreement is the
+# worst), small beside the interval's width.
 KAPPA_INTERVAL_METHOD = "Jeffreys posterior (Dirichlet ½ on the table's cells)"
 KAPPA_DRAWS = 10_000
 KAPPA_SEED = 24
