@@ -26,7 +26,7 @@ from reviewapp.judges.services.judging import (
 )
 from reviewapp.judges.validation import judge_validation, validation_title
 from reviewapp.models import Judge, JudgeRun, JudgeVersion, Run
-from scoring.stats.agreement import ALPHA_FLOOR
+from scoring.stats.agreement import ALPHA_FLOOR, KAPPA_INTERVAL_METHOD, MIN_EACH_LABEL
 
 router = Router()
 
@@ -82,6 +82,13 @@ class JudgeCountOut(Schema):
     failures: int = Field(description="verdicts that failed (endpoint down, key unset, broken rules)")
     undefined: int = Field(description="verdicts without a score and without an error (nothing to grade)")
     mean_score: float | None = Field(description="mean score of the defined verdicts; null when none")
+    mean_low: float | None = Field(description="the mean's 95 % interval (mean_method); null when no mean")
+    mean_high: float | None
+    mean_effective_n: float | None = Field(
+        description="what the scores are worth as independent draws when a question's attempts are alike; "
+        "null when it is n"
+    )
+    mean_method: str = Field(description="how the mean's interval is made")
 
 
 class JudgeRunOut(Schema):
@@ -286,13 +293,18 @@ class LabelOut(Schema):
     matrix: list[list[int]] = Field(description="rows: people; columns: the judge; in category order")
     n: int
     percent: float | None
+    agreeing: int = Field(description="items where people and the judge agree: percent is agreeing / n")
     kappa: float | None
-    kappa_low: float | None = Field(description="Cohen's kappa, 95 % interval (statsmodels)")
+    kappa_low: float | None = Field(description=f"Cohen's kappa, 95 % interval: {KAPPA_INTERVAL_METHOD}")
     kappa_high: float | None
     alpha: float | None = Field(description="Krippendorff's alpha, nominal")
     errors: list[dict] = Field(description="the judge's errors in each direction, each with k and n")
     validated: bool
-    missing: str = Field(description="which condition of validation is not met; empty when validated")
+    missing: str = Field(
+        description="which condition of validation is not met; empty when validated. Validated when kappa's "
+        "lower bound is above the threshold on enough holdout items and people gave at least "
+        f"{MIN_EACH_LABEL} of each label"
+    )
 
 
 class ValidationOut(Schema):
@@ -352,6 +364,7 @@ def judge_validation_tables(
                 "matrix": label.matrix,
                 "n": label.n,
                 "percent": label.percent,
+                "agreeing": label.agreeing,
                 "kappa": label.kappa,
                 "kappa_low": label.kappa_low,
                 "kappa_high": label.kappa_upp,

@@ -15,6 +15,7 @@ from reviewapp.models import (
     RubricVersion,
     Run,
 )
+from scoring.stats.agreement import MIN_EACH_LABEL
 
 
 class JudgeVersionChoices(forms.ModelMultipleChoiceField):
@@ -78,7 +79,10 @@ class JudgeForm(forms.Form):
         help_text="Validated for a label when Cohen's kappa's lower bound is above this…",
     )
     validation_min_items = forms.IntegerField(
-        initial=50, label="Validation minimum items", help_text="…on at least this many holdout items."
+        initial=50,
+        label="Validation minimum items",
+        help_text=f"…on at least this many holdout items, with at least {MIN_EACH_LABEL} of each label among "
+        "people's.",
     )
 
     def __init__(self, *args, new: bool = True, **kwargs):

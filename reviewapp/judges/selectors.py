@@ -14,6 +14,7 @@ from reviewapp.models import (
     ModelVerdict,
 )
 from scoring.judge.standin import NAME as STAND_IN_NAME
+from scoring.stats.means import MEAN_METHOD, Mean, score_mean
 
 
 def judge_label(version: JudgeVersion) -> str:
@@ -26,8 +27,9 @@ def judge_run_counts(judge_run: JudgeRun) -> list[dict]:
     """Per judge version (labelled) and metric it grades, in version then metric
     order: the verdicts stored, the failures among them (an error, kept and
     counted), the undefined ones (no error, but nothing to grade) and the mean
-    score of the defined ones (None when there is none). A metric not graded
-    yet shows zeros."""
+    score of the defined ones with its 95 % interval, answers clustered by
+    question (score_means; None when there is none). A metric not graded yet
+    shows zeros."""
 
     stored = {
         (row["judge_version_id"], row["metric"]): row
@@ -41,6 +43,7 @@ def judge_run_counts(judge_run: JudgeRun) -> list[dict]:
         )
         .order_by()
     }
+    means = score_means(ModelVerdict.objects.filter(judge_run=judge_run))
     rows = []
     for version in judge_run.judge_versions.select_related("judge").order_by("judge__name", "number"):
         metrics = list(version.metrics) + sorted(
@@ -59,9 +62,39 @@ def judge_run_counts(judge_run: JudgeRun) -> list[dict]:
                     "failures": row.get("failures", 0),
                     "undefined": row.get("undefined", 0),
                     "mean_score": row.get("mean_score"),
+                    **mean_fields(means.get((version.id, metric))),
                 }
             )
     return rows
+
+
+def score_means(verdicts) -> dict[tuple[int, str], Mean]:
+    """The mean score of ``verdicts`` (a ModelVerdict queryset) per judge
+    version id and metric, over the defined scores, each with its 95 %
+    interval (scoring.stats.means), the answers clustered by question: a
+    question's attempts are not independent draws."""
+    grouped: dict[tuple[int, str], tuple[list[float], list[str]]] = {}
+    for version_id, metric, question_id, score in (
+        verdicts.filter(error="", score__isnull=False)
+        .values_list("judge_version_id", "metric", "answer__question_id", "score")
+        .order_by()
+    ):
+        scores, questions = grouped.setdefault((version_id, metric), ([], []))
+        scores.append(score)
+        questions.append(question_id)
+    return {key: score_mean(scores, questions) for key, (scores, questions) in grouped.items()}
+
+
+def mean_fields(mean: Mean | None) -> dict:
+    """A mean's interval as the pages and the API show it beside the mean."""
+    if mean is None:
+        return {"mean_low": None, "mean_high": None, "mean_effective_n": None, "mean_method": MEAN_METHOD}
+    return {
+        "mean_low": mean.low,
+        "mean_high": mean.high,
+        "mean_effective_n": mean.effective_n,
+        "mean_method": MEAN_METHOD,
+    }
 
 
 def judge_run_verdicts(judge_run: JudgeRun) -> Iterator[dict]:
@@ -127,8 +160,10 @@ def head_to_head(judge_run: JudgeRun) -> list[dict]:
 
 
 def panel_figures(judge_run: JudgeRun) -> list[dict]:
-    """For each metric graded by two judges or more: each judge's mean, the
-    panel's mean, and Krippendorff's alpha (interval) between the judges over
+    """For each metric graded by two judges or more: each judge's mean and
+    the panel's mean (the mean over answers of the judges' mean), each with
+    its 95 % interval, answers clustered by question (scoring.stats.means),
+    and Krippendorff's alpha (interval) between the judges over
     the answers, with a warning below ALPHA_FLOOR: the judges then do not
     measure the same thing and their mean should not be trusted."""
     from scoring.stats.agreement import ALPHA_FLOOR, krippendorff_alpha
@@ -141,27 +176,37 @@ def panel_figures(judge_run: JudgeRun) -> list[dict]:
         if len(graders) < 2:
             continue
         scores: dict[int, dict[int, float]] = {version.id: {} for version in graders}
-        for version_id, answer_id, score in ModelVerdict.objects.filter(
+        question_of: dict[int, str] = {}
+        for version_id, answer_id, question_id, score in ModelVerdict.objects.filter(
             judge_run=judge_run, metric=metric, error="", score__isnull=False
-        ).values_list("judge_version_id", "answer_id", "score"):
+        ).values_list("judge_version_id", "answer_id", "answer__question_id", "score"):
             if version_id in scores:
                 scores[version_id][answer_id] = score
+                question_of[answer_id] = question_id
         answers = sorted({answer_id for by_answer in scores.values() for answer_id in by_answer})
         data = [[scores[version.id].get(answer_id) for answer_id in answers] for version in graders]
-        means = [
-            {
-                "judge": judge_label(version),
-                "mean": _mean(scores[version.id].values()),
-                "n": len(scores[version.id]),
-            }
-            for version in graders
-        ]
+        means = []
+        for version in graders:
+            by_answer = scores[version.id]
+            mean = score_mean(list(by_answer.values()), [question_of[answer] for answer in by_answer])
+            means.append(
+                {
+                    "judge": judge_label(version),
+                    "mean": mean.value if mean else None,
+                    "n": len(by_answer),
+                    **mean_fields(mean),
+                }
+            )
         per_answer = (
             [[value for value in column if value is not None] for column in zip(*data, strict=True)]
             if answers
             else []
         )
-        panel = [sum(values) / len(values) for values in per_answer if values]
+        panel_answers = [answer for answer, values in zip(answers, per_answer, strict=True) if values]
+        panel = score_mean(
+            [sum(values) / len(values) for values in per_answer if values],
+            [question_of[answer] for answer in panel_answers],
+        )
         try:
             alpha = krippendorff_alpha(data, level="interval") if answers else None
         except (ValueError, ZeroDivisionError):
@@ -172,7 +217,8 @@ def panel_figures(judge_run: JudgeRun) -> list[dict]:
             {
                 "metric": metric,
                 "judges": means,
-                "panel_mean": sum(panel) / len(panel) if panel else None,
+                "panel_mean": panel.value if panel else None,
+                "panel": mean_fields(panel),
                 "alpha": alpha,
                 "items": sum(1 for values in per_answer if len(values) >= 2),
                 "warning": alpha is not None and alpha < ALPHA_FLOOR,
@@ -180,8 +226,3 @@ def panel_figures(judge_run: JudgeRun) -> list[dict]:
             }
         )
     return figures
-
-
-def _mean(values) -> float | None:
-    values = list(values)
-    return sum(values) / len(values) if values else None

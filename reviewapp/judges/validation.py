@@ -8,11 +8,13 @@ grades, and each rubric question, each with its confusion matrix, percent
 agreement, Cohen's kappa with its 95 % interval, Krippendorff's alpha and,
 for yes/no labels, the judge's errors in each direction. A judge version is
 validated for a label when kappa's lower bound on enough holdout items is
-above the threshold its lead set. Every run a judge grades has a human
+above the threshold its lead set, and people gave each label often enough
+(scoring.stats.agreement.MIN_EACH_LABEL) for agreement to mean something. Every run a judge grades has a human
 regrade sample (spec 002); its agreement is computed the same way.
 
-Statistics come from statsmodels and krippendorff (scoring.stats.agreement); this
-module only lines up the ratings and says when a figure cannot be computed.
+Statistics come from scoring.stats.agreement (statsmodels, krippendorff, and
+kappa's interval from its posterior); this module only lines up the ratings
+and says when a figure cannot be computed.
 """
 
 from __future__ import annotations
@@ -39,7 +41,7 @@ from reviewapp.review.selectors import (
     outcome_key,
     reasons_for,
 )
-from scoring.stats.agreement import kappa_with_interval, krippendorff_alpha
+from scoring.stats.agreement import kappa_with_interval, krippendorff_alpha, validation_missing
 
 PASS_CATEGORIES = ("pass", "fail")
 RUBRIC_PREFIX = "rubric:"
@@ -101,6 +103,11 @@ class LabelFigures:
     differing_items: tuple[int, ...] = ()
     validated: bool = False
     missing: str = ""
+
+    @property
+    def agreeing(self) -> int:
+        """Items where people and the judge agree: percent agreement's k of n."""
+        return self.n - len(self.differing_items)
 
 
 @dataclass(frozen=True)
@@ -501,8 +508,8 @@ def _figures(
 
 
 def _kappa(matrix: list[list[int]], notes: dict[str, str]) -> tuple[float | None, float | None, float | None]:
-    """Cohen's kappa with its asymptotic 95 % interval, None where either is
-    not defined, with a note saying why."""
+    """Cohen's kappa with its 95 % interval (KAPPA_INTERVAL_METHOD), None
+    where either is not defined, with a note saying why."""
     kappa, low, upp = kappa_with_interval(matrix)
     if math.isnan(kappa):
         notes["kappa"] = "not defined when people and the judge give every item the same one category"
@@ -533,15 +540,14 @@ def _directional(
 
 
 def _with_validation(figures: LabelFigures, judge_version: JudgeVersion) -> LabelFigures:
-    """The label validated, or the sentence saying which condition fails."""
-    needed = judge_version.validation_min_items
-    threshold = judge_version.validation_threshold
-    missing = []
-    if figures.n < needed:
-        missing.append(f"{figures.n} items, {needed} needed")
-    if figures.kappa_low is None:
-        why = figures.notes.get("kappa") or figures.notes.get("kappa_interval") or "no items"
-        missing.append(f"kappa's lower bound is not defined ({why})")
-    elif not figures.kappa_low > threshold:
-        missing.append(f"kappa's lower bound {figures.kappa_low:.2f} is not above {threshold:.2f}")
+    """The label validated, or the sentence saying which condition fails
+    (scoring.stats.agreement.validation_missing)."""
+    missing = validation_missing(
+        categories=figures.categories,
+        people=[sum(row) for row in figures.matrix],
+        kappa_low=figures.kappa_low,
+        threshold=judge_version.validation_threshold,
+        min_items=judge_version.validation_min_items,
+        undefined=figures.notes.get("kappa") or figures.notes.get("kappa_interval") or "no items",
+    )
     return replace(figures, validated=not missing, missing="; ".join(missing))

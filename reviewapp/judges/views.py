@@ -21,6 +21,7 @@ from reviewapp.judges.selectors import head_to_head, judge_run_counts, judge_run
 from reviewapp.judges.services import judge_versions, judging, validation_sets
 from reviewapp.models import Judge, JudgeRun, JudgeVersion, ModelVerdict, RubricVersion, Run, ValidationItem
 from reviewapp.review import defaults
+from scoring.stats.agreement import KAPPA_INTERVAL_METHOD, MIN_EACH_LABEL
 
 BUSY = (JudgeRun.Status.QUEUED, JudgeRun.Status.RUNNING)
 
@@ -39,7 +40,7 @@ def judge_list(request):
     for judge in Judge.objects.all():
         latest = _latest(judge)
         rows.append({"judge": judge, "latest": latest, "frozen": latest is not None and latest.is_frozen})
-    return render(request, "judges/list.html", {"rows": rows})
+    return render(request, "judges/list.html", {"rows": rows, "min_each_label": MIN_EACH_LABEL})
 
 
 def _initial(version: JudgeVersion | None) -> dict:
@@ -193,6 +194,7 @@ def judge_run_detail(request, judge_run_id: int):
         figures=_figures(judge_run, versions),
         panel=panel_figures(judge_run),
         regrade=validation.regrade_agreement(judge_run) if judge_run.regrade_sample_id else None,
+        kappa_method=KAPPA_INTERVAL_METHOD,
         head_to_head=head_to_head(judge_run) if judge_run.other_run_id else [],
         failures=Paginator(failures, 50).get_page(request.GET.get("page")),
     )
@@ -293,12 +295,14 @@ def judge_validation(request, judge_id: int):
                 {
                     "figures": figures,
                     "categories": [category.replace("_", " ") for category in figures.categories],
-                    "agreeing": figures.n - len(figures.differing_items),
+                    "agreeing": figures.agreeing,
                 }
                 for figures in against_people.labels
             ],
             "regrades": [(judge_run, figures) for judge_run, figures in regrades if figures is not None],
             "can_write": has_role(request.user, *WRITERS),
+            "kappa_method": KAPPA_INTERVAL_METHOD,
+            "min_each_label": MIN_EACH_LABEL,
         },
     )
 

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 
 from django.db.models import Avg, Count, Q
 
-from reviewapp.judges.selectors import judge_label
+from reviewapp.judges.selectors import judge_label, mean_fields, score_means
 from reviewapp.judges.validation import judge_is_validated, review_states, validation_title
 from reviewapp.models import (
     Answer,
@@ -205,7 +205,8 @@ def model_grade_rows(runs) -> list[dict]:
     """Model graders' figures over every answer of ``runs``, per judge version
     and metric: for the rubric, answers graded resolved as k/n with a Wilson
     interval; for the other metrics, the mean score over the answers it is
-    defined for. Each row carries the judge's label and whether it is
+    defined for, with its interval (judges.selectors.score_means, answers
+    clustered by question). Each row carries the judge's label and whether it is
     validated against people; failures are counted, never dropped."""
     pairs = judged_pairs(runs)
     if not pairs:
@@ -230,6 +231,7 @@ def model_grade_rows(runs) -> list[dict]:
         version.id: version
         for version in JudgeVersion.objects.filter(id__in={v for _, v in pairs}).select_related("judge")
     }
+    means = score_means(ModelVerdict.objects.filter(chosen))
     rows = []
     for figure in figures:
         version = versions[figure["judge_version_id"]]
@@ -242,6 +244,7 @@ def model_grade_rows(runs) -> list[dict]:
                 "title": validation_title(version),
                 "rate": rate(figure["k"], figure["n"]) if rubric and figure["n"] else None,
                 "measure": "graded resolved by the judge" if rubric else figure["metric"].replace("_", " "),
+                **mean_fields(None if rubric else means.get((version.id, figure["metric"]))),
             }
         )
     return rows

@@ -124,6 +124,9 @@ def preference_summary(verdicts: list[dict], *, errors: int = 0) -> dict:
         "ties": ties,
         "errors": errors,
         "n": n,
+        # Shown as k/n beside the share: the pairs whose verdict held when
+        # the answers swapped places.
+        "consistent": consistent,
         "position_consistency": consistent / n if n else None,
         "win_rate": None,
         "interval": None,

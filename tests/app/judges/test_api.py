@@ -8,6 +8,7 @@ from django.test import TestCase, override_settings
 from reviewapp.judges import selectors
 from reviewapp.judges.services import judge_versions, judging
 from reviewapp.models import ApiToken, JudgeChunk, JudgeRun, ModelVerdict, Run, Sample
+from scoring.stats.means import MEAN_METHOD, score_mean
 from tests.fixtures import load_generated_run, stand_in_version
 from tests.helpers import BaseTestCase, make_user
 
@@ -146,6 +147,13 @@ class JudgeRunLifecycleTests(JudgeRunApiTestCase):
         for metric in ("rubric", "faithfulness"):
             scores = [score for score in verdicts.filter(metric=metric).values_list("score", flat=True)]
             defined = [score for score in scores if score is not None]
+            # Answers clustered by question (scoring.stats.means, checked there).
+            scored = list(
+                verdicts.filter(metric=metric, score__isnull=False).values_list(
+                    "score", "answer__question_id"
+                )
+            )
+            mean = score_mean([score for score, _ in scored], [question for _, question in scored])
             expected.append(
                 {
                     "judge_version": self.version.id,
@@ -155,6 +163,10 @@ class JudgeRunLifecycleTests(JudgeRunApiTestCase):
                     "failures": 0,
                     "undefined": len(scores) - len(defined),
                     "mean_score": statistics.fmean(defined),
+                    "mean_low": mean.low,
+                    "mean_high": mean.high,
+                    "mean_effective_n": mean.effective_n,
+                    "mean_method": MEAN_METHOD,
                 }
             )
         self.assertEqual(len(body["counts"]), 2)

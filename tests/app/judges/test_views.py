@@ -20,6 +20,7 @@ from reviewapp.models import (
 )
 from reviewapp.review.services.review import JudgementInput, judgement_submit, rubric_default
 from reviewapp.review.services.samples import sample_assign
+from scoring.stats.agreement import KAPPA_INTERVAL_METHOD
 from tests.fixtures import load_generated_run, stand_in_version, twin
 from tests.helpers import BaseTestCase, make_user
 
@@ -507,9 +508,18 @@ class JudgeValidationTests(JudgePagesTestCase):
         self.assertEqual(sum(map(sum, passed.matrix)), 15)
         self.assertContains(
             page,
-            f'<strong>{passed.kappa:.2f}</strong> <span title="95 % interval">'
+            f'<strong>{passed.kappa:.2f}</strong> <span title="95 % interval, {escape(KAPPA_INTERVAL_METHOD)}">'
             f"[{passed.kappa_low:.2f}, {passed.kappa_upp:.2f}]</span>",
         )
+        # Why the labels are too few to validate on, in the page's words.
+        people = [sum(row) for row in passed.matrix]
+        self.assertContains(
+            page,
+            escape(
+                f"people's labels: {people[0]} pass, {people[1]} fail; validation needs at least 10 of each"
+            ),
+        )
+        self.assertContains(page, "with at least 10 of each label among people's")
         self.assertContains(
             page,
             f"<strong>Not validated</strong> for “pass”: {escape(passed.missing)}.",
@@ -529,8 +539,18 @@ class JudgeValidationTests(JudgePagesTestCase):
         run_page = self.client.get(reverse("judge-run-detail", args=[judge_run.id]))
         self.assertContains(
             run_page,
-            f"<strong>{regrade.percent * 100:.1f} %</strong> on the pass label ({regrade.n} settled items of 30)",
+            f"<strong>{regrade.percent * 100:.1f} %</strong> ({regrade.agreeing}/{regrade.n} agree) on the pass label "
+            f"({regrade.n} settled items of 30)",
         )
+        # A model grader's mean score carries its interval, never bare.
+        self.assertContains(run_page, "mean score [95 %]")
+        for row in selectors.judge_run_counts(judge_run):
+            if row["mean_score"] is not None:
+                self.assertContains(
+                    run_page,
+                    f'{row["mean_score"]:.3f} <span class="ci" title="95 % interval, {row["mean_method"]}">'
+                    f"[{row['mean_low']:.3f}, {row['mean_high']:.3f}]",
+                )
 
     def test_it_says_when_nothing_settled_can_be_drawn(self):
         version = stand_in_version()
@@ -567,3 +587,5 @@ class HeadToHeadPageTests(JudgePagesTestCase):
         )
         self.assertContains(page, f"{row['wins']} · {row['losses']} · {row['ties']}")
         self.assertEqual(row["position_consistency"], 1.0)
+        # Position consistency is shown with its k/n, not as a bare share.
+        self.assertContains(page, f'<span class="k-n">{row["n"]}/{row["n"]}</span> 100.0 %')

@@ -12,6 +12,7 @@ from reviewapp.models import Adjudication, Run
 from reviewapp.review.services.review import rubric_default
 from reviewapp.review.services.samples import Frame, sample_draw
 from reviewapp.versions.gate import GateRefused, gate_run
+from scoring.stats.means import score_mean
 from tests.fixtures import load_generated_run, twin
 from tests.helpers import make_user
 
@@ -123,6 +124,14 @@ class ModelGradesOnTheDashboardTests(TestCase):
         resolved = judge_run.verdicts.filter(metric="rubric", score=1.0).count()
         graded = judge_run.verdicts.filter(metric="rubric").exclude(score=None).count()
         self.assertContains(response, f"{resolved}/{graded}")
+        # The faithfulness mean carries its interval, answers clustered by question.
+        scored = list(
+            judge_run.verdicts.filter(metric="faithfulness", error="")
+            .exclude(score=None)
+            .values_list("score", "answer__question_id")
+        )
+        mean = score_mean([score for score, _ in scored], [question for _, question in scored])
+        self.assertContains(response, f"{mean.value:.3f} [{mean.low:.3f}–{mean.high:.3f}]")
 
 
 class JudgeOnTheComparePageTests(TestCase):

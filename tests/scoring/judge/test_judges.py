@@ -166,7 +166,7 @@ def test_it_prefers_in_both_orders_and_catches_a_judge_that_always_picks_the_fir
         names=("mine", "baseline"),
     )
     summary = duel.summary["biased"]
-    assert summary["position_consistency"] == 0.0
+    assert (summary["consistent"], summary["position_consistency"]) == (0, 0.0)
     assert summary["ties"] == 2
     assert (summary["wins"], summary["losses"], summary["n"], summary["win_rate"]) == (0, 0, 2, 0.5)
 
