@@ -322,11 +322,19 @@ class DashboardTests(BaseTestCase):
         self.assertAlmostEqual(resolved["rate"].value, 0.5)
         weighted = resolved["weighted"]
         self.assertAlmostEqual(weighted.value, 20 / 22)
-        # Both strata are uniform (p = 1 and p = 0): no within-stratum variance,
-        # so the effective n is the 4 items read, and the interval is Wilson's
-        # on 20/22 of 4.
-        self.assertEqual((weighted.n, weighted.effective_n, weighted.variance), (4, 4, 0))
-        low, high = proportion_confint(4 * 20 / 22, 4, method="wilson")
+        # Both strata are uniform (p = 1 and p = 0). This test used to expect no
+        # within-stratum variance and an effective n of the 4 items read: the
+        # false precision of issue 24, point 3 (two items that both passed do
+        # not make a share of 1 certain). The French stratum is read whole
+        # (f = 1) and adds nothing; the English one, 2 of 2 from 20, adds
+        # (20/22)²·(1 - 2/20)·p̃(1 - p̃)/2 with p̃ = (2 + z²/2)/(2 + z²) = 0.671190:
+        # 0.082076. With p̃ = (20/22)·0.671190 + (2/22)·0.328810 = 0.640065 the
+        # effective n is 0.640065·0.359935/0.082076 = 2.806925, and the interval
+        # Clopper–Pearson's on 20/22 of that.
+        self.assertEqual(weighted.n, 4)
+        self.assertAlmostEqual(weighted.variance, 0.082076, places=6)
+        self.assertAlmostEqual(weighted.effective_n, 2.806925, places=6)
+        low, high = proportion_confint(weighted.effective_n * 20 / 22, weighted.effective_n, method="beta")
         self.assertAlmostEqual(weighted.low, low)
         self.assertAlmostEqual(weighted.high, high)
         self.assertEqual((review["planned"], review["graded"]), (4, 4))
