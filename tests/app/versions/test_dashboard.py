@@ -345,6 +345,53 @@ class DashboardTests(BaseTestCase):
         caveat = next(r for r in review["rubric"] if r["key"] == "caveat")
         self.assertEqual(caveat["n"], 0)  # not applicable is left out of the rate
 
+    def test_it_weights_the_rubric_rates_and_passing_every_question_by_the_strata(self):
+        # Issue 24, point 3: these ignored the weights. English: both items
+        # answer "period" yes, 2 of 2 from 20; French: 1 of 2 from 2 (item 4
+        # answers no). Weighted: (20/22)·1 + (2/22)·0.5 = 21/22, where the
+        # sample, unweighted, has 3 of 4. Passing every rubric question is the
+        # same split (item 4 fails on "period").
+        from scoring.stats.rates import stratified_rate
+
+        page = self.client.get(reverse("version-dashboard", args=["bot-1.0"]))
+        review = page.context["review"]
+        expected = stratified_rate([(2, 2, 20), (1, 2, 2)])
+        period = next(r for r in review["rubric"] if r["key"] == "period")
+        self.assertAlmostEqual(period["weighted"].value, 21 / 22)
+        self.assertEqual(period["weighted"], expected)
+        self.assertEqual((period["k"], period["n"], period["rate"].value), (3, 4, 0.75))
+        passing = review["passes_rubric"]
+        self.assertEqual((passing["k"], passing["n"]), (3, 4))
+        self.assertEqual(passing["weighted"], expected)
+        caveat = next(r for r in review["rubric"] if r["key"] == "caveat")
+        self.assertIsNone(caveat["weighted"])  # nobody answered yes or no
+        self.assertContains(page, "passes every rubric question <strong>95.5 %</strong>", html=False)
+        self.assertContains(page, "sample, unweighted 3 of 4")
+        self.assertContains(
+            page, 'The rubric rates and "passes every rubric question" are weighted by strata'
+        )
+
+    def test_it_weights_both_severity_figures_by_the_strata_too(self):
+        from reviewapp.review.services.severity import severity_weights_save
+        from scoring.stats.rates import rate, severity_weighted_rate, stratified_rate
+
+        items = list(self.sample.items.order_by("position").select_related("answer"))
+        first_language = items[0].answer.language
+        severity_weights_save(field="language", weights_text=f"{first_language} = 3", default_weight=1)
+        page = self.client.get(reverse("version-dashboard", args=["bot-1.0"]))
+        severity = page.context["review"]["severity"]
+        # Nothing is a material error: 0 of 2 from 20 and 0 of 2 from 2.
+        self.assertEqual(severity["stratified"], stratified_rate([(0, 2, 20), (0, 2, 2)]))
+        self.assertEqual(severity["unweighted"], rate(0, 4))
+        # Each item counts by its severity weight times its stratum's 20/2 or 2/2.
+        severity_weights = [3.0 if item.answer.language == first_language else 1.0 for item in items]
+        combined = [weight * design for weight, design in zip(severity_weights, [10, 10, 1, 1], strict=True)]
+        self.assertEqual(severity["weighted"], severity_weighted_rate([False] * 4, combined))
+        self.assertEqual(severity["severity_only"], severity_weighted_rate([False] * 4, severity_weights))
+        self.assertContains(page, "<td>weighted by strata</td>", html=False)
+        self.assertContains(page, "<td>sample, unweighted</td>", html=False)
+        self.assertContains(page, "severity-weighted, sample, unweighted by strata")
+
     def test_it_shows_every_automatic_rate_with_its_interval_and_the_chart(self):
         page = self.client.get(reverse("version-dashboard", args=["bot-1.0"]))
         self.assertContains(page, '<svg role="img" aria-label="numeric accuracy by version')

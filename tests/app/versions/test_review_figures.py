@@ -10,6 +10,7 @@ from django.urls import reverse
 from reviewapp.models import Adjudication, Assignment, Judgement, Sample, SampleItem
 from reviewapp.review.services.review import rubric_default
 from reviewapp.versions.selectors import review_figures
+from scoring.stats.rates import rate
 from tests.fixtures import load_generated_run
 from tests.helpers import make_user
 
@@ -108,7 +109,11 @@ class SettledCountingTests(ReviewedSampleTestCase):
         self.assertEqual((review["graded"], review["planned"]), (2, 7))
         self.assertAlmostEqual(review["coverage"].value, 2 / 7)
         # Every rubric question passes on the resolved item; the confirmed error claims what the records lack.
-        self.assertEqual(review["passes_rubric"], {"k": 1, "n": 2})
+        passing = review["passes_rubric"]
+        self.assertEqual((passing["k"], passing["n"], passing["rate"]), (1, 2, rate(1, 2)))
+        # One stratum: nothing to weight, so no weighted figure beside it.
+        self.assertFalse(review["stratified"])
+        self.assertIsNone(passing["weighted"])
         unsupported = next(r for r in review["rubric"] if r["key"] == "unsupported_claim")
         self.assertEqual((unsupported["kind"], unsupported["k"], unsupported["n"]), ("failure rate", 1, 2))
 
