@@ -222,7 +222,12 @@ class WeightedRate:
     method: str = STRATIFIED_METHOD
 
 
-def stratified_rate(strata: Sequence[tuple[int, int, int]], *, alpha: float = 0.05) -> WeightedRate:
+def stratified_rate(
+    strata: Sequence[tuple[int, int, float]],
+    *,
+    alpha: float = 0.05,
+    weights: Sequence[float] | None = None,
+) -> WeightedRate:
     """The population rate estimated from a stratified sample, with a 1 - alpha
     interval that stays honest when a stratum has one sampled item or a
     sampled share of 0 or 1.
@@ -254,9 +259,14 @@ def stratified_rate(strata: Sequence[tuple[int, int, int]], *, alpha: float = 0.
     exactly 0 when no stratum has a success and ends at exactly 1 when every
     sampled item succeeded.
 
+    With ``weights``, stratum h counts in the rate by weights[h] instead of
+    its size N_h (its size times a severity weight, say: W_h is then
+    weights[h]/sum weights); N_h still gives its finite-population correction.
+
     Refuses (ValueError) no strata, alpha outside (0, 1), and strata, named
     by position counting from 1, with no items sampled, with k_h outside
-    0..n_h or with fewer items than were sampled from them.
+    0..n_h or with fewer items than were sampled from them; and weights that
+    are not one finite number above 0 for each stratum.
     """
     if not strata:
         raise ValueError("a stratified rate needs at least one stratum")
@@ -273,13 +283,17 @@ def stratified_rate(strata: Sequence[tuple[int, int, int]], *, alpha: float = 0.
                 f"stratum {position} (counting from 1) needs 0 <= successes <= sampled <= its size; "
                 f"got {k_h}, {n_h}, {population_h}"
             )
+    if weights is None:
+        weights = [population_h for _, _, population_h in strata]
+    elif len(weights) != len(strata) or not all(math.isfinite(w) and w > 0 for w in weights):
+        raise ValueError(f"{len(strata)} strata need as many weights, each a finite number above 0")
     z2 = _critical_value(alpha) ** 2
-    population = sum(population_h for _, _, population_h in strata)
+    total = sum(weights)
     value = 0.0
     adjusted = 0.0
     variance = 0.0
-    for k_h, n_h, population_h in strata:
-        weight = population_h / population
+    for (k_h, n_h, population_h), stratum_weight in zip(strata, weights, strict=True):
+        weight = stratum_weight / total
         share = k_h / n_h
         adjusted_share = (k_h + z2 / 2) / (n_h + z2)
         value += weight * share

@@ -383,10 +383,17 @@ class DashboardTests(BaseTestCase):
         # Nothing is a material error: 0 of 2 from 20 and 0 of 2 from 2.
         self.assertEqual(severity["stratified"], stratified_rate([(0, 2, 20), (0, 2, 2)]))
         self.assertEqual(severity["unweighted"], rate(0, 4))
-        # Each item counts by its severity weight times its stratum's 20/2 or 2/2.
+        # Each item counts by its severity weight times its stratum's 20/2 or
+        # 2/2: each stratum's items split by severity weight, each part
+        # weighted by its estimated size times that weight.
         severity_weights = [3.0 if item.answer.language == first_language else 1.0 for item in items]
-        combined = [weight * design for weight, design in zip(severity_weights, [10, 10, 1, 1], strict=True)]
-        self.assertEqual(severity["weighted"], severity_weighted_rate([False] * 4, combined))
+        cells, weights = [], []
+        for positions, population in (((0, 1), 20), ((2, 3), 2)):
+            for weight in dict.fromkeys(severity_weights[p] for p in positions):
+                part = [p for p in positions if severity_weights[p] == weight]
+                cells.append((0, len(part), population * len(part) / 2))
+                weights.append(population * len(part) / 2 * weight)
+        self.assertEqual(severity["weighted"], stratified_rate(cells, weights=weights))
         self.assertEqual(severity["severity_only"], severity_weighted_rate([False] * 4, severity_weights))
         self.assertContains(page, "<td>weighted by strata</td>", html=False)
         self.assertContains(page, "<td>sample, unweighted</td>", html=False)

@@ -183,3 +183,54 @@ class SeverityWeightsTests(ReviewedSampleTestCase):
         )
         self.client.force_login(self.manager)
         self.assertEqual(self.client.post(reverse("severity"), {"field": "stratum"}).status_code, 403)
+
+
+class StratumWeightedTests(TestCase):
+    """The one way a stratified sample's figures are weighted (issue 24, point 3)."""
+
+    @staticmethod
+    def outcomes(rows):
+        from types import SimpleNamespace
+
+        from reviewapp.versions.selectors import ItemOutcome
+
+        sample = SimpleNamespace(strata={"en": {"population": 90}, "fr": {"population": 10}})
+        return [
+            ItemOutcome(SimpleNamespace(id=i, sample=sample, sample_id=1, stratum=stratum), grade, {}, 1.0)
+            for i, (stratum, grade) in enumerate(rows)
+        ]
+
+    def test_it_weights_a_domain_by_its_estimated_size_in_each_stratum(self):
+        from reviewapp.versions.selectors import outcome_strata, stratum_weighted
+        from scoring.stats.rates import stratified_rate
+
+        # English: 4 items, 3 settled, 1 of them a material error; French: 2 items, both settled errors.
+        outcomes = self.outcomes(
+            [
+                *(("en", "material_error"), ("en", "resolved"), ("en", "resolved"), ("en", "pending")),
+                *(("fr", "material_error"), ("fr", "material_error")),
+            ]
+        )
+        strata = outcome_strata(outcomes)
+        settled = stratum_weighted(
+            strata,
+            counted=lambda o: o.outcome != "pending",
+            succeeded=lambda o: o.outcome == "material_error",
+        )
+        # The settled domain's sizes: 90·3/4 = 67.5 and 10·2/2 = 10, so the
+        # rate is (67.5·1/3 + 10·1)/77.5 = 32.5/77.5, where the sample has 3 of 5.
+        self.assertEqual(settled, stratified_rate([(1, 3, 67.5), (2, 2, 10.0)]))
+        self.assertAlmostEqual(settled.value, 32.5 / 77.5)
+        # Severity 4 on the first English item only: that stratum splits into
+        # a part of 1 item (size 22.5, weight 4·22.5 = 90) and one of 2 (size 45).
+        severity = {0: 4.0}
+        weighted = stratum_weighted(
+            strata,
+            counted=lambda o: o.outcome != "pending",
+            succeeded=lambda o: o.outcome == "material_error",
+            weight_of=lambda o: severity.get(o.item.id, 1.0),
+        )
+        expected = stratified_rate([(1, 1, 22.5), (0, 2, 45.0), (2, 2, 10.0)], weights=[90.0, 45.0, 10.0])
+        self.assertEqual(weighted, expected)
+        self.assertAlmostEqual(weighted.value, (90 + 10) / 145)
+        self.assertIsNone(stratum_weighted(strata, counted=lambda o: False, succeeded=bool))

@@ -1,5 +1,7 @@
 """Rates at the edges and the stratified rate, against examples worked by hand."""
 
+import math
+
 import pytest
 from statsmodels.stats.proportion import proportion_confint
 
@@ -224,3 +226,22 @@ def test_the_scorer_imports_neither_statsmodels_nor_scipy_nor_pandas(tmp_path):
     )
     assert '"k": 1' in done.stdout
     assert done.stderr.strip().splitlines()[-1] == "[]"
+
+
+def test_a_stratified_rate_counts_strata_by_weights_given_in_place_of_their_sizes():
+    # 1 of 4 and 2 of 4, each from 100, the first counting three times as much
+    # (a severity weight of 3): W = 0.75, 0.25, p = 0.75·0.25 + 0.25·0.5 = 0.3125.
+    # Both fpcs stay 1 - 4/100, and both variances are the estimates, above
+    # their floors: 0.1875/3 = 0.0625 (floor 0.310·0.690/4 = 0.0535) and
+    # 0.25/3 (floor 0.0625): 0.75²·0.96·0.0625 + 0.25²·0.96·0.25/3 = 0.03875.
+    weighted = stratified_rate([(1, 4, 100), (2, 4, 100)], weights=[300, 100])
+    assert weighted.value == pytest.approx(0.3125, abs=1e-12)
+    assert weighted.variance == pytest.approx(0.03875, abs=1e-12)
+    # Weights equal to the sizes are no weights at all.
+    assert stratified_rate([(1, 4, 100), (2, 4, 50)], weights=[100, 50]) == stratified_rate(
+        [(1, 4, 100), (2, 4, 50)]
+    )
+    with pytest.raises(ValueError, match="2 strata need as many weights, each a finite number above 0"):
+        stratified_rate([(1, 4, 100), (2, 4, 100)], weights=[1.0])
+    with pytest.raises(ValueError, match="2 strata need as many weights"):
+        stratified_rate([(1, 4, 100), (2, 4, 100)], weights=[1.0, math.inf])
