@@ -33,7 +33,7 @@ from reviewapp.versions.records import (
     version_record,
 )
 from scoring.measures import FAILURE_MEASURES, MEASURE_LABELS, MEASURES
-from scoring.stats.rates import WeightedRate, rate, severity_weighted_rate, stratified_rate
+from scoring.stats.rates import WeightedRate, rate, severity_weighted_rate, stratified_domain_rate
 
 STATES = ("awaiting_lead", "pending", "not_read")
 GRADE_LABELS = {
@@ -193,30 +193,25 @@ def stratum_weighted(strata: dict, *, counted, succeeded, weight_of=None) -> Wei
     """The share of the items ``counted`` (a domain: every item, the settled
     ones, those that answered a rubric question) that ``succeeded``,
     weighted by the recorded strata: the one definition of every weighted
-    figure of a stratified sample (``stratified_rate``, Korn and Graubard's
-    interval). A stratum's weight is its recorded population times the share
-    of its sampled items in the domain (the domain's estimated size there),
-    so that the estimate is the usual domain (ratio) estimate
-    Σ (N_h/n_h)·k_h / Σ (N_h/n_h)·d_h; the interval treats those sizes as
-    known. With ``weight_of`` (an item's severity weight), each stratum's
-    items are split by their weight and each part counts by its estimated
-    size times that weight. Strata with no item in the domain drop out; None
-    when none is left."""
+    figure of a stratified sample (``stratified_domain_rate``: each
+    stratum's domain counts by its estimated size, its recorded population
+    times the share of its sampled items in the domain, with Korn and
+    Graubard's interval). With ``weight_of`` (an item's severity weight),
+    each stratum's items are split by their weight and each part counts by
+    its estimated size times that weight. None when no item is counted."""
     cells = []
-    weights = []
+    multipliers = []
     for items in strata.values():
-        domain = [o for o in items if counted(o)]
         by_weight: dict[float, list[ItemOutcome]] = {}
-        for outcome in domain:
-            by_weight.setdefault(weight_of(outcome) if weight_of else 1.0, []).append(outcome)
+        for outcome in items:
+            if counted(outcome):
+                by_weight.setdefault(weight_of(outcome) if weight_of else 1.0, []).append(outcome)
         for weight, part in by_weight.items():
-            # Multiplied before dividing, so a stratum taken whole gives exactly its items.
-            size = _population(items) * len(part) / len(items)
-            cells.append((sum(bool(succeeded(o)) for o in part), len(part), size))
-            weights.append(size * weight)
+            cells.append((sum(bool(succeeded(o)) for o in part), len(part), len(items), _population(items)))
+            multipliers.append(weight)
     if not cells:
         return None
-    return stratified_rate(cells, weights=weights if weight_of else None)
+    return stratified_domain_rate(cells, multipliers=multipliers if weight_of else None)
 
 
 def severity_figures(settled: list[ItemOutcome], *, strata: dict | None = None) -> dict | None:

@@ -357,3 +357,44 @@ def severity_weighted_rate(
         variance=value * (1 - value) / effective_n,
         method=SEVERITY_METHOD,
     )
+
+
+def stratified_domain_rate(
+    strata: Sequence[tuple[int, int, int, float]],
+    *,
+    alpha: float = 0.05,
+    multipliers: Sequence[float] | None = None,
+) -> WeightedRate:
+    """The rate within a domain of a stratified sample (its settled items,
+    the items that answered a rubric question), weighted by the strata, with
+    ``stratified_rate``'s interval.
+
+    Each stratum is (k_h successes, d_h items of the domain, n_h items
+    sampled, N_h items in the stratum). The domain's size in the stratum is
+    estimated as N_h·d_h/n_h, which gives the usual domain (ratio) estimate
+    sum (N_h/n_h)·k_h / sum (N_h/n_h)·d_h of a stratified sample; the
+    interval treats those sizes as known (bench/coverage_strata.py checks
+    it with domains of random size).
+    ``multipliers`` (a severity weight for each) scale each stratum's weight
+    in the rate, not its finite-population correction. Strata without an
+    item of the domain drop out.
+
+    Refuses (ValueError) a domain with no item at all, d_h outside 0..n_h,
+    and what ``stratified_rate`` refuses."""
+    if multipliers is not None and len(multipliers) != len(strata):
+        raise ValueError(f"{len(strata)} strata need as many multipliers, not {len(multipliers)}")
+    cells = []
+    weights = []
+    for position, (k_h, d_h, n_h, population_h) in enumerate(strata):
+        if not 0 <= d_h <= n_h:
+            raise ValueError(
+                f"stratum {position + 1} (counting from 1) has {d_h} items of the domain of {n_h} sampled"
+            )
+        if d_h:
+            # Multiplied before dividing, so a stratum taken whole gives exactly its items.
+            size = population_h * d_h / n_h
+            cells.append((k_h, d_h, size))
+            weights.append(size * (multipliers[position] if multipliers is not None else 1.0))
+    if not cells:
+        raise ValueError("the domain holds no sampled item")
+    return stratified_rate(cells, alpha=alpha, weights=weights if multipliers is not None else None)

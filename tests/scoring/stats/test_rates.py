@@ -11,6 +11,7 @@ from scoring.stats.rates import (
     WeightedRate,
     rate,
     severity_weighted_rate,
+    stratified_domain_rate,
     stratified_rate,
     wilson_interval,
 )
@@ -245,3 +246,21 @@ def test_a_stratified_rate_counts_strata_by_weights_given_in_place_of_their_size
         stratified_rate([(1, 4, 100), (2, 4, 100)], weights=[1.0])
     with pytest.raises(ValueError, match="2 strata need as many weights"):
         stratified_rate([(1, 4, 100), (2, 4, 100)], weights=[1.0, math.inf])
+
+
+def test_a_domain_rate_weights_each_stratum_by_the_domains_estimated_size():
+    # 3 of 4 English items answered (1 yes), 2 of 2 French (2 yes), from 90
+    # and 10: sizes 90·3/4 = 67.5 and 10, so the rate is (67.5/3 + 10)/77.5.
+    domain = stratified_domain_rate([(1, 3, 4, 90), (2, 2, 2, 10)])
+    assert domain == stratified_rate([(1, 3, 67.5), (2, 2, 10.0)])
+    assert domain.value == pytest.approx(32.5 / 77.5, abs=1e-12)
+    # A stratum with no item of the domain drops out; multipliers scale the weights.
+    assert stratified_domain_rate([(1, 3, 4, 90), (0, 0, 2, 10)]) == stratified_rate([(1, 3, 67.5)])
+    tripled = stratified_domain_rate([(1, 3, 4, 90), (2, 2, 2, 10)], multipliers=[1.0, 3.0])
+    assert tripled == stratified_rate([(1, 3, 67.5), (2, 2, 10.0)], weights=[67.5, 30.0])
+    with pytest.raises(ValueError, match="the domain holds no sampled item"):
+        stratified_domain_rate([(0, 0, 4, 90)])
+    with pytest.raises(ValueError, match=r"stratum 1 \(counting from 1\) has 5 items of the domain of 4"):
+        stratified_domain_rate([(1, 5, 4, 90)])
+    with pytest.raises(ValueError, match="2 strata need as many multipliers, not 1"):
+        stratified_domain_rate([(1, 3, 4, 90), (2, 2, 2, 10)], multipliers=[1.0])
