@@ -198,19 +198,31 @@ def stratum_weighted(strata: dict, *, counted, succeeded, weight_of=None) -> Wei
     times the share of its sampled items in the domain, with Korn and
     Graubard's interval). With ``weight_of`` (an item's severity weight),
     each stratum's items are split by their weight and each part counts by
-    its estimated size times that weight. None when no item is counted."""
+    its estimated size times that weight; a stratum without a counted item
+    widens the interval to what its unsampled items could hold. None when no
+    item is counted."""
     cells = []
     multipliers = []
+    empty = []
     for items in strata.values():
         by_weight: dict[float, list[ItemOutcome]] = {}
         for outcome in items:
             if counted(outcome):
                 by_weight.setdefault(weight_of(outcome) if weight_of else 1.0, []).append(outcome)
+        if not by_weight:
+            empty.append(items)
         for weight, part in by_weight.items():
             cells.append((sum(bool(succeeded(o)) for o in part), len(part), len(items), _population(items)))
             multipliers.append(weight)
     if not cells:
         return None
+    # A stratum with no counted item: its unsampled items may hold the
+    # domain at any rate (stratified_domain_rate bounds it), at the heaviest
+    # weight in use, since its items' own are unknown.
+    heaviest = max(multipliers)
+    for items in empty:
+        cells.append((0, 0, len(items), _population(items)))
+        multipliers.append(heaviest)
     return stratified_domain_rate(cells, multipliers=multipliers if weight_of else None)
 
 

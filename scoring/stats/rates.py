@@ -14,7 +14,7 @@ from __future__ import annotations
 import math
 import operator
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import cache
 from statistics import NormalDist
 
@@ -220,6 +220,9 @@ class WeightedRate:
     effective_n: float
     variance: float
     method: str = STRATIFIED_METHOD
+    # The share of the weight in strata with no item of the figure's domain,
+    # which its interval allows to hold anything (stratified_domain_rate).
+    unrepresented: float = 0.0
 
 
 def stratified_rate(
@@ -376,8 +379,17 @@ def stratified_domain_rate(
     interval treats those sizes as known (bench/coverage_strata.py checks
     it with domains of random size).
     ``multipliers`` (a severity weight for each) scale each stratum's weight
-    in the rate, not its finite-population correction. Strata without an
-    item of the domain drop out.
+    in the rate, not its finite-population correction.
+
+    A stratum with sampled items but none of the domain says nothing of the
+    domain there, yet the domain may hold up to N_h - n_h of its unsampled
+    items, at any rate: dropping the stratum would speak for the strata that
+    answered as if they were all. So its weight M_h = (N_h - n_h) times its
+    multiplier gets Horowitz and Manski's worst-case bounds (Journal of the
+    American Statistical Association 95, 2000, 77-84): with A the weight of
+    the represented strata and [L, U] their interval, the interval is
+    [A·L/(A + M), (A·U + M)/(A + M)], M = sum M_h, and ``unrepresented`` is
+    M/(A + M). The rate shown stays the represented strata's estimate.
 
     Refuses (ValueError) a domain with no item at all, d_h outside 0..n_h,
     and what ``stratified_rate`` refuses."""
@@ -385,16 +397,29 @@ def stratified_domain_rate(
         raise ValueError(f"{len(strata)} strata need as many multipliers, not {len(multipliers)}")
     cells = []
     weights = []
+    missing = 0.0
     for position, (k_h, d_h, n_h, population_h) in enumerate(strata):
         if not 0 <= d_h <= n_h:
             raise ValueError(
                 f"stratum {position + 1} (counting from 1) has {d_h} items of the domain of {n_h} sampled"
             )
+        multiplier = multipliers[position] if multipliers is not None else 1.0
         if d_h:
             # Multiplied before dividing, so a stratum taken whole gives exactly its items.
             size = population_h * d_h / n_h
             cells.append((k_h, d_h, size))
-            weights.append(size * (multipliers[position] if multipliers is not None else 1.0))
+            weights.append(size * multiplier)
+        else:
+            missing += (population_h - n_h) * multiplier
     if not cells:
         raise ValueError("the domain holds no sampled item")
-    return stratified_rate(cells, alpha=alpha, weights=weights if multipliers is not None else None)
+    represented = stratified_rate(cells, alpha=alpha, weights=weights if multipliers is not None else None)
+    if missing <= 0:
+        return represented
+    share = missing / (sum(weights) + missing)
+    return replace(
+        represented,
+        low=represented.low * (1 - share),
+        high=represented.high * (1 - share) + share,
+        unrepresented=share,
+    )

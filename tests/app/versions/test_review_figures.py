@@ -234,3 +234,20 @@ class StratumWeightedTests(TestCase):
         self.assertEqual(weighted, expected)
         self.assertAlmostEqual(weighted.value, (90 + 10) / 145)
         self.assertIsNone(stratum_weighted(strata, counted=lambda o: False, succeeded=bool))
+
+    def test_a_stratum_without_a_counted_item_widens_the_interval_to_what_it_could_hold(self):
+        from reviewapp.versions.selectors import outcome_strata, stratum_weighted
+        from scoring.stats.rates import stratified_domain_rate
+
+        # The French stratum's two items are still pending: none is settled.
+        outcomes = self.outcomes(
+            [("en", "material_error"), ("en", "resolved"), ("fr", "pending"), ("fr", "pending")]
+        )
+        settled = stratum_weighted(
+            outcome_strata(outcomes),
+            counted=lambda o: o.outcome != "pending",
+            succeeded=lambda o: o.outcome == "material_error",
+        )
+        self.assertEqual(settled, stratified_domain_rate([(1, 2, 2, 90), (0, 0, 2, 10)]))
+        # Its 8 unread items of 10 may all be settled errors, or none: 8 of 98's weight.
+        self.assertAlmostEqual(settled.unrepresented, 8 / 98)

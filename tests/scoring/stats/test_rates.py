@@ -254,8 +254,8 @@ def test_a_domain_rate_weights_each_stratum_by_the_domains_estimated_size():
     domain = stratified_domain_rate([(1, 3, 4, 90), (2, 2, 2, 10)])
     assert domain == stratified_rate([(1, 3, 67.5), (2, 2, 10.0)])
     assert domain.value == pytest.approx(32.5 / 77.5, abs=1e-12)
-    # A stratum with no item of the domain drops out; multipliers scale the weights.
-    assert stratified_domain_rate([(1, 3, 4, 90), (0, 0, 2, 10)]) == stratified_rate([(1, 3, 67.5)])
+    assert domain.unrepresented == 0.0
+    # Multipliers scale the weights.
     tripled = stratified_domain_rate([(1, 3, 4, 90), (2, 2, 2, 10)], multipliers=[1.0, 3.0])
     assert tripled == stratified_rate([(1, 3, 67.5), (2, 2, 10.0)], weights=[67.5, 30.0])
     with pytest.raises(ValueError, match="the domain holds no sampled item"):
@@ -264,3 +264,19 @@ def test_a_domain_rate_weights_each_stratum_by_the_domains_estimated_size():
         stratified_domain_rate([(1, 5, 4, 90)])
     with pytest.raises(ValueError, match="2 strata need as many multipliers, not 1"):
         stratified_domain_rate([(1, 3, 4, 90), (2, 2, 2, 10)], multipliers=[1.0])
+
+
+def test_a_stratum_with_no_item_of_the_domain_gets_worst_case_bounds():
+    # Dropping the stratum would let the other speak for all of it. Here the
+    # French stratum's 2 sampled items are both outside the domain, but its 8
+    # unsampled items may all be in it, at any rate: A = 67.5, M = 8, share
+    # 8/75.5, and the English interval [L, U] becomes
+    # [L·67.5/75.5, (U·67.5 + 8)/75.5] (Horowitz and Manski 2000).
+    represented = stratified_rate([(1, 3, 67.5)])
+    bounded = stratified_domain_rate([(1, 3, 4, 90), (0, 0, 2, 10)])
+    assert bounded.value == represented.value
+    assert bounded.unrepresented == pytest.approx(8 / 75.5, abs=1e-12)
+    assert bounded.low == pytest.approx(represented.low * 67.5 / 75.5, abs=1e-12)
+    assert bounded.high == pytest.approx((represented.high * 67.5 + 8) / 75.5, abs=1e-12)
+    # A stratum read whole has nothing unsampled: its empty domain is known to be empty.
+    assert stratified_domain_rate([(1, 3, 4, 90), (0, 0, 10, 10)]) == represented
