@@ -245,19 +245,21 @@ def stratified_rate(
     floor a stratum of one item, or one whose items all succeeded (or all
     failed), adds no variance at all: one item carrying 98 % of the weight
     gave 98.4 % [93.7, 99.6], and the interval covered 70 % of the time with
-    one item per stratum.
+    one item per stratum (issue 24).
 
     The interval is Korn and Graubard's (Survey Methodology 24, 1998,
     193-201): Clopper and Pearson's exact interval on the effective sample
     size n* = p̃(1 - p̃)/variance (p̃ = sum W_h·p̃_h, so that n* stays defined
     when the rate is 0 or 1), capped at the n items sampled, with p·n*
-    successes; statsmodels' ``proportion_confint(method="beta")``. Their
+    successes; statsmodels' ``proportion_confint(method="beta")``, widened
+    where needed to hold the normal interval value ± z·sqrt(variance). Their
     degrees-of-freedom adjustment is left out: the floor already keeps the
     interval conservative, and with one item per stratum the design has no
     degrees of freedom left, so the adjustment would give [0, 1]
-    (bench/coverage_strata.py: coverage at least 0.95 over its grid). One
-    stratum from a population far larger than its sample gives Clopper and
-    Pearson's interval on its n; a census (every f_h = 1) has no sampling
+    (bench/coverage_strata.py gives its coverage over a grid of designs).
+    One stratum from a population far larger than its sample gives Clopper
+    and Pearson's interval on its n, or the normal one where that reaches
+    further; a census (every f_h = 1) has no sampling
     variance, and gives theirs on the n items read. The interval starts at
     exactly 0 when no stratum has a success and ends at exactly 1 when every
     sampled item succeeded.
@@ -313,7 +315,14 @@ def stratified_rate(
     from statsmodels.stats.proportion import proportion_confint
 
     low, high = proportion_confint(value * effective_n, effective_n, alpha=alpha, method="beta")
-    low, high = pin_edges(float(low), float(high), none=none, all_=all_)
+    # The effective-n interval borrows the binomial's variance, which shrinks
+    # toward 0 and 1; a weighted sum whose variance comes from a heavy stratum
+    # of few items does not shrink so (one item carrying 6 % of the weight,
+    # shares near 1: coverage 0.91 on that side). So the interval is never
+    # narrower than the normal one on the same variance.
+    half = math.sqrt(z2 * variance)
+    low, high = min(float(low), value - half), max(float(high), value + half)
+    low, high = pin_edges(low, high, none=none, all_=all_)
     return WeightedRate(value=value, low=low, high=high, n=n, effective_n=effective_n, variance=variance)
 
 

@@ -69,15 +69,18 @@ def test_it_estimates_a_stratified_rate_with_its_effective_n():
     # variance = 0.09·(1 - 20/300)·0.011093 + 0.09·(1 - 10/300)·0.020302
     #          + 0.16·(1 - 5/400)·0.06 = 0.000932 + 0.001766 + 0.009480 = 0.012178
     # n* = 0.407266·0.592734/0.012178 = 19.8225, under the 35 sampled;
-    # Clopper–Pearson on 0.39·19.8225 = 7.7308 successes of 19.8225: 0.182746 to 0.631277.
+    # Clopper–Pearson on 0.39·19.8225 = 7.7308 successes of 19.8225: 0.182746 to 0.631277;
+    # the normal interval on the same variance, 0.39 ± 1.959964·0.110354 =
+    # 0.173709 to 0.606291, reaches lower, so the interval is 0.173709 to 0.631277.
     result = stratified_rate([(6, 20, 300), (2, 10, 300), (3, 5, 400)])
     assert result.value == pytest.approx(0.39, abs=1e-9)
     assert result.variance == pytest.approx(0.012178083, abs=1e-9)
     assert result.effective_n == pytest.approx(19.822532, abs=1e-6)
     assert result.n == 35
-    low, high = proportion_confint(0.39 * result.effective_n, result.effective_n, method="beta")
+    _, high = proportion_confint(0.39 * result.effective_n, result.effective_n, method="beta")
+    low = 0.39 - 1.959963984540054 * math.sqrt(result.variance)
     assert (result.low, result.high) == pytest.approx((low, high), abs=1e-12)
-    assert (result.low, result.high) == pytest.approx((0.182746, 0.631277), abs=1e-6)
+    assert (result.low, result.high) == pytest.approx((0.173709, 0.631277), abs=1e-6)
     assert result.method == STRATIFIED_METHOD
     assert "Korn–Graubard" in result.method and "Agresti–Coull" in result.method
 
@@ -91,19 +94,22 @@ def test_it_takes_a_census_at_its_actual_size():
     assert (result.low, result.high) == pytest.approx(proportion_confint(8, 30, method="beta"), abs=1e-12)
 
 
-def test_it_gives_clopper_pearson_for_one_stratum_from_a_huge_population():
+def test_it_gives_clopper_pearson_or_the_normal_interval_for_one_stratum_from_a_huge_population():
     # One stratum, f = 2e-10. The floor p̃(1 - p̃)/n, p̃ = 18.920729/203.841459
     # = 0.092821, is 0.00042103, above p(1 - p)/(n - 1) = 0.00039083, so
     # n* = p̃(1 - p̃)/that = 200 (the fpc 1 - 2e-10 takes it a hair above, and
-    # the cap brings it back): Clopper–Pearson's 17 of 200, 5.0 % to 13.3 %.
-    # This test used to expect Wilson's 5.4 % to 13.2 % here; that is still
-    # rate()'s (spec 002), unchanged, while a stratified figure now uses the
-    # conservative interval of Korn and Graubard throughout.
+    # the cap brings it back): Clopper–Pearson's 17 of 200 ends at 13.3 %; it
+    # starts at 5.0 %, above the normal interval's 0.085 - 1.959964·0.020519 =
+    # 4.5 %, which is the start. This test used to expect Wilson's 5.4 % to
+    # 13.2 % here; that is still rate()'s (spec 002), unchanged, while a
+    # stratified figure now uses the conservative interval throughout.
     result = stratified_rate([(17, 200, 10**12)])
     assert result.value == pytest.approx(0.085, abs=1e-12)
     assert result.effective_n == 200.0
-    assert (result.low, result.high) == pytest.approx(proportion_confint(17, 200, method="beta"), abs=1e-12)
-    assert (round(result.low * 100, 1), round(result.high * 100, 1)) == (5.0, 13.3)
+    _, high = proportion_confint(17, 200, method="beta")
+    low = 0.085 - 1.959963984540054 * math.sqrt(result.variance)
+    assert (result.low, result.high) == pytest.approx((low, high), abs=1e-12)
+    assert (round(result.low * 100, 1), round(result.high * 100, 1)) == (4.5, 13.3)
 
 
 def test_it_bounds_the_stratified_interval_at_the_edges():
