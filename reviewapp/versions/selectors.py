@@ -33,7 +33,13 @@ from reviewapp.versions.records import (
     version_record,
 )
 from scoring.measures import FAILURE_MEASURES, MEASURE_LABELS, MEASURES
-from scoring.stats.rates import counted_rate, rate, severity_weighted_rate, stratified_rate
+from scoring.stats.rates import (
+    WeightedRate,
+    counted_rate,
+    rate,
+    severity_weighted_rate,
+    stratified_domain_rate,
+)
 
 STATES = ("awaiting_lead", "pending", "not_read")
 GRADE_LABELS = {
@@ -95,17 +101,19 @@ def _passes_rubric(answers: dict[str, str]) -> bool:
 
 def review_figures(samples) -> dict:
     """Outcomes against the planned N: settled grades by kind, awaiting a
-    lead, pending and not yet read, with graded coverage = settled ÷ N;
-    weighted by the recorded strata with a stratified interval when the
-    samples were stratified; each rubric question's rate (a failure rate
-    for a question whose yes is a failure) and how many settled items pass
-    every rubric question."""
+    lead, pending and not yet read, with graded coverage = settled ÷ N; each
+    rubric question's rate (a failure rate for a question whose yes is a
+    failure) and the share of settled items that pass every rubric question;
+    the material-error rates of ``severity_figures``.
+
+    When the samples were stratified (more than one stratum), every one of
+    these figures is also given ``weighted`` by the recorded strata
+    (``stratum_weighted``), and the sample's own unweighted figure stays
+    beside it: the page shows it as "sample, unweighted"."""
     outcomes = review_outcomes(samples)
     planned = len(outcomes)
     counts = Counter(o.outcome for o in outcomes)
-    strata: dict[tuple[int, str], list[ItemOutcome]] = {}
-    for outcome in outcomes:
-        strata.setdefault((outcome.item.sample_id, outcome.item.stratum), []).append(outcome)
+    strata = outcome_strata(outcomes)
     stratified = len(strata) > 1
     grades = []
     for grade in (*GRADES, *STATES):
@@ -120,11 +128,8 @@ def review_figures(samples) -> dict:
         if planned:
             figure["rate"] = rate(k, planned)
             if stratified:
-                figure["weighted"] = stratified_rate(
-                    [
-                        (sum(o.outcome == grade for o in items), len(items), _population(items))
-                        for items in strata.values()
-                    ]
+                figure["weighted"] = stratum_weighted(
+                    strata, counted=lambda o: True, succeeded=lambda o, grade=grade: o.outcome == grade
                 )
         grades.append(figure)
     graded = sum(counts.get(g, 0) for g in GRADES)
@@ -145,26 +150,102 @@ def review_figures(samples) -> dict:
                 "k": yes,
                 "n": len(answered),
                 "rate": rate(yes, len(answered)) if answered else None,
+                "weighted": stratum_weighted(
+                    strata,
+                    counted=lambda o, key=key: o.rubric.get(key) in ("yes", "no"),
+                    succeeded=lambda o, key=key: o.rubric[key] == "yes",
+                )
+                if stratified
+                else None,
             }
         )
-    with_rubric = [o for o in outcomes if o.outcome in GRADES and o.rubric]
+    with_rubric = [o for o in outcomes if _has_rubric(o)]
     passing = sum(_passes_rubric(o.rubric) for o in with_rubric)
     return {
-        "severity": severity_figures([o for o in outcomes if o.outcome in GRADES]),
+        "severity": severity_figures([o for o in outcomes if o.outcome in GRADES], strata=strata),
         "planned": planned,
         "graded": graded,
         "coverage": rate(graded, planned) if planned else None,
         "grades": grades,
         "rubric": rubric,
-        "passes_rubric": {"k": passing, "n": len(with_rubric)},
+        "passes_rubric": {
+            "k": passing,
+            "n": len(with_rubric),
+            "rate": rate(passing, len(with_rubric)) if with_rubric else None,
+            "weighted": stratum_weighted(
+                strata, counted=_has_rubric, succeeded=lambda o: _passes_rubric(o.rubric)
+            )
+            if stratified
+            else None,
+        },
         "stratified": stratified,
     }
 
 
-def severity_figures(settled: list[ItemOutcome]) -> dict | None:
+def _has_rubric(outcome: ItemOutcome) -> bool:
+    """A settled item with rubric answers: what "passes every rubric question" counts."""
+    return outcome.outcome in GRADES and bool(outcome.rubric)
+
+
+def outcome_strata(outcomes: list[ItemOutcome]) -> dict[tuple[int, str], list[ItemOutcome]]:
+    """The items of each stratum of each sample, by (sample id, stratum)."""
+    strata: dict[tuple[int, str], list[ItemOutcome]] = {}
+    for outcome in outcomes:
+        strata.setdefault((outcome.item.sample_id, outcome.item.stratum), []).append(outcome)
+    return strata
+
+
+def stratum_weighted(strata: dict, *, counted, succeeded, weight_of=None) -> WeightedRate | None:
+    """The share of the items ``counted`` (a domain: every item, the settled
+    ones, those that answered a rubric question) that ``succeeded``,
+    weighted by the recorded strata: the one definition of every weighted
+    figure of a stratified sample (``stratified_domain_rate``: each
+    stratum's domain counts by its estimated size, its recorded population
+    times the share of its sampled items in the domain, with Korn and
+    Graubard's interval). With ``weight_of`` (an item's severity weight),
+    each stratum's items are split by their weight and each part counts by
+    its estimated size times that weight; a stratum without a counted item
+    widens the interval to what its unsampled items could hold. None when no
+    item is counted."""
+    cells = []
+    multipliers = []
+    empty = []
+    for items in strata.values():
+        by_weight: dict[float, list[ItemOutcome]] = {}
+        for outcome in items:
+            if counted(outcome):
+                by_weight.setdefault(weight_of(outcome) if weight_of else 1.0, []).append(outcome)
+        if not by_weight:
+            empty.append(items)
+        for weight, part in by_weight.items():
+            cells.append((sum(bool(succeeded(o)) for o in part), len(part), len(items), _population(items)))
+            multipliers.append(weight)
+    if not cells:
+        return None
+    # A stratum with no counted item: its unsampled items may hold the
+    # domain at any rate (stratified_domain_rate bounds it), at the heaviest
+    # weight in use, since its items' own are unknown.
+    heaviest = max(multipliers)
+    for items in empty:
+        cells.append((0, 0, len(items), _population(items)))
+        multipliers.append(heaviest)
+    return stratified_domain_rate(cells, multipliers=multipliers if weight_of else None)
+
+
+def severity_figures(settled: list[ItemOutcome], *, strata: dict | None = None) -> dict | None:
     """The material-error rate on settled items, unweighted and weighted by
     the severity weights in force (None when there are none, or nothing is
-    settled), each with its own denominator: items, and their total weight."""
+    settled), each with its own denominator: items, and their total weight.
+
+    With ``strata`` of a stratified sample (more than one), both use the
+    strata's weights too, through ``stratum_weighted`` and its stratified
+    interval: ``stratified`` is the material-error rate weighted by strata,
+    and ``weighted`` counts each item by its severity weight times its
+    stratum's weight (population over items sampled); ``unweighted`` and
+    ``severity_only`` (severity weights alone, Kish's effective n) are the
+    sample's own figures, shown beside them as "sample, unweighted". (In a
+    simulation over bench/coverage_strata.py's designs, Wilson's interval on
+    Kish's effective n of the combined weights covered as little as 85 %.)"""
     scheme = severity_in_force()
     if scheme is None or not settled:
         return None
@@ -185,12 +266,31 @@ def severity_figures(settled: list[ItemOutcome]) -> dict | None:
         values = [by_answer.get(o.item.answer_id) for o in settled]
     weights = [scheme.weight_of(value) for value in values]
     failures = [o.outcome == "material_error" for o in settled]
-    return {
+    figures = {
         "scheme": scheme,
         "unweighted": rate(sum(failures), len(failures)),
         "weighted": severity_weighted_rate(failures, weights),
         "weight_total": sum(weights),
+        "stratified": None,
+        "severity_only": None,
     }
+    if strata is not None and len(strata) > 1:
+        severity = {o.item.id: weight for o, weight in zip(settled, weights, strict=True)}
+
+        def settled_item(outcome: ItemOutcome) -> bool:
+            return outcome.item.id in severity
+
+        def material(outcome: ItemOutcome) -> bool:
+            return outcome.outcome == "material_error"
+
+        figures.update(
+            stratified=stratum_weighted(strata, counted=settled_item, succeeded=material),
+            severity_only=figures["weighted"],
+            weighted=stratum_weighted(
+                strata, counted=settled_item, succeeded=material, weight_of=lambda o: severity[o.item.id]
+            ),
+        )
+    return figures
 
 
 def _population(items: list[ItemOutcome]) -> int:

@@ -322,13 +322,22 @@ class DashboardTests(BaseTestCase):
         self.assertAlmostEqual(resolved["rate"].value, 0.5)
         weighted = resolved["weighted"]
         self.assertAlmostEqual(weighted.value, 20 / 22)
-        # Both strata are uniform (p = 1 and p = 0): no within-stratum variance,
-        # so the effective n is the 4 items read, and the interval is Wilson's
-        # on 20/22 of 4.
-        self.assertEqual((weighted.n, weighted.effective_n, weighted.variance), (4, 4, 0))
-        low, high = proportion_confint(4 * 20 / 22, 4, method="wilson")
+        # Both strata are uniform (p = 1 and p = 0). This test used to expect no
+        # within-stratum variance and an effective n of the 4 items read: the
+        # false precision of issue 24, point 3 (two items that both passed do
+        # not make a share of 1 certain). The French stratum is read whole
+        # (f = 1) and adds nothing; the English one, 2 of 2 from 20, adds
+        # (20/22)²·(1 - 2/20)·p̃(1 - p̃)/2 with p̃ = (2 + z²/2)/(2 + z²) = 0.671190:
+        # 0.082076. With p̃ = (20/22)·0.671190 + (2/22)·0.328810 = 0.640065 the
+        # effective n is 0.640065·0.359935/0.082076 = 2.806925, and the interval
+        # starts where Clopper–Pearson's on 20/22 of that does; it ends at 1,
+        # where the normal interval 0.909 ± 1.96·0.2865 reaches.
+        self.assertEqual(weighted.n, 4)
+        self.assertAlmostEqual(weighted.variance, 0.082076, places=6)
+        self.assertAlmostEqual(weighted.effective_n, 2.806925, places=6)
+        low, _ = proportion_confint(weighted.effective_n * 20 / 22, weighted.effective_n, method="beta")
         self.assertAlmostEqual(weighted.low, low)
-        self.assertAlmostEqual(weighted.high, high)
+        self.assertEqual(weighted.high, 1.0)
         self.assertEqual((review["planned"], review["graded"]), (4, 4))
         self.assertContains(page, "sample, unweighted")
         self.assertContains(page, "graded coverage <strong>4 of 4</strong>", html=False)
@@ -336,6 +345,60 @@ class DashboardTests(BaseTestCase):
         self.assertEqual((period["k"], period["n"]), (3, 4))
         caveat = next(r for r in review["rubric"] if r["key"] == "caveat")
         self.assertEqual(caveat["n"], 0)  # not applicable is left out of the rate
+
+    def test_it_weights_the_rubric_rates_and_passing_every_question_by_the_strata(self):
+        # Issue 24, point 3: these ignored the weights. English: both items
+        # answer "period" yes, 2 of 2 from 20; French: 1 of 2 from 2 (item 4
+        # answers no). Weighted: (20/22)·1 + (2/22)·0.5 = 21/22, where the
+        # sample, unweighted, has 3 of 4. Passing every rubric question is the
+        # same split (item 4 fails on "period").
+        from scoring.stats.rates import stratified_rate
+
+        page = self.client.get(reverse("version-dashboard", args=["bot-1.0"]))
+        review = page.context["review"]
+        expected = stratified_rate([(2, 2, 20), (1, 2, 2)])
+        period = next(r for r in review["rubric"] if r["key"] == "period")
+        self.assertAlmostEqual(period["weighted"].value, 21 / 22)
+        self.assertEqual(period["weighted"], expected)
+        self.assertEqual((period["k"], period["n"], period["rate"].value), (3, 4, 0.75))
+        passing = review["passes_rubric"]
+        self.assertEqual((passing["k"], passing["n"]), (3, 4))
+        self.assertEqual(passing["weighted"], expected)
+        caveat = next(r for r in review["rubric"] if r["key"] == "caveat")
+        self.assertIsNone(caveat["weighted"])  # nobody answered yes or no
+        self.assertContains(page, "passes every rubric question <strong>95.5 %</strong>", html=False)
+        self.assertContains(page, "sample, unweighted 3 of 4")
+        self.assertContains(
+            page, 'The rubric rates and "passes every rubric question" are weighted by strata'
+        )
+
+    def test_it_weights_both_severity_figures_by_the_strata_too(self):
+        from reviewapp.review.services.severity import severity_weights_save
+        from scoring.stats.rates import rate, severity_weighted_rate, stratified_rate
+
+        items = list(self.sample.items.order_by("position").select_related("answer"))
+        first_language = items[0].answer.language
+        severity_weights_save(field="language", weights_text=f"{first_language} = 3", default_weight=1)
+        page = self.client.get(reverse("version-dashboard", args=["bot-1.0"]))
+        severity = page.context["review"]["severity"]
+        # Nothing is a material error: 0 of 2 from 20 and 0 of 2 from 2.
+        self.assertEqual(severity["stratified"], stratified_rate([(0, 2, 20), (0, 2, 2)]))
+        self.assertEqual(severity["unweighted"], rate(0, 4))
+        # Each item counts by its severity weight times its stratum's 20/2 or
+        # 2/2: each stratum's items split by severity weight, each part
+        # weighted by its estimated size times that weight.
+        severity_weights = [3.0 if item.answer.language == first_language else 1.0 for item in items]
+        cells, weights = [], []
+        for positions, population in (((0, 1), 20), ((2, 3), 2)):
+            for weight in dict.fromkeys(severity_weights[p] for p in positions):
+                part = [p for p in positions if severity_weights[p] == weight]
+                cells.append((0, len(part), population * len(part) / 2))
+                weights.append(population * len(part) / 2 * weight)
+        self.assertEqual(severity["weighted"], stratified_rate(cells, weights=weights))
+        self.assertEqual(severity["severity_only"], severity_weighted_rate([False] * 4, severity_weights))
+        self.assertContains(page, "<td>weighted by strata</td>", html=False)
+        self.assertContains(page, "<td>sample, unweighted</td>", html=False)
+        self.assertContains(page, "severity-weighted, sample, unweighted by strata")
 
     def test_it_shows_every_automatic_rate_with_its_interval_and_the_chart(self):
         page = self.client.get(reverse("version-dashboard", args=["bot-1.0"]))

@@ -10,6 +10,7 @@ from django.urls import reverse
 from reviewapp.models import Adjudication, Assignment, Judgement, Sample, SampleItem
 from reviewapp.review.services.review import rubric_default
 from reviewapp.versions.selectors import review_figures
+from scoring.stats.rates import rate
 from tests.fixtures import load_generated_run
 from tests.helpers import make_user
 
@@ -108,7 +109,11 @@ class SettledCountingTests(ReviewedSampleTestCase):
         self.assertEqual((review["graded"], review["planned"]), (2, 7))
         self.assertAlmostEqual(review["coverage"].value, 2 / 7)
         # Every rubric question passes on the resolved item; the confirmed error claims what the records lack.
-        self.assertEqual(review["passes_rubric"], {"k": 1, "n": 2})
+        passing = review["passes_rubric"]
+        self.assertEqual((passing["k"], passing["n"], passing["rate"]), (1, 2, rate(1, 2)))
+        # One stratum: nothing to weight, so no weighted figure beside it.
+        self.assertFalse(review["stratified"])
+        self.assertIsNone(passing["weighted"])
         unsupported = next(r for r in review["rubric"] if r["key"] == "unsupported_claim")
         self.assertEqual((unsupported["kind"], unsupported["k"], unsupported["n"]), ("failure rate", 1, 2))
 
@@ -178,3 +183,71 @@ class SeverityWeightsTests(ReviewedSampleTestCase):
         )
         self.client.force_login(self.manager)
         self.assertEqual(self.client.post(reverse("severity"), {"field": "stratum"}).status_code, 403)
+
+
+class StratumWeightedTests(TestCase):
+    """The one way a stratified sample's figures are weighted (issue 24, point 3)."""
+
+    @staticmethod
+    def outcomes(rows):
+        from types import SimpleNamespace
+
+        from reviewapp.versions.selectors import ItemOutcome
+
+        sample = SimpleNamespace(strata={"en": {"population": 90}, "fr": {"population": 10}})
+        return [
+            ItemOutcome(SimpleNamespace(id=i, sample=sample, sample_id=1, stratum=stratum), grade, {}, 1.0)
+            for i, (stratum, grade) in enumerate(rows)
+        ]
+
+    def test_it_weights_a_domain_by_its_estimated_size_in_each_stratum(self):
+        from reviewapp.versions.selectors import outcome_strata, stratum_weighted
+        from scoring.stats.rates import stratified_rate
+
+        # English: 4 items, 3 settled, 1 of them a material error; French: 2 items, both settled errors.
+        outcomes = self.outcomes(
+            [
+                *(("en", "material_error"), ("en", "resolved"), ("en", "resolved"), ("en", "pending")),
+                *(("fr", "material_error"), ("fr", "material_error")),
+            ]
+        )
+        strata = outcome_strata(outcomes)
+        settled = stratum_weighted(
+            strata,
+            counted=lambda o: o.outcome != "pending",
+            succeeded=lambda o: o.outcome == "material_error",
+        )
+        # The settled domain's sizes: 90·3/4 = 67.5 and 10·2/2 = 10, so the
+        # rate is (67.5·1/3 + 10·1)/77.5 = 32.5/77.5, where the sample has 3 of 5.
+        self.assertEqual(settled, stratified_rate([(1, 3, 67.5), (2, 2, 10.0)]))
+        self.assertAlmostEqual(settled.value, 32.5 / 77.5)
+        # Severity 4 on the first English item only: that stratum splits into
+        # a part of 1 item (size 22.5, weight 4·22.5 = 90) and one of 2 (size 45).
+        severity = {0: 4.0}
+        weighted = stratum_weighted(
+            strata,
+            counted=lambda o: o.outcome != "pending",
+            succeeded=lambda o: o.outcome == "material_error",
+            weight_of=lambda o: severity.get(o.item.id, 1.0),
+        )
+        expected = stratified_rate([(1, 1, 22.5), (0, 2, 45.0), (2, 2, 10.0)], weights=[90.0, 45.0, 10.0])
+        self.assertEqual(weighted, expected)
+        self.assertAlmostEqual(weighted.value, (90 + 10) / 145)
+        self.assertIsNone(stratum_weighted(strata, counted=lambda o: False, succeeded=bool))
+
+    def test_a_stratum_without_a_counted_item_widens_the_interval_to_what_it_could_hold(self):
+        from reviewapp.versions.selectors import outcome_strata, stratum_weighted
+        from scoring.stats.rates import stratified_domain_rate
+
+        # The French stratum's two items are still pending: none is settled.
+        outcomes = self.outcomes(
+            [("en", "material_error"), ("en", "resolved"), ("fr", "pending"), ("fr", "pending")]
+        )
+        settled = stratum_weighted(
+            outcome_strata(outcomes),
+            counted=lambda o: o.outcome != "pending",
+            succeeded=lambda o: o.outcome == "material_error",
+        )
+        self.assertEqual(settled, stratified_domain_rate([(1, 2, 2, 90), (0, 0, 2, 10)]))
+        # Its 8 unread items of 10 may all be settled errors, or none: 8 of 98's weight.
+        self.assertAlmostEqual(settled.unrepresented, 8 / 98)
