@@ -20,10 +20,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-import coverage_gate  # noqa: E402
-import coverage_kappa  # noqa: E402
-import coverage_rates  # noqa: E402
-import coverage_strata  # noqa: E402
+import coverage_gate
+import coverage_kappa
+import coverage_rates
+import coverage_strata
 
 SIMULATIONS = (coverage_rates, coverage_gate, coverage_kappa, coverage_strata)
 
