@@ -137,7 +137,12 @@ def assert_counts_equal_a_clean_run(run: Run, path: Path, questions: dict) -> No
     assert (scoring.status, scoring.error) == ("done", "")
     stored = {}
     for score in Score.objects.filter(scoring=scoring):
-        stored.setdefault(score.slice, {})[score.measure] = {"k": score.k, "n": score.n}
+        stored.setdefault(score.slice, {})[score.measure] = {
+            "k": score.k,
+            "n": score.n,
+            "clusters": score.clusters,
+        }
+    # The counts and how their units cluster, as the library gives them.
     assert {name: stored[name] for name in clean.slices} == clean.slices
     # Nothing stored twice: one check per answer, the clean run's findings.
     assert Answer.objects.filter(run=run).count() == clean.answers
