@@ -9,6 +9,9 @@ Two kinds of design, each simulated with a fixed seed:
   intra-class correlation ICC (Beta(a, b) with a + b = 1/ICC - 1), so that
   some questions are nearly always right and some nearly always wrong, as in
   real repeated runs. The figure estimates p, the mean over questions.
+- mean scores: a model grader's scores in [0, 1] (faithfulness and the
+  like), each question with its own mean score and each attempt a draw
+  around it; the figure is scoring.stats.means.score_mean's interval.
 - numbers: A answers each holding 1 to 6 numbers (a skewed count, as real
   answers hold them), each number supported with a chance drawn per answer
   in the same way: unsupported numbers cluster in answers.
@@ -35,6 +38,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from scoring.stats.means import score_mean
 from scoring.stats.rates import ClusterSums, rate
 
 SEED = 20241202
@@ -87,6 +91,29 @@ def number_designs(quick: bool):
         yield "numbers by answer", f"answers={a} ICC={icc} p={p}", sizes, p, icc
 
 
+def _mean_coverage(rng, questions: int, repeats: int, mean: float, spread: float, reps: int) -> float:
+    """How often score_mean's interval holds the true mean score: each
+    question has its own mean score (Beta around ``mean``, ``spread`` its
+    ICC-like share), each attempt's score a Beta draw around that."""
+    held = 0
+    clusters = np.repeat(np.arange(questions), repeats).tolist()
+    for _ in range(reps):
+        own = _cluster_chances(rng, questions, mean, spread)
+        # An attempt's score in [0, 1] around its question's: Beta with a + b = 4.
+        scores = rng.beta(np.repeat(own, repeats) * 4 + 1e-9, (1 - np.repeat(own, repeats)) * 4 + 1e-9)
+        figure = score_mean(scores.tolist(), clusters)
+        held += figure.low <= mean <= figure.high
+    return held / reps
+
+
+def mean_designs(quick: bool):
+    questions = (30, 100) if quick else (30, 100, 300)
+    repeats = (1, 3)
+    spreads = (0.1, 0.5) if quick else (0.1, 0.3, 0.6)
+    means = (0.5, 0.85) if quick else (0.5, 0.7, 0.85, 0.95)
+    yield from itertools.product(questions, repeats, spreads, means)
+
+
 def rows(*, quick: bool = False, reps: int | None = None) -> list[dict]:
     reps = reps or (400 if quick else 4000)
     rng = np.random.default_rng(SEED)
@@ -101,6 +128,17 @@ def rows(*, quick: bool = False, reps: int | None = None) -> list[dict]:
                 "target": f">= {TARGET}",
                 "plain_wilson": plain,
                 "effective_share": worth,
+            }
+        )
+    for q, r, spread, mean in mean_designs(quick):
+        result.append(
+            {
+                "interval": "model-grader mean score",
+                "design": f"Q={q} R={r} spread={spread} mean={mean}",
+                "coverage": _mean_coverage(rng, q, r, mean, spread, reps // 2),
+                "target": f">= {TARGET}",
+                "plain_wilson": float("nan"),
+                "effective_share": float("nan"),
             }
         )
     return result
