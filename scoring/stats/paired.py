@@ -329,13 +329,7 @@ def pairs_to_settle(
         if size >= limit:
             return None
         unsettled, size = size, min(2 * size, limit)
-    while size - unsettled > 1:
-        middle = (unsettled + size) // 2
-        if settled(middle):
-            size = middle
-        else:
-            unsettled = middle
-    return size
+    return _first_true(settled, unsettled, size)
 
 
 def settles(table: Table, *, margin: float, alpha: float = 0.05) -> bool:
@@ -559,9 +553,15 @@ def size_gate(
         high, low = low, max(1, low // 2)
     if reaches(low):
         return low
+    return _first_true(reaches, low, high)
+
+
+def _first_true(holds, low: int, high: int) -> int:
+    """The smallest size in (low, high] where ``holds`` turns true, by
+    bisection, given that it is false at ``low`` and true at ``high``."""
     while high - low > 1:
         middle = (low + high) // 2
-        if reaches(middle):
+        if holds(middle):
             high = middle
         else:
             low = middle
