@@ -42,6 +42,7 @@ from reviewapp.review.selectors import (
     reasons_for,
 )
 from scoring.stats.agreement import kappa_with_interval, krippendorff_alpha, validation_missing
+from scoring.stats.rates import wilson_interval
 
 PASS_CATEGORIES = ("pass", "fail")
 RUBRIC_PREFIX = "rubric:"
@@ -311,16 +312,23 @@ def regrade_agreement(judge_run: JudgeRun) -> LabelFigures | None:
 
 def regrade_disagreements(judge_run: JudgeRun) -> list[SampleItem]:
     """The regrade items whose settled human pass label differs from the
-    judge's, in sample order, but only when agreement on the regrade (kappa,
-    or percent agreement where kappa is undefined) is below the judge
-    version's validation threshold: these go to a lead as "judge disagrees
-    with people". Empty otherwise."""
+    judge's, in sample order, unless the regrade shows the judge agrees with
+    people: the lower bound of kappa's interval (of percent agreement's
+    Wilson interval where kappa is undefined) above the judge version's
+    validation threshold, the bound the validation page uses. A kappa above
+    the threshold on a small regrade is not enough (issue 24): its
+    disagreements go to a lead as "judge disagrees with people"."""
     regrade = _regrade(judge_run)
     if regrade is None:
         return []
     figures, judge_version = regrade
-    measure = figures.kappa if figures.kappa is not None else figures.percent
-    if measure is None or measure >= judge_version.validation_threshold:
+    if figures.kappa is not None:
+        lower = figures.kappa_low
+    elif figures.n:
+        lower = wilson_interval(figures.agreeing, figures.n)[0]
+    else:
+        return []
+    if lower is not None and lower > judge_version.validation_threshold:
         return []
     return list(
         SampleItem.objects.filter(id__in=figures.differing_items)

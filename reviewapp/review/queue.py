@@ -57,8 +57,8 @@ def lead_queue(
 ):
     """Every judged item that needs a lead and has no final decision since
     its latest judgement, oldest first. Besides the readers' own reasons
-    (reasons_for), a regrade item the judge contradicts while agreement is
-    low is there as "judge disagrees with people"."""
+    (reasons_for), a regrade item the judge contradicts, while the regrade
+    does not show the judge agrees, is there as "judge disagrees with people"."""
     items = SampleItem.objects.filter(assignments__judgements__isnull=False).distinct()
     if sample_id:
         items = items.filter(sample_id=sample_id)

@@ -565,11 +565,22 @@ class RegradeTests(ValidationTestCase):
         return judge_run
 
     def test_it_agrees_well_enough_and_sends_nothing_to_a_lead(self):
+        judge_run = self.graded_run(set())
+        figures = regrade_agreement(judge_run)
+        self.assertEqual((figures.matrix, figures.n), ([[15, 0], [0, 15]], 30))
+        self.assertGreater(figures.kappa_low, 0.6)
+        self.assertEqual(regrade_disagreements(judge_run), [])
+
+    def test_a_kappa_above_the_threshold_on_too_few_items_still_goes_to_a_lead(self):
+        # Kappa 0.87 on 30 items, but its lower bound (0.56) is not above 0.6:
+        # the regrade does not show the judge agrees well enough, as the
+        # validation page would not, so a lead sees the two disagreements.
         judge_run = self.graded_run({0, 15})
         figures = regrade_agreement(judge_run)
         self.assertEqual((figures.matrix, figures.n), ([[14, 1], [1, 14]], 30))
         self.assertAlmostEqual(figures.kappa, (28 / 30 - 0.5) / 0.5, places=12)
-        self.assertEqual(regrade_disagreements(judge_run), [])
+        self.assertLess(figures.kappa_low, 0.6)
+        self.assertEqual(regrade_disagreements(judge_run), [self.items[0], self.items[15]])
 
     def test_it_lists_the_disagreements_when_kappa_is_below_the_threshold(self):
         flipped = {0, 3, 6, 9, 12, 15, 18, 21, 24, 27}
