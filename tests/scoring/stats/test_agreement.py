@@ -288,6 +288,27 @@ def test_kappa_with_interval_is_never_a_point_at_perfect_agreement():
     assert (kappa, round(low, 4), round(high, 4)) == (1.0, 0.6687, 0.9975)
 
 
+def test_kappa_with_interval_on_four_grades_is_not_pulled_below_its_own_kappa():
+    # 50 grades in four categories, three apart: kappa 0.90. Half an item's
+    # prior weight on each of 16 cells put 6 items' worth on disagreement,
+    # and the interval was [0.61, 0.88], below the table's own kappa
+    # (coverage 0.32 at a true kappa of 0.9, bench/coverage_kappa.py). The
+    # prior weighs two items whatever the table's size.
+    grades = [[26, 1, 0, 0], [1, 11, 0, 0], [0, 0, 6, 0], [0, 0, 1, 4]]
+    kappa, low, high = kappa_with_interval(grades)
+    assert round(kappa, 4) == 0.9042
+    assert low < kappa < high
+    gammas = np.random.default_rng(7).standard_gamma(
+        np.array(grades, dtype=float).ravel() + 2 / 16, (400_000, 16)
+    )
+    cells = (gammas / gammas.sum(axis=1, keepdims=True)).reshape(-1, 4, 4)
+    chance = np.sum(cells.sum(axis=2) * cells.sum(axis=1), axis=1)
+    posterior = (np.trace(cells, axis1=1, axis2=2) - chance) / (1 - chance)
+    assert (low, high) == tuple(
+        pytest.approx(limit, abs=0.01) for limit in np.quantile(posterior, [0.025, 0.975])
+    )
+
+
 def test_kappa_with_interval_is_not_defined_for_one_shared_category():
     kappa, low, high = kappa_with_interval([[9, 0], [0, 0]])
     assert math.isnan(kappa) and math.isnan(low) and math.isnan(high)
