@@ -17,20 +17,32 @@ def percent(value: float) -> str:
     return f"{value * 100:.1f}"
 
 
-FIELDS = ("k", "n", "effective_n")
-
-
 @register.filter
 def k_of_n(figure) -> str:
     """A rate's count as "17/200", and "17/200, effective n 61" when its
     units cluster (a question's attempts, an answer's numbers) and its
     interval was made on fewer independent draws than n. Takes a Rate or
     its dict (as the gate's answer holds it)."""
-    shown = figure if isinstance(figure, dict) else {name: getattr(figure, name, None) for name in FIELDS}
-    counted = f"{shown['k']}/{shown['n']}"
-    if shown.get("effective_n") is not None:
-        counted += f", effective n {shown['effective_n']:.0f}"
-    return counted
+    said = effective_n(figure)
+    return f"{counted(figure)}, {said}" if said else counted(figure)
+
+
+@register.filter
+def counted(figure) -> str:
+    """A rate's count alone, "17/200" (for a table that gives its effective
+    n on a line of its own, to stay narrow)."""
+    return f"{_field(figure, 'k')}/{_field(figure, 'n')}"
+
+
+@register.filter
+def effective_n(figure) -> str:
+    """"effective n 61" when the rate's units cluster, else ""."""
+    value = _field(figure, "effective_n")
+    return f"effective n {value:.0f}" if value is not None else ""
+
+
+def _field(figure, name: str):
+    return figure.get(name) if isinstance(figure, dict) else getattr(figure, name, None)
 
 
 @register.filter

@@ -104,12 +104,16 @@ class ClusteredFiguresTests(BaseTestCase):
             (figure["k"], figure["n"], figure["effective_n"], figure["low"], figure["high"]),
         )
 
-        counted = f"{figure['k']}/{figure['n']}, effective n {figure['effective_n']:.0f}"
+        # The tables give the effective n on a line of its own, to fit 1366 px.
+        counted = f'<span class="k-n">{figure["k"]}/{figure["n"]}</span>'
+        effective = f'<span class="ci effective-n">effective n {figure["effective_n"]:.0f}</span>'
         dashboard = self.client.get(reverse("version-dashboard", args=["bot-2.0"]), {"set": SET})
-        self.assertContains(dashboard, f'<span class="k-n">{counted}</span>', html=True)
+        self.assertContains(dashboard, counted, html=True)
+        self.assertContains(dashboard, effective, html=True)
         self.assertContains(dashboard, f"[{figure['low'] * 100:.1f}–{figure['high'] * 100:.1f}]")
         run_page = self.client.get(reverse("run-detail", args=[self.run_obj.id]))
-        self.assertContains(run_page, f'<span class="k-n">{counted}</span>', html=True)
+        self.assertContains(run_page, counted, html=True)
+        self.assertContains(run_page, effective, html=True)
 
         compare = self.client.get(
             reverse("version-compare"), {"baseline": "bot-1.0", "candidate": "bot-2.0", "set": SET}
