@@ -25,6 +25,7 @@ urlpatterns = [
     path("login/", auth_views.LoginView.as_view(), name="login"),
     path("logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("runs/upload/", runs.run_upload, name="run-upload"),
+    path("runs/upload/confirm/", runs.run_upload_confirm, name="run-upload-confirm"),
     path("runs/import/", imports.run_import, name="run-import"),
     path("runs/import/confirm/", imports.run_import_confirm, name="run-import-confirm"),
     path("runs/<int:run_id>/", runs.run_detail, name="run-detail"),

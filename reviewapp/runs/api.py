@@ -106,7 +106,6 @@ def _run_out(request, run: Run, *, duplicate: bool = False) -> dict:
     }
 
 
-
 @router.post(
     "/runs",
     response={201: RunOut, 200: RunOut, **UPLOAD_REFUSALS},
@@ -120,6 +119,7 @@ def upload_run(
     set_version: Form[str] = "",
     set_from_file: Form[bool] = False,
     set_name: Form[str] = "",
+    revise_set: Form[bool] = False,
     repeats: Form[int | None] = None,
 ):
     """Store the log and queue its validation and scoring. `repeats` names the
@@ -133,7 +133,15 @@ def upload_run(
     characters. The file is UTF-8 JSON Lines, or that compressed with gzip;
     each line at most `REVIEWAPP_MAX_ANSWER_KB` (100 KB). 400 names each
     problem (the form field, or the file's line and field); 411 for a body
-    sent without Content-Length; 413 past the size limit."""
+    sent without Content-Length; 413 past the size limit.
+
+    With `set_from_file` (a log in the combined form) the set version holds
+    the file's questions and nothing else, in a new set named `set_name`
+    (empty: named after the set version). `revise_set=true` makes it a new
+    version of the existing set `set_name` instead, its latest version's
+    questions kept and the file's added or replacing them; naming an existing
+    set without it is refused, saying what the revision would add, change and
+    keep."""
     received = run_receive(
         upload=file,
         uploaded_by=request.user,
@@ -142,6 +150,7 @@ def upload_run(
         set_version=set_version,
         set_from_file=set_from_file,
         set_name=set_name,
+        revise_set=revise_set,
         repeats=repeats,
     )
     run = Run.objects.get(id=received.run.id)
@@ -176,6 +185,7 @@ def import_run(
     set_name: Form[str] = "",
     language: Form[str] = "en",
     set_from_file: Form[bool] = True,
+    revise_set: Form[bool] = False,
     preview: Form[bool] = False,
 ):
     """Convert another tool's file into a run log and take it as a run, as
@@ -189,8 +199,10 @@ def import_run(
     `field=column,...`, e.g. `retrieved_contexts=contexts`. An Inspect log
     names its versions (model; task and task version) unless the form does;
     Ragas and CSV files need both. With `set_from_file` (the default) the
-    set version is created, or the named set revised, from the file's
-    questions; without, the answers are scored against the existing set
+    set version is created from the file's questions and holds them alone,
+    in a new set named `set_name` (empty: named after the set version), or,
+    with `revise_set=true`, as a new version of the existing set `set_name`;
+    without `set_from_file`, the answers are scored against the existing set
     version. `preview=true` stores nothing and answers what the file would
     become: the versions and mapping in use and its first answers. 400 names
     every problem by sample or line and field; nothing is stored then."""
@@ -231,6 +243,7 @@ def import_run(
             file_format=pending.format,
             options=options,
             set_from_file=set_from_file,
+            revise_set=revise_set,
             uploaded_by=request.user,
             source=Run.Source.API,
         )

@@ -44,6 +44,15 @@ def _set_name_field(**kwargs) -> forms.CharField:
     )
 
 
+def _revise_field() -> forms.BooleanField:
+    return forms.BooleanField(
+        required=False,
+        label="Revise the named set",
+        help_text="The new version keeps the questions of the named set's latest version, this file's "
+        "added or replacing them. You see what it adds, changes and keeps before anything is stored.",
+    )
+
+
 class RunUploadForm(forms.Form):
     """A run log and what names its versions. The versions already known are
     offered as suggestions (``known_*``, for datalists), never as the only
@@ -74,12 +83,12 @@ class RunUploadForm(forms.Form):
         required=False,
         label="Create or revise the question set from this file",
         help_text="For a log in the combined form: each answer carries expected_behaviour and "
-        "expected_values. The set version above becomes a new version of the set named below.",
+        "expected_values. The set version above then holds this file's questions, and nothing else.",
     )
     set_name = _set_name_field(
-        help_text="With the option above: the set to revise (its latest version is the base); "
-        "empty for the default set.",
+        help_text="With the option above: a new set's name; empty, the set is named after its version.",
     )
+    revise_set = _revise_field()
     repeats = forms.IntegerField(
         required=False,
         min_value=1,
@@ -214,10 +223,12 @@ class ImportConfirmForm(forms.Form):
     set_from_file = forms.BooleanField(
         required=False,
         label="Create or revise the question set from this file",
-        help_text="The questions, references and expected values become the set version above, a new "
-        "version of the set named below. Untick it to score the answers against an existing set version.",
+        help_text="The questions, references and expected values become the set version above, holding "
+        "this file's questions alone. Untick it to score the answers against an existing set version.",
     )
-    set_name = _set_name_field()
+    set_name = _set_name_field(help_text="A new set's name; empty, the set is named after its version.")
+    revise_set = _revise_field()
+    seen = forms.CharField(required=False, widget=forms.HiddenInput)
     language = forms.CharField(
         max_length=logfile.LANGUAGE_MAX_LENGTH,
         initial="en",

@@ -14,7 +14,7 @@ from __future__ import annotations
 import math
 import time
 import uuid
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import orjson
@@ -67,14 +67,21 @@ FIELD_LABELS = {
 }
 
 
+# The "format" of a pending run log in this app's own form, kept while the
+# revision of a set it asks for is confirmed (the upload page's second step).
+RUN_LOG = "run"
+
+
 @dataclass(frozen=True)
 class Pending:
-    """An uploaded file waiting for its import to be confirmed."""
+    """An uploaded file waiting for its import (or its revision of a set) to
+    be confirmed; ``fields`` are the form's values it was sent with."""
 
     key: str
     path: Path
     name: str
     format: str
+    fields: dict = field(default_factory=dict)
 
 
 def _folder() -> Path:
@@ -83,19 +90,23 @@ def _folder() -> Path:
     return folder
 
 
-def pending_store(upload, *, user, file_format: str = "") -> Pending:
-    """Keep an uploaded file for an import, its format named or sniffed.
+def pending_store(upload, *, user, file_format: str = "", fields: dict | None = None) -> Pending:
+    """Keep an uploaded file for an import, its format named or sniffed, or
+    (``file_format`` RUN_LOG) a run log whose set revision waits to be
+    confirmed, with the form's ``fields``.
 
     Refuses (ApplicationError) what store_upload refuses (size, empty, wrong
     encoding), a file in none of the import formats (this app's own run log
     is uploaded on the upload page), and one that is not the format named."""
     name = clean_file_name(upload.name)
-    stored = store_upload(upload, folder=FOLDER, text=False)
+    stored = store_upload(upload, folder=FOLDER, text=file_format == RUN_LOG)
     try:
         from scoring.imports import sniff
 
-        detected = sniff.detect_format(stored.path, stored.name)
-        if file_format:
+        detected = RUN_LOG if file_format == RUN_LOG else sniff.detect_format(stored.path, stored.name)
+        if file_format == RUN_LOG:
+            pass
+        elif file_format:
             if file_format not in imports.FORMATS:
                 raise ApplicationError(f"format: choose one of {', '.join(imports.FORMATS)}")
             if problem := sniff.format_problem(stored.path, stored.name, file_format):
@@ -112,8 +123,11 @@ def pending_store(upload, *, user, file_format: str = "") -> Pending:
     except BaseException:
         stored.path.unlink(missing_ok=True)
         raise
-    signed = signing.dumps({"key": key, "name": stored.name, "format": chosen, "user": user.pk}, salt=_SALT)
-    return Pending(key=signed, path=path, name=stored.name, format=chosen)
+    fields = fields or {}
+    signed = signing.dumps(
+        {"key": key, "name": stored.name, "format": chosen, "user": user.pk, "fields": fields}, salt=_SALT
+    )
+    return Pending(key=signed, path=path, name=stored.name, format=chosen, fields=fields)
 
 
 def pending_open(signed: str, *, user) -> Pending:
@@ -132,7 +146,9 @@ def pending_open(signed: str, *, user) -> Pending:
         if done.exists():
             raise AlreadyImported(int(done.read_text()))
         raise ApplicationError("This import is not known here; upload the file again.")
-    return Pending(key=signed, path=path, name=data["name"], format=data["format"])
+    return Pending(
+        key=signed, path=path, name=data["name"], format=data["format"], fields=data.get("fields") or {}
+    )
 
 
 class AlreadyImported(Exception):
@@ -183,14 +199,16 @@ def import_receive(
     file_format: str,
     options: imports.ImportOptions,
     set_from_file: bool = True,
+    revise_set: bool = False,
+    revision_seen: str | None = None,
     uploaded_by=None,
     source: str = Run.Source.WEB,
 ) -> Received:
     """Convert an import file into a run log and receive it as a run.
 
     With ``set_from_file`` the question set version named in the options is
-    created (or the named set revised) from the file's questions, as for a
-    log in the combined form; without, the answers are scored against the
+    created from the file's questions (or, with ``revise_set``, the named set
+    revised), as for a log in the combined form; without, the answers are scored against the
     existing set version, and the file's expected values are set aside. The
     converted log is the same either way, so the same file imported again
     leads to the run that holds it.
@@ -216,6 +234,8 @@ def import_receive(
                 set_version=options.set_version,
                 set_from_file=set_from_file,
                 set_name=options.set_name if set_from_file else "",
+                revise_set=revise_set and set_from_file,
+                revision_seen=revision_seen,
                 # Against an existing set version, the expected values the
                 # file carries are set aside: the set's are the ones scored.
                 expected_ignored=not set_from_file,

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
+from dataclasses import dataclass
 from pathlib import Path
 
 from django.conf import settings
@@ -41,16 +42,8 @@ def set_version_create(
     exists already or breaks the label rule (logfile.label_problem), and a
     set name that breaks its rule (logfile.set_name_problem).
     """
-    version = version.strip()
-    if not version:
-        raise ApplicationError("a set version is needed: give it in a header line, the file name or the form")
-    if problem := logfile.label_problem(version):
-        raise ApplicationError(f"set version: {problem}")
+    version = _check_new_version(version)
     check_set_name(set_name)
-    if SetVersion.objects.filter(version=version).exists():
-        raise ApplicationError(
-            f"set version {version} exists already; versions are never changed, choose a new one"
-        )
     if based_on is not None:
         question_set = based_on.question_set
     else:
@@ -84,6 +77,21 @@ def set_version_create(
     except IntegrityError as error:  # two uploads of the same new version at once
         raise ApplicationError(f"set version {version} exists already") from error
     return set_version
+
+
+def _check_new_version(version: str) -> str:
+    """The label of a set version to make, refused when it is empty, breaks
+    the label rule or exists already."""
+    version = version.strip()
+    if not version:
+        raise ApplicationError("a set version is needed: give it in a header line, the file name or the form")
+    if problem := logfile.label_problem(version):
+        raise ApplicationError(f"set version: {problem}")
+    if SetVersion.objects.filter(version=version).exists():
+        raise ApplicationError(
+            f"set version {version} exists already; versions are never changed, choose a new one"
+        )
+    return version
 
 
 def check_set_name(set_name: str) -> None:
@@ -185,24 +193,114 @@ def _qa_questions(stored: StoredFile, *, task: str, columns: str, language: str)
     return StoredFile(path=target, name=stored.name, sha256=stored.sha256, size=target.stat().st_size)
 
 
+@dataclass(frozen=True)
+class SetRevision:
+    """What a new version of a named set would hold: its latest version's
+    questions (``base``), with the file's questions added or replacing them.
+    ``seen`` names this plan, so that a confirmation stores what was shown
+    and nothing else (another revision landing in between changes it)."""
+
+    set_name: str
+    base: SetVersion
+    added: int
+    changed: int
+    kept: int
+
+    @property
+    def total(self) -> int:
+        return self.added + self.changed + self.kept
+
+    @property
+    def seen(self) -> str:
+        return f"{self.base.id}:{self.added}:{self.changed}:{self.kept}"
+
+    def sentence(self, version: str) -> str:
+        base_count = self.changed + self.kept
+        return (
+            f"set version {version} revises set {self.set_name}, whose latest version is "
+            f"{self.base.version} ({base_count} question{'s' if base_count != 1 else ''}): it adds "
+            f"{self.added}, changes {self.changed} and keeps {self.kept} unchanged, {self.total} in all"
+        )
+
+
+def set_revision_plan(*, questions: Iterable[dict], set_name: str) -> SetRevision | None:
+    """What revising the set named ``set_name`` with ``questions`` would do;
+    None when no set of that name has a version."""
+    base = SetVersion.objects.filter(question_set__name=set_name).order_by("-created_at", "-id").first()
+    if base is None:
+        return None
+    before = {q.question_id: _question_fields(q) for q in base.questions.all()}
+    added = changed = 0
+    for question in questions:
+        earlier = before.get(question["question_id"])
+        if earlier is None:
+            added += 1
+        elif {**earlier, **question} != earlier:
+            changed += 1
+    return SetRevision(set_name, base, added, changed, len(before) - changed)
+
+
+class RevisionToConfirm(ApplicationError):
+    """A revision asked for but not yet seen as it now stands: ``revision``
+    says what it would do. Nothing is stored."""
+
+    def __init__(self, revision: SetRevision, version: str):
+        self.revision = revision
+        super().__init__(f"Check the revision, then confirm it: {revision.sentence(version)}.", status=200)
+
+
 def set_version_from_combined_log(
-    *, path: Path, file_name: str, version: str, set_name: str = "", created_by=None
+    *,
+    path: Path,
+    file_name: str,
+    version: str,
+    set_name: str = "",
+    revise: bool = False,
+    seen: str | None = None,
+    created_by=None,
 ) -> SetVersion:
-    """Create, or revise into a new version, the question set from a log in
-    the spec's combined form (answers carrying expected behaviour and values).
-    The latest version of the named set is the base of a revision."""
+    """The set version ``version`` made from a log in the spec's combined form
+    (answers carrying expected behaviour and values), holding that file's
+    questions and nothing else: in the set named ``set_name``, new, or, when
+    the name is empty, a set of its own named after the version.
+
+    With ``revise`` the named set must exist, and the new version starts from
+    its latest version's questions, the file's added or replacing them. With
+    ``seen`` (the web's confirmation step) it must be what the user saw, the
+    plan's ``seen``; else RevisionToConfirm says what it would do. ``seen``
+    None (the API, where ``revise`` is the request itself) skips that check.
+    Naming an existing set without ``revise`` is refused, saying what a
+    revision would do; nothing is ever merged unasked (issue 25, point 1)."""
+    version = _check_new_version(version)
     check_set_name(set_name)
+    name = set_name.strip() or version
     try:
         questions = logfile.questions_from_combined(path, max_line_bytes=settings.MAX_ANSWER_BYTES)
     except logfile.LogFileError as error:
         raise _rejected(file_name, error) from error
-    base = SetVersion.objects.filter(question_set__name=set_name.strip() or DEFAULT_SET_NAME).first()
+    plan = set_revision_plan(questions=questions, set_name=name)
+    if revise and plan is None:
+        raise ApplicationError(
+            f"set_name: there is no set {name} to revise; name an existing set, "
+            "or untick “revise” to make a new one"
+        )
+    if plan is not None and not revise:
+        raise ApplicationError(
+            f"set_name: set {name} exists (latest version {plan.base.version}, "
+            f"{plan.changed + plan.kept} questions). A new version of it from this file would add "
+            f"{plan.added}, change {plan.changed} and keep {plan.kept} unchanged: ask for it with "
+            "“revise the named set” "
+            "(revise_set=true through the API), or name a new set"
+        )
+    if plan is not None and seen is not None and seen != plan.seen:
+        raise RevisionToConfirm(plan, version)
     return set_version_create(
         version=version,
         questions=questions,
-        set_name=set_name,
-        based_on=base,
+        set_name=name,
+        based_on=plan.base if plan is not None else None,
         created_by=created_by,
         source_name=file_name,
-        note="taken from the expected values of a combined-form log",
+        note="taken from the expected values of a combined-form log"
+        + (f", revising {plan.base.version}" if plan is not None else ""),
     )

@@ -59,6 +59,8 @@ def run_receive(
     set_version: str = "",
     set_from_file: bool = False,
     set_name: str = "",
+    revise_set: bool = False,
+    revision_seen: str | None = None,
     repeats: int | None = None,
     expected_ignored: bool = False,
 ) -> Received:
@@ -69,7 +71,10 @@ def run_receive(
     missing or disagree, one naming an unknown set version, and a log in the
     combined form unless ``set_from_file`` asks to take the question set from
     it, or ``expected_ignored`` says its expected values are known to be set
-    aside (an import scored against an existing set version).
+    aside (an import scored against an existing set version). A set taken
+    from the file holds its questions alone unless ``revise_set`` asks for a
+    new version of the set named ``set_name`` (and, with ``revision_seen``,
+    confirms the plan the user saw: set_version_from_combined_log).
     """
     stored = store_upload(upload, folder="runs")
     try:
@@ -87,6 +92,8 @@ def run_receive(
             set_version=set_version,
             set_from_file=set_from_file,
             set_name=set_name,
+            revise_set=revise_set,
+            revision_seen=revision_seen,
             repeats=repeats,
             expected_ignored=expected_ignored,
         )
@@ -103,6 +110,8 @@ def _run_create(
     set_version,
     set_from_file,
     set_name,
+    revise_set=False,
+    revision_seen=None,
     repeats=None,
     expected_ignored=False,
 ):
@@ -137,6 +146,8 @@ def _run_create(
                     file_name=stored.name,
                     version=set_label,
                     set_name=set_name,
+                    revise=revise_set,
+                    seen=revision_seen,
                     created_by=uploaded_by,
                 )
             else:

@@ -21,6 +21,7 @@ from reviewapp.runs.services.imports import (
     pending_open,
     pending_store,
 )
+from reviewapp.runs.services.question_sets import RevisionToConfirm
 from scoring import imports
 from scoring.imports.tabular import DERIVED
 
@@ -100,6 +101,7 @@ def _preview_page(request, pending, data):
     )
     status = 200 if not errors else 400
     preview = first
+    revision, revision_sentence = None, ""
     if data is not None and form.is_valid():
         options = imports.ImportOptions(
             assistant_version=form.cleaned_data["assistant_version"],
@@ -120,12 +122,17 @@ def _preview_page(request, pending, data):
                     file_format=pending.format,
                     options=options,
                     set_from_file=form.cleaned_data["set_from_file"],
+                    revise_set=form.cleaned_data["revise_set"],
+                    revision_seen=form.cleaned_data["seen"],
                     uploaded_by=request.user,
                 )
                 pending_done(pending, run_id=received.run.id)
                 if not received.created:
                     messages.info(request, "This file was imported before; here is the run that holds it.")
                 return redirect("run-detail", run_id=received.run.id)
+        except RevisionToConfirm as shown:
+            # Asked to revise a set: what it would do, before anything is stored.
+            revision, revision_sentence = shown.revision, shown.revision.sentence(options.set_version)
         except ApplicationError as rejected:
             errors, status = rejected.errors, rejected.status
             if data.get("action") == "import":
@@ -140,6 +147,8 @@ def _preview_page(request, pending, data):
         "form": form,
         "preview": preview,
         "errors": errors,
+        "revision": revision,
+        "revision_sentence": revision_sentence,
         "known_set_versions": SetVersion.objects.select_related("question_set").order_by("-id")[:SUGGESTIONS],
         "known_assistant_versions": AssistantVersion.objects.order_by("-created_at", "-id").values_list(
             "label", flat=True

@@ -1,6 +1,7 @@
 from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
+from django.core.files import File
 from django.core.paginator import Paginator
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
@@ -12,6 +13,14 @@ from reviewapp.core.uploads import limit_text
 from reviewapp.models import Answer, Finding, Run, Scoring
 from reviewapp.runs.forms import RescoreForm, RunExcludeForm, RunUploadForm, SealedOpenForm
 from reviewapp.runs.selectors import run_is_stuck
+from reviewapp.runs.services.imports import (
+    RUN_LOG,
+    AlreadyImported,
+    pending_done,
+    pending_open,
+    pending_store,
+)
+from reviewapp.runs.services.question_sets import RevisionToConfirm
 from reviewapp.runs.services.runs import run_exclude, run_include, run_receive, run_retry
 from reviewapp.scorings import selectors
 from reviewapp.scorings.services import scoring_open_sealed, scoring_request, scoring_retry
@@ -38,7 +47,21 @@ def run_upload(request):
     form = RunUploadForm(request.POST or None, request.FILES or None)
     errors: list[str] = []
     status = 200
-    if request.method == "POST" and form.is_valid():
+    if request.method == "POST" and form.is_valid() and form.cleaned_data["revise_set"]:
+        # A revision is shown before anything is stored: the file waits.
+        fields = {
+            name: form.cleaned_data[name]
+            for name in ("assistant_version", "set_version", "set_from_file", "set_name", "repeats")
+        }
+        try:
+            pending = pending_store(
+                form.cleaned_data["file"], user=request.user, file_format=RUN_LOG, fields=fields
+            )
+        except ApplicationError as rejected:
+            errors, status = rejected.errors, rejected.status
+        else:
+            return _revision_step(request, pending, seen="")
+    elif request.method == "POST" and form.is_valid():
         try:
             received = run_receive(
                 upload=form.cleaned_data["file"],
@@ -70,6 +93,58 @@ def run_upload(request):
         },
         status=status,
     )
+
+
+@require_POST
+@role_required(*WRITERS)
+def run_upload_confirm(request):
+    """The upload's second step when it revises a set: the revision as shown
+    (``seen``) is stored with the run; a second click leads to the run."""
+    try:
+        pending = pending_open(request.POST.get("key", ""), user=request.user)
+    except AlreadyImported as done:
+        messages.info(request, "This upload was confirmed already; here is its run.")
+        return redirect("run-detail", run_id=done.run_id)
+    except ApplicationError as rejected:
+        messages.error(request, rejected.errors[0])
+        return redirect("run-upload")
+    return _revision_step(request, pending, seen=request.POST.get("seen", ""))
+
+
+def _revision_step(request, pending, *, seen: str):
+    """Receive a pending run log that revises a set: the run when ``seen``
+    is the revision as it stands, else the page saying what it would do."""
+    fields = pending.fields
+    try:
+        with open(pending.path, "rb") as stream:
+            received = run_receive(
+                upload=File(stream, name=pending.name),
+                uploaded_by=request.user,
+                assistant_version=fields.get("assistant_version", ""),
+                set_version=fields.get("set_version", ""),
+                set_from_file=bool(fields.get("set_from_file")),
+                set_name=fields.get("set_name", ""),
+                revise_set=True,
+                revision_seen=seen,
+                repeats=fields.get("repeats"),
+            )
+    except RevisionToConfirm as shown:
+        context = {
+            "key": pending.key,
+            "revision": shown.revision,
+            "sentence": shown.errors[0],
+            "file_name": pending.name,
+        }
+        return render(request, "runs/upload_revision.html", context | {"fields": fields})
+    except ApplicationError as rejected:
+        pending.path.unlink(missing_ok=True)
+        form = RunUploadForm(initial={**fields, "revise_set": True})
+        context = {"form": form, "errors": rejected.errors, "limit": limit_text()}
+        return render(request, "runs/upload.html", context, status=rejected.status)
+    pending_done(pending, run_id=received.run.id)
+    if not received.created:
+        messages.info(request, "This file was uploaded before; here is the run that holds it.")
+    return redirect("run-detail", run_id=received.run.id)
 
 
 @require_GET

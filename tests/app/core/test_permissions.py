@@ -67,6 +67,8 @@ PAGES: dict[str, dict[str, dict[str, int]]] = {
     "login": {"GET": everyone(200), "POST": everyone(200)},
     "logout": {"GET": NOT_ALLOWED, "POST": everyone(302)},
     "run-upload": {"GET": only(WRITERS), "POST": only(WRITERS, 400)},
+    # An empty confirmation names no pending upload: back to the upload page.
+    "run-upload-confirm": {"GET": NOT_ALLOWED, "POST": only(WRITERS, 302)},
     "run-import": {"GET": only(WRITERS), "POST": only(WRITERS, 400)},
     # An empty confirmation names no pending import: back to the first step.
     "run-import-confirm": {"GET": NOT_ALLOWED, "POST": only(WRITERS, 302)},

@@ -162,7 +162,14 @@ class RunUploadTests(UploadTestCase):
             set_version="1.3",
             set_from_file="on",
             set_name="default",
+            revise_set="on",
         )
+        # Shown first (tests/app/runs/test_set_from_file.py), then confirmed.
+        with self.captureOnCommitCallbacks(execute=True):
+            response = self.client.post(
+                reverse("run-upload-confirm"),
+                {"key": response.context["key"], "seen": response.context["revision"].seen},
+            )
         self.assertEqual(response.status_code, 302)
         revised = SetVersion.objects.get(version="1.3")
         self.assertEqual(revised.based_on.version, "1.2")
