@@ -80,7 +80,9 @@ def version_dashboard(request, label: str):
         else []
     )
     run_id = _run_choice(request)
-    figures = dashboard.version_dashboard(version, set_version, run_id=run_id)
+    figures = dashboard.version_dashboard(
+        version, set_version, run_id=run_id, sample_ids=_sample_choice(request)
+    )
     if "run" in request.GET and (figures["record"] is None or figures["record"].chosen is None):
         # A run of another version or set, or no run at all: say so, not just show every run.
         shown = f"run #{run_id}" if run_id is not None else f"run {request.GET['run']!r}"
@@ -106,6 +108,17 @@ def version_dashboard(request, label: str):
 def _run_choice(request) -> int | None:
     value = request.GET.get("run", "")
     return int(value) if value.isascii() and value.isdigit() else None
+
+
+def _sample_choice(request) -> list[int] | None:
+    """The samples the manager chose to count (?sample=…, repeated), or None
+    for the default (those drawn for review). ``?samples=chosen`` with no
+    sample is a choice of none: the form sends it so that unticking every
+    box does not bring the default back."""
+    values = request.GET.getlist("sample")
+    if not values and request.GET.get("samples") != "chosen":
+        return None
+    return [int(value) for value in values if value.isascii() and value.isdigit()]
 
 
 @require_GET
