@@ -34,6 +34,8 @@ from reviewapp.versions.records import (
 )
 from scoring.measures import FAILURE_MEASURES, MEASURE_LABELS, MEASURES
 from scoring.stats.rates import (
+    CLUSTER_METHOD,
+    Rate,
     WeightedRate,
     counted_rate,
     rate,
@@ -503,3 +505,140 @@ def timing_chart(set_version: SetVersion) -> dict:
 # The chart's scale: 0 % at CHART_LEFT, 100 % at CHART_LEFT + CHART_WIDTH (SVG units).
 CHART_LEFT = 190
 CHART_WIDTH = 620
+
+
+# How the intervals of the dashboard's unweighted figures were made.
+WILSON_METHOD = "Wilson, 95 %"
+
+
+def dashboard_figure_rows(figures: dict) -> list[dict]:
+    """The figures a version's dashboard shows (``version_dashboard``), one
+    labelled row each, as its CSV and JSON exports give them: the automatic
+    measures by slice, then the review figures of the samples counted, each
+    unweighted ("sample, unweighted") and, for a stratified sample, weighted
+    by strata beside it. Every row has k and n, the effective n its
+    interval was made on (n itself where the units are independent), the
+    rate, its interval and how it was made; a weighted row keeps the
+    sample's k and n, and its rate is the weighted estimate. Numbers stay
+    unrounded here: the CSV rounds them."""
+    rows: list[dict] = []
+    record = figures["record"]
+    source = record.sources if record else ""
+
+    def add(section, slice_name, figure, basis, value, *, k, n, measure="", origin=source):
+        clustered = isinstance(value, Rate) and value.clustered
+        weighted = isinstance(value, WeightedRate)
+        rows.append(
+            {
+                "section": section,
+                "slice": slice_name,
+                "figure": figure,
+                "measure": measure,
+                "basis": basis,
+                "from": origin,
+                "k": k,
+                "n": n,
+                "effective_n": value.effective_n if clustered or weighted else n,
+                "rate": value.value,
+                "low": value.low,
+                "high": value.high,
+                "interval": value.method if weighted else CLUSTER_METHOD if clustered else WILSON_METHOD,
+                "unrepresented_weight": value.unrepresented if weighted else 0.0,
+            }
+        )
+
+    for row in figures["table"]:
+        for cell in row.cells:
+            if cell.rate is not None:
+                basis = "attempts, clustered by question" if cell.rate.clustered else "units"
+                add(
+                    "automatic measures",
+                    row.slice,
+                    MEASURE_LABELS[cell.measure],
+                    basis,
+                    cell.rate,
+                    k=cell.rate.k,
+                    n=cell.rate.n,
+                    measure=cell.measure,
+                )
+    review = figures["review"]
+    if not review["planned"]:
+        return rows
+    counted = ", ".join(f"#{sample.id}" for sample in figures["counted_samples"])
+    origin = f"sample{'s' if len(figures['counted_samples']) > 1 else ''} {counted}"
+    unweighted = "sample, unweighted" if review["stratified"] else "sample"
+
+    def pair(figure, k, n, plain, weighted, measure=""):
+        if plain is not None:
+            add("review", "all", figure, unweighted, plain, k=k, n=n, measure=measure, origin=origin)
+        if weighted is not None:
+            add(
+                "review",
+                "all",
+                figure,
+                "weighted by strata",
+                weighted,
+                k=k,
+                n=n,
+                measure=measure,
+                origin=origin,
+            )
+
+    pair("graded coverage", review["graded"], review["planned"], review["coverage"], None)
+    for grade in review["grades"]:
+        pair(
+            f"outcome: {grade['label']}",
+            grade["k"],
+            grade["n"],
+            grade.get("rate"),
+            grade.get("weighted"),
+            grade["grade"],
+        )
+    passing = review["passes_rubric"]
+    pair("passes every rubric question", passing["k"], passing["n"], passing["rate"], passing["weighted"])
+    for question in review["rubric"]:
+        pair(
+            f"rubric {question['kind']}: {question['text']}",
+            question["k"],
+            question["n"],
+            question["rate"],
+            question["weighted"],
+            question["key"],
+        )
+    severity = review["severity"]
+    if severity:
+        plain = severity["unweighted"]
+        pair("material error on settled items", plain.k, plain.n, plain, severity["stratified"])
+        if severity["stratified"] is None:
+            add(
+                "review",
+                "all",
+                "material error on settled items",
+                "severity-weighted",
+                severity["weighted"],
+                k=plain.k,
+                n=plain.n,
+                origin=origin,
+            )
+        else:
+            add(
+                "review",
+                "all",
+                "material error on settled items",
+                "severity-weighted, sample unweighted by strata",
+                severity["severity_only"],
+                k=plain.k,
+                n=plain.n,
+                origin=origin,
+            )
+            add(
+                "review",
+                "all",
+                "material error on settled items",
+                "severity-weighted, weighted by strata",
+                severity["weighted"],
+                k=plain.k,
+                n=plain.n,
+                origin=origin,
+            )
+    return rows
