@@ -111,7 +111,7 @@ FIGURE_COLUMNS = (
     "section", "slice", "figure", "measure", "basis", "from", "k", "n", "effective_n",
     "rate", "low", "high", "interval", "unrepresented_weight",
 )  # fmt: skip
-# Shares to four decimals (0.8948, a hundredth of a point), effective n to one.
+# Shares to four decimals (0.8948, a hundredth of a point); effective n as _draws gives it.
 FOUR_DECIMALS = ("rate", "low", "high", "unrepresented_weight")
 
 
@@ -121,7 +121,7 @@ def version_export(request, label: str, fmt: str):
     """What the dashboard shows, for the same query (set, run, samples
     counted): the automatic measures and the review figures, one labelled
     row per figure (selectors.dashboard_figure_rows). JSON keeps numbers
-    whole; CSV rounds shares to four decimals and the effective n to one."""
+    whole; CSV rounds shares to four decimals and a fractional effective n to one."""
     if fmt not in ("csv", "json"):
         raise Http404("The dashboard exports CSV or JSON.")
     version = get_object_or_404(AssistantVersion, label=label)
@@ -153,13 +153,18 @@ def version_export(request, label: str, fmt: str):
         cells = [
             f"{row[name]:.4f}"
             if name in FOUR_DECIMALS
-            else f"{row[name]:.1f}"
+            else _draws(row[name])
             if name == "effective_n"
             else row[name]
             for name in FIGURE_COLUMNS
         ]
         writer.writerow([version.label, set_version.version if set_version else "", *cells])
     return response
+
+
+def _draws(effective_n: float) -> str:
+    """An effective n for the CSV: 123 for n itself, 113.7 for a fraction of draws, never 123.0."""
+    return str(int(effective_n)) if float(effective_n).is_integer() else f"{effective_n:.1f}"
 
 
 def _export_query(request, set_version) -> str:

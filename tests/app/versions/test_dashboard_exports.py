@@ -103,7 +103,11 @@ class DashboardExportTests(BaseTestCase):
             for name in ("rate", "low", "high"):
                 self.assertRegex(row[name], r"^[01]\.\d{4}$")
                 self.assertEqual(row[name], f"{figure[name]:.4f}")
-            self.assertEqual(row["effective_n"], f"{figure['effective_n']:.1f}")
+            effective = figure["effective_n"]
+            self.assertEqual(
+                row["effective_n"],
+                str(int(effective)) if float(effective).is_integer() else f"{effective:.1f}",
+            )
             self.assertEqual(row["n"], str(figure["n"]))
         self.assertNotRegex(response.content.decode(), r"\d\.\d{6}")
 
