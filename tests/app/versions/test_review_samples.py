@@ -157,3 +157,24 @@ class SamplePurposeTests(BaseTestCase):
         self.assertEqual(alone.context["review"]["planned"], 80)
         # A sample of another version is not counted.
         self.assertEqual(self.client.get(url, {"sample": ["999999"]}).context["review"]["planned"], 0)
+
+    def test_a_lead_draws_a_sample_to_validate_a_judge_from_the_page(self):
+        self.client.force_login(self.lead)
+        fields = {"run": self.logged_run.id, "size": 5, "allocation": "equal", "min_per_stratum": 1,
+                  "rubric_version": rubric_default().id, "name": "for the judge"}  # fmt: skip
+        self.client.post(reverse("sample-new"), {**fields, "purpose": "judge_validation"})
+        self.client.post(reverse("sample-new"), {**fields, "name": "left as it was"})
+        drawn = dict(
+            Sample.objects.filter(name__in=("for the judge", "left as it was")).values_list("name", "purpose")
+        )
+        self.assertEqual(drawn, {"for the judge": "judge_validation", "left as it was": "review"})
+
+    def test_it_refuses_a_purpose_it_does_not_know(self):
+        from reviewapp.core.errors import ApplicationError
+
+        with self.assertRaisesMessage(
+            ApplicationError, "a sample is drawn for review, judge_regrade, judge_validation, not 'audit'"
+        ):
+            sample_draw(
+                frame=Frame(run=self.logged_run), size=5, rubric_version=rubric_default(), purpose="audit"
+            )
