@@ -65,6 +65,7 @@ urlpatterns = [
     path("severity/", severity.severity_edit, name="severity"),
     path("versions/planner/", dashboard.planner, name="planner"),
     path("versions/<str:label>/", dashboard.version_dashboard, name="version-dashboard"),
+    path("versions/<str:label>/figures.<str:fmt>", dashboard.version_export, name="version-export"),
     path("runs/<int:run_id>/log.jsonl", dashboard.export_log, name="run-log"),
     path(
         "runs/<int:run_id>/scorings/<int:scoring_id>/scores.<str:fmt>",

@@ -99,6 +99,21 @@ class SampleDrawForm(forms.Form):
         queryset=RubricVersion.objects.select_related("rubric"), empty_label=None
     )
     name = forms.CharField(required=False, max_length=200)
+    # A judge's regrade sample is drawn by its judge run, never here.
+    purpose = forms.ChoiceField(
+        choices=[
+            (Sample.Purpose.REVIEW, Sample.Purpose.REVIEW.label),
+            (Sample.Purpose.JUDGE_VALIDATION, Sample.Purpose.JUDGE_VALIDATION.label),
+        ],
+        initial=Sample.Purpose.REVIEW,
+        required=False,
+        label="Drawn for",
+        help_text="A version's review figures count the samples drawn for review, unless a manager "
+        "chooses others.",
+    )
+
+    def clean_purpose(self) -> str:
+        return self.cleaned_data["purpose"] or Sample.Purpose.REVIEW
 
     def clean_splits(self) -> tuple[str, ...]:
         return self.SPLIT_CHOICES[self.cleaned_data["splits"] or "tuning"][1]

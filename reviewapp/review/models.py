@@ -65,7 +65,16 @@ class Sample(models.Model):
         PROPORTIONAL = "proportional", "proportional, with a minimum per stratum"
         EQUAL = "equal", "equal per stratum"
 
+    class Purpose(models.TextChoices):
+        # What the sample was drawn for: a manager's review figures count the
+        # samples drawn for review unless told otherwise, not the items a
+        # judge is checked on (issue 25).
+        REVIEW = "review", "drawn for review"
+        JUDGE_REGRADE = "judge_regrade", "a judge's human regrade sample"
+        JUDGE_VALIDATION = "judge_validation", "decided to validate a judge"
+
     name = models.CharField(max_length=200)
+    purpose = models.CharField(max_length=20, choices=Purpose.choices, default=Purpose.REVIEW)
     run = models.ForeignKey(Run, null=True, blank=True, on_delete=models.PROTECT, related_name="samples")
     assistant_version = models.ForeignKey(
         AssistantVersion, null=True, blank=True, on_delete=models.PROTECT, related_name="samples"

@@ -34,6 +34,8 @@ from reviewapp.versions.records import (
 )
 from scoring.measures import FAILURE_MEASURES, MEASURE_LABELS, MEASURES
 from scoring.stats.rates import (
+    CLUSTER_METHOD,
+    Rate,
     WeightedRate,
     counted_rate,
     rate,
@@ -77,19 +79,30 @@ def review_outcomes(samples) -> list[ItemOutcome]:
     settled grade (a lead's decision, or every reader the sample asks for
     agreeing on an item that needs no lead), or awaiting a lead, pending
     verification, or not yet read. A material error counts only once a lead
-    has decided it; an answer that does not address the question is unresolved."""
-    items = list(SampleItem.objects.filter(sample__in=samples, answer__isnull=False).select_related("sample"))
+    has decided it; an answer that does not address the question is unresolved.
+
+    An answer drawn into several of ``samples`` counts once, so that it
+    cannot weigh double: by its first settled item (the oldest sample's
+    first), else its first item."""
+    items = list(
+        SampleItem.objects.filter(sample__in=samples, answer__isnull=False)
+        .select_related("sample")
+        .order_by("sample__created_at", "sample_id", "position")
+    )
     states = review_states(items, readers_needed=lambda item: max(1, item.sample.readers_per_item))
-    results = []
+    results: dict[int, ItemOutcome] = {}
     for item in items:
         weight = item.sample.strata.get(item.stratum, {}).get("weight") or 1.0
         state = states.get(item.id)
         if state is None or state.settled is None:
-            results.append(ItemOutcome(item, state.state if state else "not_read", {}, weight))
-            continue
-        grade = counted_grade(state.settled.grade)
-        results.append(ItemOutcome(item, grade, state.settled.rubric_answers, weight))
-    return results
+            outcome = ItemOutcome(item, state.state if state else "not_read", {}, weight)
+        else:
+            grade = counted_grade(state.settled.grade)
+            outcome = ItemOutcome(item, grade, state.settled.rubric_answers, weight)
+        held = results.get(item.answer_id)
+        if held is None or (held.outcome not in GRADES and outcome.outcome in GRADES):
+            results[item.answer_id] = outcome
+    return list(results.values())
 
 
 # A rubric question whose "yes" is a failure: shown as a failure rate.
@@ -164,6 +177,8 @@ def review_figures(samples) -> dict:
     return {
         "severity": severity_figures([o for o in outcomes if o.outcome in GRADES], strata=strata),
         "planned": planned,
+        # Items of the samples; above ``planned`` when an answer was drawn into several.
+        "items": SampleItem.objects.filter(sample__in=samples, answer__isnull=False).count(),
         "graded": graded,
         "coverage": rate(graded, planned) if planned else None,
         "grades": grades,
@@ -187,12 +202,31 @@ def _has_rubric(outcome: ItemOutcome) -> bool:
     return outcome.outcome in GRADES and bool(outcome.rubric)
 
 
-def outcome_strata(outcomes: list[ItemOutcome]) -> dict[tuple[int, str], list[ItemOutcome]]:
-    """The items of each stratum of each sample, by (sample id, stratum)."""
-    strata: dict[tuple[int, str], list[ItemOutcome]] = {}
+def outcome_strata(outcomes: list[ItemOutcome]) -> dict[tuple, list[ItemOutcome]]:
+    """The items of each stratum of each population the samples were drawn
+    from, by (frame, strata fields, stratum, its recorded population).
+
+    Samples of one run (or of one version between the same dates) drawn by
+    the same strata are draws from one population: each stratum's items of
+    all of them are one stratum, whose population counts once. Keyed by
+    sample instead, three samples of a run counted its answers three times
+    and weighted a 30-item sample as much as an 80-item one (issue 25)."""
+    strata: dict[tuple, list[ItemOutcome]] = {}
     for outcome in outcomes:
-        strata.setdefault((outcome.item.sample_id, outcome.item.stratum), []).append(outcome)
+        item = outcome.item
+        sample = item.sample
+        recorded = sample.strata.get(item.stratum, {}).get("population")
+        key = (_frame_of(sample), tuple(sample.strata_fields), item.stratum, recorded)
+        strata.setdefault(key, []).append(outcome)
     return strata
+
+
+def _frame_of(sample) -> tuple:
+    """The population a sample was drawn from: its run, or its assistant
+    version's runs between its two dates."""
+    if sample.run_id is not None:
+        return ("run", sample.run_id)
+    return ("version", sample.assistant_version_id, sample.frame_from, sample.frame_to)
 
 
 def stratum_weighted(strata: dict, *, counted, succeeded, weight_of=None) -> WeightedRate | None:
@@ -294,11 +328,10 @@ def severity_figures(settled: list[ItemOutcome], *, strata: dict | None = None) 
 
 
 def _population(items: list[ItemOutcome]) -> int:
-    """The stratum's population as recorded when the sample was drawn (its
+    """The stratum's population as recorded when its samples were drawn (its
     items alone when none was recorded: then the stratum is taken whole)."""
-    item = items[0].item
-    recorded = item.sample.strata.get(item.stratum, {}).get("population")
-    return max(recorded or 0, len(items))
+    recorded = max(o.item.sample.strata.get(o.item.stratum, {}).get("population") or 0 for o in items)
+    return max(recorded, len(items))
 
 
 def model_grade_rows(runs) -> list[dict]:
@@ -350,23 +383,47 @@ def model_grade_rows(runs) -> list[dict]:
     return rows
 
 
-def version_dashboard(
-    assistant_version: AssistantVersion, set_version: SetVersion | None, *, run_id: int | None = None
-) -> dict:
-    record = version_record(assistant_version, set_version, run_id=run_id) if set_version else None
+def version_samples(
+    assistant_version: AssistantVersion, set_version: SetVersion | None, *, chosen: list[int] | None = None
+) -> list[Sample]:
+    """Every sample of the version (of a run on ``set_version`` when one is
+    given, or of a frame of dates), newest first, each with ``counted``:
+    whether the review figures count it. With ``chosen`` (sample ids), the
+    samples among them; without, those drawn for review, never a judge's
+    regrade sample or the items a lead decided to validate a judge on."""
     samples = list(
-        Sample.objects.filter(assistant_version=assistant_version).select_related("rubric_version")
+        Sample.objects.filter(assistant_version=assistant_version).select_related("rubric_version", "run")
     )
     if set_version is not None:
         samples = [s for s in samples if s.run is None or s.run.set_version_id == set_version.id]
+    for sample in samples:
+        sample.counted = (
+            sample.id in chosen if chosen is not None else sample.purpose == Sample.Purpose.REVIEW
+        )
+    return samples
+
+
+def version_dashboard(
+    assistant_version: AssistantVersion,
+    set_version: SetVersion | None,
+    *,
+    run_id: int | None = None,
+    sample_ids: list[int] | None = None,
+) -> dict:
+    """The dashboard's figures: the version record's automatic measures and
+    the review figures of the samples counted (``version_samples``)."""
+    record = version_record(assistant_version, set_version, run_id=run_id) if set_version else None
+    samples = version_samples(assistant_version, set_version, chosen=sample_ids)
+    counted = [s for s in samples if s.counted]
     return {
         "record": record,
         "scoring": record.scorings[-1] if record else None,
         "table": pooled_table(pooled_counts(record)) if record else [],
         "stable": record_stable(record) if record else {},
         "timing": record_timing(record) if record else {},
-        "review": review_figures(samples),
+        "review": review_figures(counted),
         "samples": samples,
+        "counted_samples": counted,
         "model_grades": model_grade_rows(record.used_runs) if record else [],
     }
 
@@ -448,3 +505,140 @@ def timing_chart(set_version: SetVersion) -> dict:
 # The chart's scale: 0 % at CHART_LEFT, 100 % at CHART_LEFT + CHART_WIDTH (SVG units).
 CHART_LEFT = 190
 CHART_WIDTH = 620
+
+
+# How the intervals of the dashboard's unweighted figures were made.
+WILSON_METHOD = "Wilson, 95 %"
+
+
+def dashboard_figure_rows(figures: dict) -> list[dict]:
+    """The figures a version's dashboard shows (``version_dashboard``), one
+    labelled row each, as its CSV and JSON exports give them: the automatic
+    measures by slice, then the review figures of the samples counted, each
+    unweighted ("sample, unweighted") and, for a stratified sample, weighted
+    by strata beside it. Every row has k and n, the effective n its
+    interval was made on (n itself where the units are independent), the
+    rate, its interval and how it was made; a weighted row keeps the
+    sample's k and n, and its rate is the weighted estimate. Numbers stay
+    unrounded here: the CSV rounds them."""
+    rows: list[dict] = []
+    record = figures["record"]
+    source = record.sources if record else ""
+
+    def add(section, slice_name, figure, basis, value, *, k, n, measure="", origin=source):
+        clustered = isinstance(value, Rate) and value.clustered
+        weighted = isinstance(value, WeightedRate)
+        rows.append(
+            {
+                "section": section,
+                "slice": slice_name,
+                "figure": figure,
+                "measure": measure,
+                "basis": basis,
+                "from": origin,
+                "k": k,
+                "n": n,
+                "effective_n": value.effective_n if clustered or weighted else n,
+                "rate": value.value,
+                "low": value.low,
+                "high": value.high,
+                "interval": value.method if weighted else CLUSTER_METHOD if clustered else WILSON_METHOD,
+                "unrepresented_weight": value.unrepresented if weighted else 0.0,
+            }
+        )
+
+    for row in figures["table"]:
+        for cell in row.cells:
+            if cell.rate is not None:
+                basis = "attempts, clustered by question" if cell.rate.clustered else "units"
+                add(
+                    "automatic measures",
+                    row.slice,
+                    MEASURE_LABELS[cell.measure],
+                    basis,
+                    cell.rate,
+                    k=cell.rate.k,
+                    n=cell.rate.n,
+                    measure=cell.measure,
+                )
+    review = figures["review"]
+    if not review["planned"]:
+        return rows
+    counted = ", ".join(f"#{sample.id}" for sample in figures["counted_samples"])
+    origin = f"sample{'s' if len(figures['counted_samples']) > 1 else ''} {counted}"
+    unweighted = "sample, unweighted" if review["stratified"] else "sample"
+
+    def pair(figure, k, n, plain, weighted, measure=""):
+        if plain is not None:
+            add("review", "all", figure, unweighted, plain, k=k, n=n, measure=measure, origin=origin)
+        if weighted is not None:
+            add(
+                "review",
+                "all",
+                figure,
+                "weighted by strata",
+                weighted,
+                k=k,
+                n=n,
+                measure=measure,
+                origin=origin,
+            )
+
+    pair("graded coverage", review["graded"], review["planned"], review["coverage"], None)
+    for grade in review["grades"]:
+        pair(
+            f"outcome: {grade['label']}",
+            grade["k"],
+            grade["n"],
+            grade.get("rate"),
+            grade.get("weighted"),
+            grade["grade"],
+        )
+    passing = review["passes_rubric"]
+    pair("passes every rubric question", passing["k"], passing["n"], passing["rate"], passing["weighted"])
+    for question in review["rubric"]:
+        pair(
+            f"rubric {question['kind']}: {question['text']}",
+            question["k"],
+            question["n"],
+            question["rate"],
+            question["weighted"],
+            question["key"],
+        )
+    severity = review["severity"]
+    if severity:
+        plain = severity["unweighted"]
+        pair("material error on settled items", plain.k, plain.n, plain, severity["stratified"])
+        if severity["stratified"] is None:
+            add(
+                "review",
+                "all",
+                "material error on settled items",
+                "severity-weighted",
+                severity["weighted"],
+                k=plain.k,
+                n=plain.n,
+                origin=origin,
+            )
+        else:
+            add(
+                "review",
+                "all",
+                "material error on settled items",
+                "severity-weighted, sample unweighted by strata",
+                severity["severity_only"],
+                k=plain.k,
+                n=plain.n,
+                origin=origin,
+            )
+            add(
+                "review",
+                "all",
+                "material error on settled items",
+                "severity-weighted, weighted by strata",
+                severity["weighted"],
+                k=plain.k,
+                n=plain.n,
+                origin=origin,
+            )
+    return rows

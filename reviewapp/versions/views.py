@@ -80,7 +80,9 @@ def version_dashboard(request, label: str):
         else []
     )
     run_id = _run_choice(request)
-    figures = dashboard.version_dashboard(version, set_version, run_id=run_id)
+    figures = dashboard.version_dashboard(
+        version, set_version, run_id=run_id, sample_ids=_sample_choice(request)
+    )
     if "run" in request.GET and (figures["record"] is None or figures["record"].chosen is None):
         # A run of another version or set, or no run at all: say so, not just show every run.
         shown = f"run #{run_id}" if run_id is not None else f"run {request.GET['run']!r}"
@@ -98,14 +100,95 @@ def version_dashboard(request, label: str):
             "others": others,
             "chart": dashboard.versions_chart(set_version) if set_version else [],
             "timing_chart": dashboard.timing_chart(set_version) if set_version else {},
+            "export_query": _export_query(request, set_version),
             **figures,
         },
     )
 
 
+# The columns of the dashboard's CSV, as dashboard_figure_rows names them.
+FIGURE_COLUMNS = (
+    "section", "slice", "figure", "measure", "basis", "from", "k", "n", "effective_n",
+    "rate", "low", "high", "interval", "unrepresented_weight",
+)  # fmt: skip
+# Shares to four decimals (0.8948, a hundredth of a point); effective n as _draws gives it.
+FOUR_DECIMALS = ("rate", "low", "high", "unrepresented_weight")
+
+
+@require_GET
+@role_required(*READERS_OF_RUNS)
+def version_export(request, label: str, fmt: str):
+    """What the dashboard shows, for the same query (set, run, samples
+    counted): the automatic measures and the review figures, one labelled
+    row per figure (selectors.dashboard_figure_rows). JSON keeps numbers
+    whole; CSV rounds shares to four decimals and a fractional effective n to one."""
+    if fmt not in ("csv", "json"):
+        raise Http404("The dashboard exports CSV or JSON.")
+    version = get_object_or_404(AssistantVersion, label=label)
+    set_version = _set_version(request, version)
+    figures = dashboard.version_dashboard(
+        version, set_version, run_id=_run_choice(request), sample_ids=_sample_choice(request)
+    )
+    rows = dashboard.dashboard_figure_rows(figures)
+    record = figures["record"]
+    if fmt == "json":
+        return JsonResponse(
+            {
+                "assistant_version": version.label,
+                "set_version": set_version.version if set_version else None,
+                "runs": [run.id for run in record.used_runs] if record else [],
+                "samples": [
+                    {"id": s.id, "name": s.name, "purpose": s.purpose, "counted": s.counted, "items": s.size}
+                    for s in figures["samples"]
+                ],
+                "planned": figures["review"]["planned"],
+                "figures": rows,
+            }
+        )
+    on_set = f"-set-{set_version.version}" if set_version else ""
+    response = _csv_response(f"figures-{version.label}{on_set}.csv")
+    writer = csv_cells.writer(response)
+    writer.writerow(["assistant_version", "set_version", *FIGURE_COLUMNS])
+    for row in rows:
+        cells = [
+            f"{row[name]:.4f}"
+            if name in FOUR_DECIMALS
+            else _draws(row[name])
+            if name == "effective_n"
+            else row[name]
+            for name in FIGURE_COLUMNS
+        ]
+        writer.writerow([version.label, set_version.version if set_version else "", *cells])
+    return response
+
+
+def _draws(effective_n: float) -> str:
+    """An effective n for the CSV: 123 for n itself, 113.7 for a fraction of draws, never 123.0."""
+    return str(int(effective_n)) if float(effective_n).is_integer() else f"{effective_n:.1f}"
+
+
+def _export_query(request, set_version) -> str:
+    """The dashboard's query for its exports: the same set, run and samples."""
+    query = request.GET.copy()
+    if set_version is not None:
+        query["set"] = set_version.version
+    return query.urlencode()
+
+
 def _run_choice(request) -> int | None:
     value = request.GET.get("run", "")
     return int(value) if value.isascii() and value.isdigit() else None
+
+
+def _sample_choice(request) -> list[int] | None:
+    """The samples the manager chose to count (?sample=…, repeated), or None
+    for the default (those drawn for review). ``?samples=chosen`` with no
+    sample is a choice of none: the form sends it so that unticking every
+    box does not bring the default back."""
+    values = request.GET.getlist("sample")
+    if not values and request.GET.get("samples") != "chosen":
+        return None
+    return [int(value) for value in values if value.isascii() and value.isdigit()]
 
 
 @require_GET

@@ -278,6 +278,7 @@ def regrade_draw(judge_run: JudgeRun, *, seed: int | None = None) -> Sample | No
         seed=seed,
         rubric_version=rubric_versions[0] if rubric_versions else rubric_default(),
         name=f"Human regrade of judge run {judge_run.id} ({round(judge_run.regrade_share * 100)} %)",
+        purpose=Sample.Purpose.JUDGE_REGRADE,
         created_by=judge_run.created_by,
     )
     JudgeRun.objects.filter(id=judge_run.id).update(regrade_sample=sample)

@@ -254,6 +254,7 @@ class Command(BaseCommand):
             seed=2027,
             rubric_version=rubric_default(),
             name="Demo sample decided by the lead (judge validation)",
+            purpose=Sample.Purpose.JUDGE_VALIDATION,
             created_by=lead,
         )
         rng = random.Random(11)

@@ -157,6 +157,7 @@ def sample_draw(
     readers_per_item: int = 1,
     spot_check_share: float = 0.10,
     name: str = "",
+    purpose: str = Sample.Purpose.REVIEW,
     created_by=None,
 ) -> Sample:
     """Draw a frozen, stratified sample and return it; record its frame,
@@ -166,8 +167,12 @@ def sample_draw(
     above what the frame holds draws every answer in it.
 
     Refuses unknown strata fields or splits, sealed questions without a
-    reason or a person, an empty frame, and a size the allocation cannot
-    meet (see ``allocate``)."""
+    reason or a person, an empty frame, a purpose that is not one of
+    Sample.Purpose, and a size the allocation cannot meet (see ``allocate``).
+    ``purpose`` says what the sample is for: a version's review figures
+    count the samples drawn for review unless a manager chooses others."""
+    if purpose not in Sample.Purpose.values:
+        raise ApplicationError(f"a sample is drawn for {', '.join(Sample.Purpose.values)}, not {purpose!r}")
     if size < 1:
         raise ApplicationError("a sample needs at least one item")
     unknown = set(strata_fields) - set(STRATA_FIELDS)
@@ -220,6 +225,7 @@ def sample_draw(
     with transaction.atomic():
         sample = Sample.objects.create(
             name=name or f"Sample of {timezone.localdate():%Y-%m-%d}",
+            purpose=purpose,
             run=frame.run,
             assistant_version=frame.assistant_version if frame.run is None else frame.run.assistant_version,
             frame_from=frame.date_from,

@@ -54,6 +54,7 @@ def sample_new(request):
                 sealed_reason=data["sealed_reason"],
                 rubric_version=data["rubric_version"],
                 name=data["name"],
+                purpose=data["purpose"],
                 created_by=request.user,
             )
         except ApplicationError as rejected:

@@ -103,6 +103,7 @@ PAGES: dict[str, dict[str, dict[str, int]]] = {
     "severity": {"GET": only(READERS_OF_RUNS), "POST": only(WRITERS, 400)},
     "planner": {"GET": only(READERS_OF_RUNS), "POST": NOT_ALLOWED},
     "version-dashboard": {"GET": only(READERS_OF_RUNS), "POST": NOT_ALLOWED},
+    "version-export": {"GET": only(READERS_OF_RUNS), "POST": NOT_ALLOWED},
     "run-log": {"GET": only(READERS_OF_RUNS), "POST": NOT_ALLOWED},
     "export-scores": {"GET": only(READERS_OF_RUNS), "POST": NOT_ALLOWED},
     "export-findings": {"GET": only(READERS_OF_RUNS), "POST": NOT_ALLOWED},

@@ -194,7 +194,9 @@ class StratumWeightedTests(TestCase):
 
         from reviewapp.versions.selectors import ItemOutcome
 
-        sample = SimpleNamespace(strata={"en": {"population": 90}, "fr": {"population": 10}})
+        sample = SimpleNamespace(
+            run_id=1, strata_fields=["language"], strata={"en": {"population": 90}, "fr": {"population": 10}}
+        )
         return [
             ItemOutcome(SimpleNamespace(id=i, sample=sample, sample_id=1, stratum=stratum), grade, {}, 1.0)
             for i, (stratum, grade) in enumerate(rows)
