@@ -15,7 +15,7 @@ REASONS = {
     "pending": "pending verification",
     "partial": "partially resolved",
     "borderline": "borderline",
-    "needs_info": "needs more information",
+    "needs_info": "asks the user for more information",
     "grade_disagreement": "readers disagree on the grade",
     "rubric_disagreement": "readers disagree on a rubric question",
     "spot_check": "spot check of a resolved item",
@@ -119,13 +119,13 @@ def latest_judgements(items) -> dict[int, list[Judgement]]:
 def reasons_for(item: SampleItem, judgements: list[Judgement]) -> list[str]:
     """Why an item needs a lead (spec 004: every material error, pending
     item, partial resolution and borderline call, disagreements, and a
-    spot-check share of full resolutions). A material error raised as yes or
-    left pending counts as one, and an answer that asks the user for more
-    information needs a lead too."""
+    spot-check share of full resolutions). A material error counts once a
+    reader answers yes to it; one left pending is pending verification, not
+    an error. An answer that asks the user for more information needs a
+    lead too."""
     reasons = []
     outcomes = {outcome_key(j) for j in judgements}
-    raised = ("yes", "pending")
-    if "material_error" in outcomes or any(j.material_error in raised for j in judgements):
+    if "material_error" in outcomes or any(j.material_error == "yes" for j in judgements):
         reasons.append("material_error")
     if "pending" in outcomes:
         reasons.append("pending")

@@ -134,12 +134,13 @@ class QueueTests(LeadTestCase):
         judge(b3)
         queue = self.queue()
         self.assertEqual(queue[1], ["material_error", "grade_disagreement"])
-        self.assertEqual(queue[2], ["material_error", "pending"])
+        # Issue 25, point 14: pending is not a material error until someone raises one.
+        self.assertEqual(queue[2], ["pending"])
         self.assertEqual(queue[3], ["needs_info"])
         self.assertEqual(
             lead.reasons_for(item3, list(Judgement.objects.filter(assignment__item=item3))), ["needs_info"]
         )
-        self.assertEqual(lead.REASONS["needs_info"], "needs more information")
+        self.assertEqual(lead.REASONS["needs_info"], "asks the user for more information")
         # A judgement made before the question was asked: its old grade still counts.
         Judgement.objects.filter(assignment=a1).update(material_error="")
         self.assertEqual(self.queue()[1], ["material_error", "grade_disagreement"])
@@ -344,7 +345,8 @@ class GradingOrderTests(LeadTestCase):
                 submission_key=uuid.uuid4(),
             )
         with self.assertRaisesMessage(
-            ApplicationError, "“resolved” does not follow from the answers given, which make it material error."
+            ApplicationError,
+            "“resolved” does not follow from the answers given, which make it material error.",
         ):
             # The same rule for a decision given by its grade, as before the metrics.
             adjudication_submit(
