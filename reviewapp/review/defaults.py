@@ -106,3 +106,11 @@ GRADING_RULES = [
         ],
     ),
 ]
+
+# How a declined answer counts (spec 000's refusal accuracy counts a right
+# decline as a success; spec 004: admitting an evidence gap is not an error).
+DECLINE_RULE = (
+    "A decline addresses the question. If the records really lack what was asked and the answer "
+    "says so, it is the right answer: resolved (1), with n/a on the figure questions. If the "
+    "records could answer, it is unresolved (4)."
+)

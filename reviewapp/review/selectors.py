@@ -394,3 +394,35 @@ def answer_passes(key: str, answer: str) -> bool:
     """Whether one rubric answer passes: "no" for a question whose yes is a
     failure (FAILING_YES), else "yes" or "na"."""
     return answer == "no" if key in FAILING_YES else answer in ("yes", "na")
+
+
+# Rubric questions about a figure the answer states: not applicable to an
+# answer that declines, which states none (issue 25, point 12).
+FIGURE_QUESTIONS = ("series", "period", "unit")
+DECLINED_NA_RULE = "Not applicable: the answer declines and states no figure."
+
+
+def declined_answer(item: SampleItem) -> bool:
+    """Whether the item's answer was logged as declined (a calibration item never is)."""
+    return bool(item.answer_id and item.answer.declined)
+
+
+def question_allows_na(question, *, declined: bool) -> bool:
+    """Whether ``question`` may be answered "na": where its rubric says so, and
+    for a declined answer on the questions about a figure (FIGURE_QUESTIONS)."""
+    return question.allows_na or (declined and question.key in FIGURE_QUESTIONS)
+
+
+def rubric_questions_for(rubric_version, *, declined: bool) -> list[dict]:
+    """The rubric's questions as a screen asks them of one answer: key, text,
+    whether "na" is allowed (question_allows_na) and the rule that says when."""
+    return [
+        {
+            "key": question.key,
+            "text": question.text,
+            "allows_na": question_allows_na(question, declined=declined),
+            "na_rule": question.na_rule
+            or (DECLINED_NA_RULE if question_allows_na(question, declined=declined) else ""),
+        }
+        for question in rubric_version.questions.all()
+    ]
