@@ -90,10 +90,11 @@ GRADING_RULES = [
         ],
     ),
     (
-        "Needs more information",
+        "The answer asks the user for more information",
         [
-            "Tick it beside the grade when the answer asks the user for more. Only asking questions is "
-            "unresolved; answering part and then asking can be partially resolved.",
+            "Tick i beside the grade when the answer asks the user for more; it sends the item to a "
+            "lead. Only asking questions is unresolved; answering part and then asking can be "
+            "partially resolved.",
         ],
     ),
     (
