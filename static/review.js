@@ -92,6 +92,9 @@
     if (!q) return;
     var input = q.querySelector("input[value=" + letter + "]");
     if (!input) return;
+    // Only answering the last open question moves on to the reason: changing
+    // an answer on a filled form must not send the next keys into a text box.
+    var wasOpen = !q.querySelector("input:checked");
     input.checked = true;
     sync();
     var list = questions();
@@ -99,7 +102,7 @@
     var open = firstOpen();
     highlight(open || next || q);
     if (q.dataset.key === "material_error" && letter === "yes") focusEmpty("error_claim");
-    else if (!open) focusReason();
+    else if (wasOpen && !open) focusReason();
   }
 
   function move(step) {
