@@ -92,16 +92,17 @@
     if (!q) return;
     var input = q.querySelector("input[value=" + letter + "]");
     if (!input) return;
+    // Only answering the last open question moves on to the reason: changing
+    // an answer on a filled form must not send the next keys into a text box.
+    var wasOpen = !q.querySelector("input:checked");
     input.checked = true;
     sync();
     var list = questions();
     var next = list[list.indexOf(q) + 1];
-    highlight(firstOpen() || next || q);
-    if (q.dataset.key === "material_error") {
-      var rule = derive();
-      if (letter === "yes") focusEmpty("error_claim");
-      else if (rule && rule.outcome !== "resolved" && rule.outcome !== "refused") focusEmpty("note") || focusEmpty("reason");
-    }
+    var open = firstOpen();
+    highlight(open || next || q);
+    if (q.dataset.key === "material_error" && letter === "yes") focusEmpty("error_claim");
+    else if (wasOpen && !open) focusReason();
   }
 
   function move(step) {
@@ -119,25 +120,55 @@
     return false;
   }
 
-  var PRESETS = {
-    "1": ["no", "correct", "full"],
-    "2": ["no", "correct", "partial"],
-    "3": ["yes", "material_error", null],
-    "4": ["no", NO_CONCLUSION, "not_met"],
-    p: ["pending", "pending", "pending"]
-  };
+  // Once no question is open: the reason the outcome needs. A lead's
+  // decision always has one; a reader's does unless resolved, and a material
+  // error's claim, evidence and effect are its reason.
+  function focusReason() {
+    var rule = derive();
+    if (!rule || rule.outcome === "refused") return;
+    if (rule.outcome === "material_error") focusEmpty("error_claim") || focusEmpty("reason");
+    else if (rule.outcome === "resolved") focusEmpty("reason");
+    else focusEmpty("note") || focusEmpty("reason");
+  }
 
+  // The grade keys, as the server defines them (grading.GRADE_KEYS).
+  function presets() {
+    var s = screen();
+    var data = s && s.querySelector("#grade-keys");
+    if (!data) return {};
+    if (!data._keys) data._keys = JSON.parse(data.textContent);
+    return data._keys;
+  }
+
+  // A grade key answers the material-error question and the two metrics; the
+  // rubric questions come after them (spec 004's order), so the reason waits
+  // until none is open, while a material error's claim is asked at once.
   function preset(key) {
-    var values = PRESETS[key];
+    var values = presets()[key];
+    if (!values) return;
     choose("material_error", values[0]);
     if (values[1]) choose("correctness", values[1]);
     if (values[2]) choose("fulfilment", values[2]);
     sync();
-    highlight(firstOpen());
-    // A lead's decision always has a reason; a reader's does unless resolved.
-    if (key === "3") focusEmpty("error_claim") || focusEmpty("note") || focusEmpty("reason");
-    else if (key !== "1") focusEmpty("note") || focusEmpty("reason");
-    else focusEmpty("reason");
+    var open = firstOpen();
+    highlight(open);
+    if (key === "3" && focusEmpty("error_claim")) return;
+    if (!open) focusReason();
+  }
+
+  // Enter submits from everywhere on the form but a link or a button of its
+  // own, and the jump list, where it opens an item; Ctrl+Enter everywhere.
+  function enterSubmits(target) {
+    if (!target || !target.closest) return true;
+    if (target.closest("details.jump")) return false;
+    if (/^(A|BUTTON|SUMMARY)$/.test(target.tagName) && !target.closest("form[data-grading-form]")) return false;
+    return true;
+  }
+
+  function showSubmitKeys(target) {
+    var f = form();
+    var hint = f && f.querySelector("[data-submit-keys]");
+    if (hint) hint.textContent = enterSubmits(target) ? "Enter" : "Ctrl+Enter";
   }
 
   function toggle(name) {
@@ -186,7 +217,8 @@
   document.addEventListener("keydown", function (event) {
     if (!form()) return;
     var target = event.target;
-    if ((event.ctrlKey || event.metaKey) && event.key === "Enter" && target.closest && target.closest("form[data-grading-form]")) {
+    if (event.isComposing) return;
+    if ((event.ctrlKey || event.metaKey) && event.key === "Enter" && !document.querySelector("dialog[open]")) {
       event.preventDefault();
       submit();
       return;
@@ -196,9 +228,15 @@
       (target.tagName === "INPUT" && !/^(radio|checkbox|submit|button)$/.test(target.type));
     if (typing) {
       if (event.key === "Escape") target.blur();
+      // In a text box Enter submits, as the button says; Shift+Enter is a new line.
+      else if (event.key === "Enter" && !event.shiftKey && target.closest("form[data-grading-form]")) {
+        event.preventDefault();
+        submit();
+      }
       return;
     }
     if (document.querySelector("dialog[open]")) return;
+    if (event.key === "Enter" && !enterSubmits(target)) return;
     var jump = target.closest && target.closest("details.jump");
     if (jump && event.key !== "l") { jumpKeys(jump, event); return; }
     // Arrow keys keep their own meaning inside the metric groups (radio choice).
@@ -228,6 +266,9 @@
     }
   });
 
+  document.addEventListener("focusin", function (event) { showSubmitKeys(event.target); });
+  document.addEventListener("focusout", function (event) { showSubmitKeys(event.relatedTarget); });
+
   // A text field grows with what is typed, up to a few lines.
   document.addEventListener("input", function (event) {
     var box = event.target;
@@ -248,6 +289,7 @@
     document.documentElement.classList.add("js-ready");
     if (!form()) return;
     sync();
+    showSubmitKeys(document.activeElement);
     // After a refused save: the first field to fix, else the first open question.
     var invalid = form().querySelector("fieldset.question.invalid, [aria-invalid=true]");
     if (invalid && invalid.tagName === "FIELDSET") highlight(invalid);

@@ -90,10 +90,11 @@ GRADING_RULES = [
         ],
     ),
     (
-        "Needs more information",
+        "The answer asks the user for more information",
         [
-            "Tick it beside the grade when the answer asks the user for more. Only asking questions is "
-            "unresolved; answering part and then asking can be partially resolved.",
+            "Tick i beside the grade when the answer asks the user for more; it sends the item to a "
+            "lead. Only asking questions is unresolved; answering part and then asking can be "
+            "partially resolved.",
         ],
     ),
     (
@@ -106,3 +107,11 @@ GRADING_RULES = [
         ],
     ),
 ]
+
+# How a declined answer counts (spec 000's refusal accuracy counts a right
+# decline as a success; spec 004: admitting an evidence gap is not an error).
+DECLINE_RULE = (
+    "A decline addresses the question. If the records really lack what was asked and the answer "
+    "says so, it is the right answer: resolved (1), with n/a on the figure questions. If the "
+    "records could answer, it is unresolved (4)."
+)

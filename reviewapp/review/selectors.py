@@ -15,7 +15,7 @@ REASONS = {
     "pending": "pending verification",
     "partial": "partially resolved",
     "borderline": "borderline",
-    "needs_info": "needs more information",
+    "needs_info": "asks the user for more information",
     "grade_disagreement": "readers disagree on the grade",
     "rubric_disagreement": "readers disagree on a rubric question",
     "spot_check": "spot check of a resolved item",
@@ -119,13 +119,13 @@ def latest_judgements(items) -> dict[int, list[Judgement]]:
 def reasons_for(item: SampleItem, judgements: list[Judgement]) -> list[str]:
     """Why an item needs a lead (spec 004: every material error, pending
     item, partial resolution and borderline call, disagreements, and a
-    spot-check share of full resolutions). A material error raised as yes or
-    left pending counts as one, and an answer that asks the user for more
-    information needs a lead too."""
+    spot-check share of full resolutions). A material error counts once a
+    reader answers yes to it; one left pending is pending verification, not
+    an error. An answer that asks the user for more information needs a
+    lead too."""
     reasons = []
     outcomes = {outcome_key(j) for j in judgements}
-    raised = ("yes", "pending")
-    if "material_error" in outcomes or any(j.material_error in raised for j in judgements):
+    if "material_error" in outcomes or any(j.material_error == "yes" for j in judgements):
         reasons.append("material_error")
     if "pending" in outcomes:
         reasons.append("pending")
@@ -394,3 +394,35 @@ def answer_passes(key: str, answer: str) -> bool:
     """Whether one rubric answer passes: "no" for a question whose yes is a
     failure (FAILING_YES), else "yes" or "na"."""
     return answer == "no" if key in FAILING_YES else answer in ("yes", "na")
+
+
+# Rubric questions about a figure the answer states: not applicable to an
+# answer that declines, which states none (issue 25, point 12).
+FIGURE_QUESTIONS = ("series", "period", "unit")
+DECLINED_NA_RULE = "Not applicable: the answer declines and states no figure."
+
+
+def declined_answer(item: SampleItem) -> bool:
+    """Whether the item's answer was logged as declined (a calibration item never is)."""
+    return bool(item.answer_id and item.answer.declined)
+
+
+def question_allows_na(question, *, declined: bool) -> bool:
+    """Whether ``question`` may be answered "na": where its rubric says so, and
+    for a declined answer on the questions about a figure (FIGURE_QUESTIONS)."""
+    return question.allows_na or (declined and question.key in FIGURE_QUESTIONS)
+
+
+def rubric_questions_for(rubric_version, *, declined: bool) -> list[dict]:
+    """The rubric's questions as a screen asks them of one answer: key, text,
+    whether "na" is allowed (question_allows_na) and the rule that says when."""
+    return [
+        {
+            "key": question.key,
+            "text": question.text,
+            "allows_na": question_allows_na(question, declined=declined),
+            "na_rule": question.na_rule
+            or (DECLINED_NA_RULE if question_allows_na(question, declined=declined) else ""),
+        }
+        for question in rubric_version.questions.all()
+    ]

@@ -162,6 +162,8 @@ def review_figures(samples) -> dict:
                 "kind": "failure rate" if key in FAILING_YES else "yes-rate",
                 "k": yes,
                 "n": len(answered),
+                # Left out of n: the question did not apply (shown beside it).
+                "not_applicable": sum(o.rubric.get(key) == "na" for o in outcomes),
                 "rate": rate(yes, len(answered)) if answered else None,
                 "weighted": stratum_weighted(
                     strata,

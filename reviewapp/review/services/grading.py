@@ -351,6 +351,25 @@ def needs_reason(graded: Graded) -> bool:
     return graded.outcome not in ("", RESOLVED)
 
 
+# The review screens' grade keys: each sets the material-error answer and the
+# two metrics at once (None leaves a metric as it is). The screens' script
+# reads them, and the metric rows show the keys that set each value.
+GRADE_KEYS: dict[str, tuple[str, str, str | None]] = {
+    "1": (NO, CORRECT, FULL),
+    "2": (NO, CORRECT, PARTLY),
+    "3": (YES, WRONG, None),
+    "4": (NO, NO_CONCLUSION, NOT_MET),
+    "p": (PENDING, PENDING, PENDING),
+}
+
+
+def keys_setting(*, metric: str, value: str) -> list[str]:
+    """The grade keys (GRADE_KEYS) that set ``metric`` ("correctness" or
+    "fulfilment") to ``value``, in key order."""
+    place = {"correctness": 1, "fulfilment": 2}[metric]
+    return [key for key, values in GRADE_KEYS.items() if values[place] == value]
+
+
 def rules_for_screen() -> list[dict]:
     """GRADE_RULES as the review screens' script reads them to show the grade
     while the reader chooses (the server grades again on submit)."""

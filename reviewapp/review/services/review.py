@@ -20,6 +20,7 @@ from reviewapp.models import (
     SetVersion,
 )
 from reviewapp.review import defaults
+from reviewapp.review.selectors import declined_answer, question_allows_na
 from reviewapp.review.services import grading
 from reviewapp.runs.services.question_sets import set_version_create
 
@@ -88,12 +89,16 @@ def judgement_assessment(data: JudgementInput) -> grading.Assessment:
     )
 
 
-def judgement_errors(data: JudgementInput, rubric_version: RubricVersion) -> dict[str, str]:
+def judgement_errors(
+    data: JudgementInput, rubric_version: RubricVersion, *, declined: bool = False
+) -> dict[str, str]:
     """What is missing or contradictory, by form field, all at once; empty
     when the judgement can be saved.
 
     In spec 004's order: whether the answer addresses the question; the
-    rubric's evidence checks, for an answer that does; whether it holds a
+    rubric's evidence checks, for an answer that does ("na" where the rubric
+    allows it, and on the figure questions of a ``declined`` answer:
+    selectors.question_allows_na); whether it holds a
     material error (asked of every answer, so an off-topic answer or a wrong
     refusal can hold one), with its claim, evidence, effect and kind for a
     yes; then core-conclusion correctness and request fulfilment. Refuses
@@ -107,8 +112,9 @@ def judgement_errors(data: JudgementInput, rubric_version: RubricVersion) -> dic
     if data.addresses_question is not False:
         for question in rubric_version.questions.all():
             answer = data.rubric_answers.get(question.key, "")
-            if answer not in ANSWERS or (answer == "na" and not question.allows_na):
-                allowed = "yes, no or not applicable" if question.allows_na else "yes or no"
+            allows_na = question_allows_na(question, declined=declined)
+            if answer not in ANSWERS or (answer == "na" and not allows_na):
+                allowed = "yes, no or not applicable" if allows_na else "yes or no"
                 errors[f"q_{question.key}"] = f"Answer “{question.text}” with {allowed}."
     assessment = judgement_assessment(data)
     errors.update(assessment.errors)
@@ -136,7 +142,7 @@ def judgement_submit(
     if existing := Judgement.objects.filter(submission_key=submission_key).first():
         return existing
     rubric_version = assignment.item.sample.rubric_version
-    errors = judgement_errors(data, rubric_version)
+    errors = judgement_errors(data, rubric_version, declined=declined_answer(assignment.item))
     if errors:
         raise OutcomeRefused(errors)
     addresses = bool(data.addresses_question)

@@ -179,9 +179,12 @@ def _adjudicate_context(
         "item": item,
         **lead.item_content(item),
         "judgements": judgements,
-        "rubric_questions": rubric_questions,
+        "rubric_questions": lead.rubric_questions_for(
+            item.sample.rubric_version, declined=lead.declined_answer(item)
+        ),
         "rows": _rubric_rows(rubric_questions, judgements),
         "agreed": _agreed_rubric(rubric_questions, judgements),
+        "agreed_addresses": _agreed_addresses(judgements),
         "reasons": [lead.REASONS[r] for r in queue.item_reasons(item, judgements)],
         "checks": checks,
         "history": history,
@@ -206,7 +209,14 @@ def _adjudicate_context(
         "material_choices": [("yes", "confirm it"), ("no", "dismiss it"), ("pending", "keep pending")]
         if raised
         else Judgement.MaterialError.choices,
-        "material_question": "Material error raised:" if raised else None,
+        # A reader's pending is not a raised error (issue 25, point 14).
+        "material_question": (
+            "Material error raised:"
+            if any(j.material_error == "yes" or j.grade == Judgement.Grade.MATERIAL_ERROR for j in judgements)
+            else "Material error left pending:"
+        )
+        if raised
+        else None,
     }
 
 
@@ -249,6 +259,12 @@ def _prefilled(judgements, rubric_questions, *, latest) -> Decision:
         error_effect=raiser.error_effect if raiser else "",
         error_kind=raiser.error_kind if raiser else "",
     )
+
+
+def _agreed_addresses(judgements) -> str:
+    """Whether every reader answered question 0 alike: "yes" or "no", else ""."""
+    values = {j.addresses_question for j in judgements}
+    return ("yes" if values.pop() else "no") if len(values) == 1 else ""
 
 
 def _agreed_rubric(rubric_questions, judgements) -> dict[str, str]:

@@ -17,7 +17,7 @@ from reviewapp.core.errors import ApplicationError
 from reviewapp.core.roles import role_required
 from reviewapp.models import Assignment, Judgement, Role, Sample
 from reviewapp.review import defaults
-from reviewapp.review.selectors import item_content
+from reviewapp.review.selectors import REASONS, declined_answer, item_content, rubric_questions_for
 from reviewapp.review.services import grading
 from reviewapp.review.services.review import (
     JudgementInput,
@@ -224,7 +224,7 @@ def _item_context(
             for place, a in enumerate(mine, start=1)
         ],
         "rubric": rubric,
-        "rubric_questions": list(rubric.questions.all()),
+        "rubric_questions": rubric_questions_for(rubric, declined=declined_answer(item)),
         "current": current,
         "errors": errors,
         # Messages no field shows (e.g. another reader's item).
@@ -245,10 +245,20 @@ def grading_screen_context() -> dict:
     by the screens' script) and the grading rules of the guide."""
     return {
         "material_choices": Judgement.MaterialError.choices,
-        "correctness_choices": Judgement.Correctness.choices,
-        "fulfilment_choices": Judgement.Fulfilment.choices,
+        # Each value with the grade keys that set it, shown beside it.
+        "correctness_choices": [
+            (value, label, grading.keys_setting(metric="correctness", value=value))
+            for value, label in Judgement.Correctness.choices
+        ],
+        "fulfilment_choices": [
+            (value, label, grading.keys_setting(metric="fulfilment", value=value))
+            for value, label in Judgement.Fulfilment.choices
+        ],
         "grade_rules": grading.GRADE_RULES,
         "grade_rules_data": grading.rules_for_screen(),
+        "grade_keys_data": grading.GRADE_KEYS,
+        "needs_info_label": REASONS["needs_info"],
+        "decline_rule": defaults.DECLINE_RULE,
         "off_question_rule": grading.OFF_QUESTION_RULE,
         "grading_rules": defaults.GRADING_RULES,
     }

@@ -39,8 +39,9 @@ def test_a_reviewer_grades_three_items_with_the_keyboard_alone(live_server, brow
     log_in(page, live_server, "reader")
     page.goto(f"{live_server.url}/review/{sample.id}/")
 
-    # A resolved item stays eight keys: y for the question, y for each rubric question, 1, Enter.
-    # Any other grade then asks for its reason, typed straight away and sent with Ctrl+Enter.
+    # A resolved item stays eight keys: y for the question, the grade, y for each rubric
+    # question, Enter: spec 004's order. Any other grade then asks for its reason once the
+    # last question is answered, typed straight away and sent with Enter (issue 25, point 11).
     grades = {"1": "resolved", "2": "partially_resolved", "4": "unresolved"}
     seen_aliases = []
     for number, grade_key in enumerate(grades, start=1):
@@ -51,16 +52,17 @@ def test_a_reviewer_grades_three_items_with_the_keyboard_alone(live_server, brow
         for secret in ("hiddenbot", "9q7", "blind-1", f"/runs/{run.id}/", f"run #{run.id}"):
             assert secret not in html, secret
         page.keyboard.press("y")  # addresses the question
-        for _ in range(5):  # the five rubric questions; the caveat one may be n/a
-            page.keyboard.press("y")
         page.keyboard.press(grade_key)
         assert page.locator("[data-grade-output]").inner_text() == grades[grade_key].replace("_", " ")
+        assert page.locator("fieldset.question.current").get_attribute("data-key") == "q_series"
+        for _ in range(5):  # the five rubric questions; the caveat one may be n/a
+            page.keyboard.press("y")
         if grade_key == "1":
             page.keyboard.press("Enter")
         else:
             assert page.evaluate("document.activeElement.name") == "note"
             page.keyboard.type("the caveat is missing")
-            page.keyboard.press("Control+Enter")
+            page.keyboard.press("Enter")
         if number < 3:
             page.wait_for_function(
                 "alias => document.querySelector('.review-bar code.alias').textContent !== alias", arg=alias
@@ -90,13 +92,14 @@ def test_a_material_error_takes_the_reader_to_its_claim_and_errors_show_beside_t
     page.goto(f"{live_server.url}/review/{sample.id}/")
     page.wait_for_selector("form.rubric-form fieldset.question.current")
     page.keyboard.press("y")
-    for _ in range(4):
-        page.keyboard.press("y")  # the fifth rubric question is left open
     page.keyboard.press("3")
     assert page.evaluate("document.activeElement.name") == "error_claim"
     assert page.locator("[data-grade-output]").inner_text() == "material error"
     page.keyboard.type("says 35 per 1,000")
-    page.keyboard.press("Control+Enter")
+    page.keyboard.press("Escape")
+    for _ in range(4):
+        page.keyboard.press("y")  # the fifth rubric question is left open
+    page.keyboard.press("Enter")
     page.wait_for_selector(".error-summary")
     # Every error at once, each beside its field, and the grade and the button still in view.
     assert page.locator(".field-error").count() == 4
@@ -158,3 +161,68 @@ def test_a_lead_decides_with_the_keyboard_and_gets_the_next_item(live_server, br
     assert page.url.endswith(f"/lead/items/{second.id}/")
     assert "Decision recorded on item" in page.content()
     assert Adjudication.objects.get(item=first).grade == "partially_resolved"
+
+
+def submit_keys(page) -> str:
+    """The keys the submit button names, as Playwright presses them."""
+    return page.locator("form.rubric-form button.submit kbd").inner_text().replace("Ctrl", "Control")
+
+
+def test_enter_submits_from_the_reason_box_and_the_button_names_the_keys_that_submit(live_server, browser):
+    # Issue 25, point 11: after 2, 3, 4 or p the focus is in a text box, where
+    # Enter only added a line while the button read "Submit Enter".
+    run = load_generated_run(answers=20, assistant="hiddenbot-9q7", version="blind-1")
+    reader = make_user("reader", "reviewer")
+    sample = sample_draw(frame=Frame(run=run), size=3, seed=5, rubric_version=rubric_default())
+    sample_assign(sample=sample, reviewers=[reader])
+
+    page = browser.new_page(viewport=VIEWPORT)
+    log_in(page, live_server, "reader")
+    page.goto(f"{live_server.url}/review/{sample.id}/")
+    page.wait_for_selector("form.rubric-form fieldset.question.current")
+    alias = page.locator(".review-bar code.alias").inner_text()
+    page.check("input[name=addresses_question][value=yes]")
+    for key in ("series", "period", "unit", "caveat"):
+        page.check(f"input[name=q_{key}][value=yes]")
+    page.check("input[name=q_unsupported_claim][value=no]")
+    page.keyboard.press("2")
+    assert page.evaluate("document.activeElement.name") == "note"
+    assert submit_keys(page) == "Enter"
+    page.keyboard.type("the caveat")
+    page.keyboard.press("Shift+Enter")  # a new line, not a submit
+    page.keyboard.type("is missing")
+    assert page.locator("textarea[name=note]").input_value() == "the caveat\nis missing"
+    page.keyboard.press("Enter")
+    page.wait_for_function(
+        "alias => document.querySelector('.review-bar code.alias').textContent !== alias", arg=alias
+    )
+    judgement = Judgement.objects.get()
+    assert (judgement.grade, judgement.note) == ("partially_resolved", "the caveat\nis missing")
+
+    # Wherever the focus is, the keys the button names submit the form.
+    page.wait_for_selector("form.rubric-form fieldset.question.current")
+    page.keyboard.press("3")
+    assert page.evaluate("document.activeElement.name") == "error_claim"
+
+    def focus_jump_list():
+        page.keyboard.press("Escape")
+        page.keyboard.press("l")
+
+    places = {
+        "the claim": lambda: page.focus("textarea[name=error_claim]"),
+        "the kind": lambda: page.focus("select[name=error_kind]"),
+        "the reason": lambda: page.focus("textarea[name=note]"),
+        "a metric": lambda: page.focus("input[name=correctness]:checked"),
+        "the page": lambda: page.evaluate("document.activeElement.blur()"),
+        "the jump list": focus_jump_list,
+    }
+    for place, focus in places.items():
+        focus()
+        keys = submit_keys(page)
+        page.evaluate("document.querySelector('#review-screen').dataset.before = 'yes'")
+        with page.expect_request(lambda request: request.method == "POST", timeout=3000):
+            page.keyboard.press(keys)
+        # The refused form comes back in place of the old one, errors shown.
+        page.wait_for_function("() => !document.querySelector('#review-screen').dataset.before")
+        assert page.locator(".error-summary").is_visible(), place
+        assert Judgement.objects.count() == 1, place

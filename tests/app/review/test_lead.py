@@ -134,12 +134,13 @@ class QueueTests(LeadTestCase):
         judge(b3)
         queue = self.queue()
         self.assertEqual(queue[1], ["material_error", "grade_disagreement"])
-        self.assertEqual(queue[2], ["material_error", "pending"])
+        # Issue 25, point 14: pending is not a material error until someone raises one.
+        self.assertEqual(queue[2], ["pending"])
         self.assertEqual(queue[3], ["needs_info"])
         self.assertEqual(
             lead.reasons_for(item3, list(Judgement.objects.filter(assignment__item=item3))), ["needs_info"]
         )
-        self.assertEqual(lead.REASONS["needs_info"], "needs more information")
+        self.assertEqual(lead.REASONS["needs_info"], "asks the user for more information")
         # A judgement made before the question was asked: its old grade still counts.
         Judgement.objects.filter(assignment=a1).update(material_error="")
         self.assertEqual(self.queue()[1], ["material_error", "grade_disagreement"])
@@ -344,7 +345,8 @@ class GradingOrderTests(LeadTestCase):
                 submission_key=uuid.uuid4(),
             )
         with self.assertRaisesMessage(
-            ApplicationError, "“resolved” does not follow from the answers given, which make it material error."
+            ApplicationError,
+            "“resolved” does not follow from the answers given, which make it material error.",
         ):
             # The same rule for a decision given by its grade, as before the metrics.
             adjudication_submit(
@@ -401,6 +403,40 @@ class AdjudicateScreenTests(LeadTestCase):
         self.assertNotContains(response, 'name="fulfilment" value="full" checked')
         self.assertNotContains(response, 'name="fulfilment" value="partial" checked')
         self.assertEqual(response.context["agreed"], {k: "yes" for k in KEYS if k != "period"})
+
+    def test_it_never_says_readers_agree_of_one_reader_and_fills_in_what_that_reader_said(self):
+        # Issue 25, point 14.
+        for addresses in (False, True):
+            with self.subTest(addresses=addresses):
+                item, a1, _ = self.pair(2 if addresses else 1)
+                if addresses:
+                    judge(a1, **metrics(fulfilment="partial"))
+                else:
+                    judge(a1, addresses=False, answers={}, **metrics("no", "", ""))
+                response = self.page(item)
+                self.assertNotContains(response, "readers agree")
+                checked = "yes" if addresses else "no"
+                self.assertContains(
+                    response,
+                    f'<input type="radio" name="addresses_question" value="{checked}" checked>',
+                    html=True,
+                )
+                self.assertNotContains(
+                    response, f'name="addresses_question" value="{"no" if addresses else "yes"}" checked'
+                )
+                form = response.content.decode().split('class="decision grading-form')[1]
+                # Each answer filled in from the reader says so, the question 0 too.
+                marks = form.count(
+                    '<span class="agreed" title="as the one reader answered">the reader</span>'
+                )
+                self.assertEqual(marks, 1 + (len(KEYS) if addresses else 0))
+
+    def test_it_says_readers_agree_only_of_two_readers_who_do(self):
+        item, a1, b1 = self.pair(3)
+        judge(a1, answers={**dict.fromkeys(KEYS, "yes"), "period": "no"})
+        judge(b1)
+        form = self.page(item).content.decode().split('class="decision grading-form')[1]
+        self.assertEqual(form.count(">readers agree</span>"), 1 + len(KEYS) - 1)
 
     def test_it_words_the_material_error_choice_plainly_and_copies_the_readers_record(self):
         item, a1, b1 = self.pair(1)

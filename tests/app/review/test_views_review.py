@@ -1,10 +1,13 @@
 import json
+import re
 import uuid
 
 from django.urls import reverse
 from django.utils import timezone
 
 from reviewapp.models import Answer, Assignment, Judgement, Rubric, RubricVersion, Sample, SetVersion
+from reviewapp.review.defaults import DECLINE_RULE
+from reviewapp.review.selectors import REASONS
 from reviewapp.review.services.review import rubric_default
 from reviewapp.review.services.samples import Frame, sample_assign, sample_draw
 from tests.fixtures import load_generated_run
@@ -28,6 +31,15 @@ def full_judgement(**overrides) -> dict:
     data.update(overrides)
     return data
 
+
+# Which grade key sets each value of the two metrics (static/review.js PRESETS).
+PRESET_CORRECTNESS = {
+    "correct": ["1", "2"],
+    "material_error": ["3"],
+    "no_gradable_conclusion": ["4"],
+    "pending": ["p"],
+}
+PRESET_FULFILMENT = {"full": ["1"], "partial": ["2"], "not_met": ["4"], "pending": ["p"]}
 
 MATERIAL = {
     "material_error": "yes",
@@ -349,11 +361,14 @@ class ReviewItemTests(ReviewTestCase):
         html = self.client.get(self.url(self.mine(self.reader_a)[0])).content.decode()
         order = [
             html.index(marker)
+            # Issue 25, point 13: spec 004's order, as the README gives it.
             for marker in (
-                'name="q_series"',
+                'name="addresses_question"',
                 'name="material_error"',
                 'name="correctness"',
                 'name="fulfilment"',
+                'name="q_series"',
+                'name="q_unsupported_claim"',
                 'name="note"',
             )
         ]
@@ -368,6 +383,55 @@ class ReviewItemTests(ReviewTestCase):
             "A material error decides the grade by itself",
         ):
             self.assertIn(text, html)
+
+    def test_it_shows_the_keys_that_set_the_core_conclusion_and_the_request(self):
+        self.login(self.reader_a)
+        html = self.client.get(self.url(self.mine(self.reader_a)[0])).content.decode()
+        for key, presets in (("correctness", PRESET_CORRECTNESS), ("fulfilment", PRESET_FULFILMENT)):
+            start = html.index(f'data-key="{key}"')
+            row = html[start : html.index("</fieldset>", start)]
+            for value, keys in presets.items():
+                label = row[row.index(f'value="{value}"') :].split("</label>")[0]
+                self.assertEqual(re.findall(r"<kbd>(.+?)</kbd>", label), keys, (key, value))
+
+    def test_it_labels_the_i_box_by_what_it_does(self):
+        # Issue 25, point 13: the flag says the answer asks the user for more,
+        # and ticking it sends the item to a lead; one label on every screen.
+        self.login(self.reader_a)
+        response = self.client.get(self.url(self.mine(self.reader_a)[0]))
+        self.assertContains(
+            response,
+            f'<input type="checkbox" name="needs_more_info"> <kbd>i</kbd> the answer {REASONS["needs_info"]} '
+            '<span class="muted">(sends it to a lead)</span>',
+            html=False,
+        )
+        self.assertNotContains(response, "needs more information")
+
+    def test_a_correct_decline_answers_the_figure_questions_not_applicable_and_needs_no_reason(self):
+        # Issue 25, point 12: a decline states no figure, so "right series?",
+        # "right period?" and "unit stated?" do not apply to it.
+        self.login(self.reader_a)
+        first, second = self.mine(self.reader_a)[:2]
+        Answer.objects.filter(id=first.item.answer_id).update(declined=True)
+        Answer.objects.filter(id=second.item.answer_id).update(declined=False)
+        page = self.client.get(self.url(first))
+        for key in ("series", "period", "unit", "caveat"):
+            self.assertContains(page, f'name="q_{key}" value="na"')
+        self.assertNotContains(page, 'name="q_unsupported_claim" value="na"')
+        self.assertContains(page, DECLINE_RULE)
+        self.assertNotContains(self.client.get(self.url(second)), 'name="q_series" value="na"')
+        not_applicable = {f"q_{key}": "na" for key in ("series", "period", "unit", "caveat")}
+        self.client.post(self.url(first), full_judgement(**not_applicable, q_unsupported_claim="no"))
+        judgement = Judgement.objects.get(assignment=first)
+        self.assertEqual((judgement.grade, judgement.note), ("resolved", ""))
+        self.assertEqual(
+            judgement.rubric_answers,
+            {"series": "na", "period": "na", "unit": "na", "caveat": "na", "unsupported_claim": "no"},
+        )
+        # An answer that does state a figure is still asked yes or no.
+        response = self.client.post(self.url(second), full_judgement(**not_applicable))
+        self.assertContains(response, 'id="error-q_series"', status_code=400)
+        self.assertFalse(Judgement.objects.filter(assignment=second).exists())
 
     def test_it_never_shows_one_reader_the_others_work(self):
         shared = next(

@@ -253,3 +253,22 @@ class StratumWeightedTests(TestCase):
         self.assertEqual(settled, stratified_domain_rate([(1, 2, 2, 90), (0, 0, 2, 10)]))
         # Its 8 unread items of 10 may all be settled errors, or none: 8 of 98's weight.
         self.assertAlmostEqual(settled.unrepresented, 8 / 98)
+
+
+class NotApplicableTests(ReviewedSampleTestCase):
+    def test_a_not_applicable_answer_is_left_out_of_its_question_and_counted_apart(self):
+        # Issue 25, point 12: a correct decline answers the figure questions
+        # "not applicable". The settled resolved item (item 1) does so here.
+        declined = {**PASSING, "series": "na", "period": "na", "unit": "na"}
+        Judgement.objects.filter(assignment__item=self.items[0]).update(rubric_answers=declined)
+        review = review_figures([self.sample])
+        series = next(r for r in review["rubric"] if r["key"] == "series")
+        # Only the confirmed error's "yes" is counted; the n/a stands beside it.
+        self.assertEqual((series["k"], series["n"], series["not_applicable"]), (1, 1, 1))
+        passing = review["passes_rubric"]
+        self.assertEqual((passing["k"], passing["n"]), (1, 2))
+        self.client.force_login(self.manager)
+        page = self.client.get(reverse("version-dashboard", args=["bot-1.0"]))
+        self.assertContains(
+            page, '<td class="num">1/1 <span class="denominator">· 1 n/a</span></td>', html=True
+        )
