@@ -40,6 +40,11 @@ class GateQuery(Schema):
         description="NAME or NAME:vN: add a judge's rubric grades as a paired measure; "
         "only a judge validated against people is taken (422 otherwise)",
     )
+    unequal_attempts: bool = Field(
+        default=False,
+        description="judge versions that made a different number of attempts per question; "
+        "without it they cannot be judged (422), since the one with more is held to a stricter test",
+    )
 
 
 @router.get(
@@ -75,6 +80,7 @@ def release_gate(request, query: Query[GateQuery]):
             max_p90_s=query.max_p90,
             max_timeout_rate=query.max_timeout_rate,
             judge=query.judge,
+            unequal_attempts=query.unequal_attempts,
         )
     except GateRefused as refused:
         return Status(

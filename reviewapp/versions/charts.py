@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from django.db.models import Count, Q
+from django.db.models import Count, Max, Q
 
 from reviewapp.models import AssistantVersion, Run, SetVersion
 from scoring.stats.paired import Paired
@@ -29,33 +29,45 @@ def set_versions_with_runs():
 
 @dataclass(frozen=True)
 class VersionOnSet:
-    """A version with stored runs on a set, and the version before it there
-    (the baseline its compare and gate links name), if any."""
+    """A version with stored runs on a set, how many attempts per question
+    they made, and the last version before it there that made as many (the
+    baseline its compare and gate links name), if any."""
 
     version: AssistantVersion
     stored_runs: int
     left_out_runs: int
     previous: AssistantVersion | None
+    attempts: int = 1
 
 
 def versions_on_set(set_version: SetVersion) -> list[VersionOnSet]:
     """The versions with a stored run on ``set_version``, newest first. A
     version whose runs there were all rejected or failed is left out: it has
-    no figures to open. Each names the version stored on the set just before
-    it, the baseline a manager compares a new version with."""
+    no figures to open. Each names the baseline a manager compares it with:
+    the last version stored on the set before it with the same number of
+    attempts per question, since with more attempts a question must succeed
+    more often, and the two would not be alike (issue 25, point 2)."""
     stored = Q(runs__set_version=set_version, runs__status=Run.Status.STORED)
     versions = list(
         AssistantVersion.objects.filter(stored)
         .annotate(
             stored_runs=Count("runs", filter=stored, distinct=True),
             left_out_runs=Count("runs", filter=stored & ~Q(runs__excluded_reason=""), distinct=True),
+            attempts=Max("runs__repetitions", filter=stored),
         )
         .select_related("assistant")
         .order_by("created_at", "id")
     )
     rows = [
         VersionOnSet(
-            version, version.stored_runs, version.left_out_runs, versions[index - 1] if index else None
+            version,
+            version.stored_runs,
+            version.left_out_runs,
+            next(
+                (earlier for earlier in reversed(versions[:index]) if earlier.attempts == version.attempts),
+                None,
+            ),
+            version.attempts,
         )
         for index, version in enumerate(versions)
     ]

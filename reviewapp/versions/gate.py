@@ -73,6 +73,7 @@ def gate_run(
     max_p90_s: float | None = None,
     max_timeout_rate: float | None = None,
     judge: str = "",
+    unequal_attempts: bool = False,
 ) -> dict:
     """Judge ``candidate`` against ``baseline`` on a set version (by default
     the latest one both have a scored run on). Margin and drop are in
@@ -127,6 +128,7 @@ def gate_run(
         max_p90_s=max_p90_s,
         max_timeout_rate=max_timeout_rate,
         judge_version=judge_version,
+        unequal_attempts=unequal_attempts,
     )
 
 
@@ -177,15 +179,22 @@ def gate(
     max_p90_s: float | None = None,
     max_timeout_rate: float | None = None,
     judge_version: JudgeVersion | None = None,
+    unequal_attempts: bool = False,
 ) -> dict:
     """Judge a candidate against a baseline as a non-inferiority decision on
     their common questions (see scoring.stats.gate). ``margin``, ``max_drop`` and
     ``floors`` are shares; ``max_p90_s`` holds the candidate's end-to-end P90
     and ``max_timeout_rate`` its timeout rate. Returns the JSON answer, with
     the verdict, its exit code and every measure's figures, each on all
-    paired questions and on the subset both resolved in every attempt."""
+    paired questions and on the subset both resolved in every attempt.
+
+    When the two made a different number of attempts per question, a
+    question must succeed more often in the one with more, so no measure is
+    judged (cannot judge, exit 2) unless ``unequal_attempts`` asks for it;
+    the figures are still given."""
     floors = floors or {}
     results = {}
+    unlike = _unlike_attempts(baseline, candidate) if not unequal_attempts else ""
     for comparison in compare_versions(baseline, candidate, measures):
         floor = floors.get(comparison.measure)
         verdict = gating.judge_measure(
@@ -195,6 +204,8 @@ def gate(
             max_drop=max_drop,
             floor=floor,
         )
+        if unlike:
+            verdict = gating.MeasureVerdict(gating.CANNOT_JUDGE, [unlike])
         results[comparison.measure] = gating.measure_report(
             comparison.paired,
             verdict,
@@ -227,6 +238,8 @@ def gate(
             judge_question_successes(candidate, judge_version),
         )
         verdict = gating.judge_measure(judged, candidate_success=None, margin=margin, max_drop=max_drop)
+        if unlike:
+            verdict = gating.MeasureVerdict(gating.CANNOT_JUDGE, [unlike])
         results[f"judge:{judge_version.judge.name}"] = gating.measure_report(
             judged,
             verdict,
@@ -270,6 +283,19 @@ def gate(
         "measures": results,
         "not_judged": [m for m, e in results.items() if e["verdict"] == gating.CANNOT_JUDGE],
     }
+
+
+def _unlike_attempts(baseline: Record, candidate: Record) -> str:
+    """Why two records with a different number of attempts per question
+    are not judged; empty when they made as many."""
+    if baseline.repetitions == candidate.repetitions:
+        return ""
+    return (
+        f"not like for like: {candidate.version.label} made {candidate.repetitions} attempts per question "
+        f"and {baseline.version.label} {baseline.repetitions}; a question must succeed in every attempt, so "
+        "the one with more is held to a stricter test. Gate runs with as many attempts, or ask for it "
+        "(unequal_attempts)"
+    )
 
 
 def gate_measures(answer: dict) -> list[dict]:

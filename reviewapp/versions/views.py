@@ -248,6 +248,7 @@ class GateForm(forms.Form):
     max_p90 = forms.FloatField(required=False)
     max_timeout_rate = forms.FloatField(required=False)
     judge = forms.CharField(required=False)
+    unequal_attempts = forms.BooleanField(required=False)
 
     def gate_options(self) -> dict:
         """gate_run's arguments; raises GateRefused for a malformed floor."""
@@ -263,6 +264,7 @@ class GateForm(forms.Form):
             "max_p90_s": data["max_p90"],
             "max_timeout_rate": data["max_timeout_rate"],
             "judge": data["judge"],
+            "unequal_attempts": data["unequal_attempts"],
         }
 
 
@@ -302,14 +304,17 @@ def gate(request):
 
 def _gate_initial(request) -> dict:
     """The form before anything is asked: the set in ?set= (else the latest),
-    its newest version as the candidate and the one before as the baseline."""
+    its newest version with a like-for-like baseline (the last one before it
+    with as many attempts per question) as the candidate and that baseline,
+    else the newest version alone."""
     set_label = request.GET.get("set", "")
     set_version = SetVersion.objects.filter(version=set_label).first() if set_label else _set_version(request)
-    newest = manager_reads.versions_on_set(set_version)[:1] if set_version else []
+    rows = manager_reads.versions_on_set(set_version) if set_version else []
+    newest = next((row for row in rows if row.previous), rows[0] if rows else None)
     return {
         "set": set_version.version if set_version else set_label,
-        "candidate": newest[0].version.label if newest else "",
-        "baseline": newest[0].previous.label if newest and newest[0].previous else "",
+        "candidate": newest.version.label if newest else "",
+        "baseline": newest.previous.label if newest and newest.previous else "",
         "measure": list(DEFAULT_MEASURES),
         "margin": f"{DEFAULT_MARGIN_POINTS:g}",
     }

@@ -58,6 +58,11 @@ class Command(BaseCommand):
             help="add a judge's rubric grades as a measure; only a judge validated against people is taken",
         )
         parser.add_argument(
+            "--unequal-attempts",
+            action="store_true",
+            help="judge versions that made a different number of attempts per question (else: cannot judge)",
+        )
+        parser.add_argument(
             "--floor",
             action="append",
             default=[],
@@ -78,6 +83,7 @@ class Command(BaseCommand):
         max_p90,
         max_timeout_rate,
         judge,
+        unequal_attempts=False,
         **options,
     ):
         try:
@@ -92,6 +98,7 @@ class Command(BaseCommand):
                 max_p90_s=max_p90,
                 max_timeout_rate=max_timeout_rate,
                 judge=judge,
+                unequal_attempts=unequal_attempts,
             )
         except GateRefused as refused:
             self.stdout.write(

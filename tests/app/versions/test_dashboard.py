@@ -240,6 +240,7 @@ class GateTests(TestCase):
                 "max_p90",
                 "max_timeout_rate",
                 "judge",
+                "unequal_attempts",
             ],
         )
 
