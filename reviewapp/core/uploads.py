@@ -33,7 +33,7 @@ GZIP_MAGIC = b"\x1f\x8b"
 SNIFF_BYTES = 4096
 
 
-def store_upload(upload, *, folder: str, text: bool = True) -> StoredFile:
+def store_upload(upload, *, folder: str, text: bool = True, refuse_other_tools: bool = False) -> StoredFile:
     """Copy an uploaded file into the data folder chunk by chunk, hashing as it
     goes; a gzip-compressed file is decompressed on the way, never held whole.
     The caller renames or removes the returned temporary file.
@@ -42,7 +42,9 @@ def store_upload(upload, *, folder: str, text: bool = True) -> StoredFile:
     uncompressed), an empty one, a gzip file that cannot be read, and one
     that is UTF-16, UTF-32 or compressed another way (logfile.encoding_problem),
     unless ``text`` is False (an import, whose reader judges its own format:
-    an Inspect log is a zip).
+    an Inspect log is a zip). With ``refuse_other_tools`` (a run log) it also
+    refuses another tool's file, naming it and the Import page that reads it
+    (ApplicationError with ``field`` "import").
     """
     name = clean_file_name(upload.name)
     upload.seek(0)
@@ -68,6 +70,12 @@ def store_upload(upload, *, folder: str, text: bool = True) -> StoredFile:
                 out.write(chunk)
         if size == 0:
             raise ApplicationError(f"{name}: the file is empty")
+        if refuse_other_tools and (what := _other_tool(path, name)):
+            raise ApplicationError(
+                f"{name}: this is {what}, not a run log in this app's form: import it on the Import page "
+                "(or POST /api/imports), which reads it as its tool writes it",
+                field="import",
+            )
         if text:
             with open(path, "rb") as stored:
                 if problem := logfile.encoding_problem(stored.read(SNIFF_BYTES)):
@@ -76,6 +84,12 @@ def store_upload(upload, *, folder: str, text: bool = True) -> StoredFile:
         path.unlink(missing_ok=True)
         raise
     return StoredFile(path=path, name=name, sha256=digest.hexdigest(), size=size)
+
+
+def _other_tool(path: Path, name: str) -> str | None:
+    from scoring.imports.sniff import other_tool  # the importer's package, loaded when needed
+
+    return other_tool(path, name)
 
 
 def _gunzipped(upload, name: str) -> Iterator[bytes]:

@@ -134,6 +134,25 @@ def detect_format(path: Path, name: str = "") -> str | None:
     return None
 
 
+# Another tool's files, as a phrase after "this is", for a file sent where
+# this app's own run log was expected.
+_OTHER_TOOLS = {
+    "inspect": "an Inspect AI eval log",
+    "ragas": "Ragas-style JSON Lines (user_input, response, ...)",
+    "csv": "CSV",
+}
+
+
+def other_tool(path: Path, name: str = "") -> str | None:
+    """What another tool's file ``path`` is ("an Inspect AI eval log"), or
+    None when it is not one of the formats the importer reads. A zip counts
+    only when its name says Inspect (.eval): another zip is just compressed."""
+    seen = look(path, name)
+    if seen.kind == "zip":
+        return _OTHER_TOOLS["inspect"] if (name or path.name).lower().endswith(".eval") else None
+    return _OTHER_TOOLS.get(seen.kind)
+
+
 # What a file is, as a phrase after "this file is".
 _WHAT = {
     "zip": "a zip archive (an Inspect .eval log?)",

@@ -76,7 +76,7 @@ def run_receive(
     new version of the set named ``set_name`` (and, with ``revision_seen``,
     confirms the plan the user saw: set_version_from_combined_log).
     """
-    stored = store_upload(upload, folder="runs")
+    stored = store_upload(upload, folder="runs", refuse_other_tools=True)
     try:
         existing = Run.objects.filter(sha256=stored.sha256).exclude(status=Run.Status.REJECTED)
         if run := existing.first():

@@ -47,6 +47,7 @@ def run_upload(request):
     form = RunUploadForm(request.POST or None, request.FILES or None)
     errors: list[str] = []
     status = 200
+    to_import = False
     if request.method == "POST" and form.is_valid() and form.cleaned_data["revise_set"]:
         # A revision is shown before anything is stored: the file waits.
         fields = {
@@ -73,7 +74,7 @@ def run_upload(request):
                 repeats=form.cleaned_data["repeats"],
             )
         except ApplicationError as rejected:
-            errors, status = rejected.errors, rejected.status
+            errors, status, to_import = rejected.errors, rejected.status, rejected.field == "import"
         else:
             if not received.created:
                 messages.info(request, "This file was uploaded before; here is the run that holds it.")
@@ -87,6 +88,7 @@ def run_upload(request):
             "form": form,
             "errors": errors,
             "limit": limit_text(),
+            "to_import": to_import,
             # In-process tasks answer the upload only once the run is stored and
             # scored, so the page says it will wait.
             "in_process": settings.CELERY_TASK_ALWAYS_EAGER,
