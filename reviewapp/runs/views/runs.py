@@ -1,16 +1,19 @@
+from urllib.parse import urlencode
+
 from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.files import File
 from django.core.paginator import Paginator
 from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 from django_htmx.http import HttpResponseClientRefresh
 
 from reviewapp.core.errors import ApplicationError
 from reviewapp.core.roles import READERS_OF_RUNS, WRITERS, has_role, role_required
 from reviewapp.core.uploads import limit_text
-from reviewapp.models import Answer, Finding, Run, Scoring
+from reviewapp.models import Answer, Finding, Run, Scoring, SetVersion
 from reviewapp.runs.forms import RescoreForm, RunExcludeForm, RunUploadForm, SealedOpenForm
 from reviewapp.runs.selectors import run_is_stuck
 from reviewapp.runs.services.imports import (
@@ -76,9 +79,9 @@ def run_upload(request):
         except ApplicationError as rejected:
             errors, status, to_import = rejected.errors, rejected.status, rejected.field == "import"
         else:
-            if not received.created:
-                messages.info(request, "This file was uploaded before; here is the run that holds it.")
-            return redirect("run-detail", run_id=received.run.id)
+            if received.created:
+                return redirect("run-detail", run_id=received.run.id)
+            return _uploaded_before(request, received.run, form.cleaned_data)
     elif request.method == "POST":
         status = 400
     return render(
@@ -95,6 +98,40 @@ def run_upload(request):
         },
         status=status,
     )
+
+
+def _uploaded_before(request, run: Run, typed: dict):
+    """The run that holds a file sent again. Versions typed that differ from
+    the run's were not applied: say so, and open its "Score again" form on
+    the set version typed, when there is one (issue 25, point 5)."""
+    differing = [
+        f"{what} {typed[name]}"
+        for name, what, held in (
+            ("assistant_version", "assistant version", run.assistant_version.label),
+            ("set_version", "set version", run.set_version.version),
+        )
+        if typed.get(name) and typed[name] != held
+    ]
+    held = f"{run.assistant_version.label} on set {run.set_version.version}"
+    said = f"This file was uploaded before as run {run.id} ({held})"
+    if not differing:
+        messages.info(request, f"{said}; here it is.")
+        return redirect("run-detail", run_id=run.id)
+    messages.warning(
+        request,
+        f"{said}: the {' and '.join(differing)} you typed {'were' if len(differing) > 1 else 'was'} "
+        "not applied, since a file is one run. To score its answers against another set version, "
+        "score it again below; a run of another assistant version is another file.",
+    )
+    url = reverse("run-detail", args=[run.id])
+    typed_set = typed.get("set_version")
+    if (
+        typed_set
+        and typed_set != run.set_version.version
+        and SetVersion.objects.filter(version=typed_set).exists()
+    ):
+        url += f"?{urlencode({'rescore': typed_set})}"
+    return redirect(url)
 
 
 @require_POST
@@ -165,6 +202,9 @@ def run_detail(request, run_id: int):
     method = request.GET.get("interval", "wilson")
     if method not in INTERVAL_METHODS:
         method = "wilson"
+    rescore_set = request.GET.get("rescore", "")
+    if not SetVersion.objects.filter(version=rescore_set).exists():
+        rescore_set = ""
     context = {
         "run": run,
         "progress": selectors.run_progress(run),
@@ -196,7 +236,9 @@ def run_detail(request, run_id: int):
         "method": method,
         "methods": INTERVAL_LABELS.items(),
         "families": selectors.slice_families(chosen) if chosen else ["language"],
-        "rescore_form": RescoreForm(initial={"set_version": run.set_version.version}),
+        # ?rescore=SET (a file sent again with another set version) opens the form on it.
+        "rescore_form": RescoreForm(initial={"set_version": rescore_set or run.set_version.version}),
+        "rescore_open": bool(rescore_set),
     }
     if chosen is not None and chosen.status == Scoring.Status.DONE:
         kind = request.GET.get("kind", "")
