@@ -480,7 +480,26 @@ class VersionsPageTests(ManagerPagesBase):
             ],
         )
         self.assertContains(page, "<option selected>mgr-1</option>", html=True)
+
+    def test_it_opens_on_the_set_with_the_most_versions_not_the_one_uploaded_last(self):
+        # mgr-2 was uploaded last and holds one version; mgr-1 holds three.
+        page = self.client.get(reverse("version-list"))
+        self.assertEqual(page.context["set_version"].version, SET)
+        self.assertEqual(len(page.context["versions"]), 3)
+
+    def test_it_opens_on_the_set_last_viewed_in_this_session(self):
+        self.client.get(reverse("version-list"), {"set": "mgr-2"})
         self.assertEqual(self.client.get(reverse("version-list")).context["set_version"].version, "mgr-2")
+        self.assertEqual(self.client.get(reverse("version-gate")).context["values"]["set"], "mgr-2")
+        self.client.get(reverse("version-list"), {"set": SET})
+        self.assertEqual(self.client.get(reverse("version-list")).context["set_version"].version, SET)
+        # Another session knows nothing of it.
+        self.client.logout()
+        self.client.login(username="manager", password=PASSWORD)
+        self.client.get(reverse("version-list"), {"set": "mgr-2"})
+        self.client.logout()
+        self.client.login(username="lead", password=PASSWORD)
+        self.assertEqual(self.client.get(reverse("version-list")).context["set_version"].version, SET)
 
     def test_it_leaves_out_versions_whose_only_runs_were_rejected_or_failed(self):
         page = self.client.get(reverse("version-list"), {"set": SET})
