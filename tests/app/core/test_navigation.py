@@ -71,3 +71,48 @@ class MenuCrawlTests(BaseTestCase):
 
     def test_an_admin_is_shown_only_links_that_open(self):
         self.assertEqual(self.refused("admin"), [])
+
+
+class MenuShapeTests(BaseTestCase):
+    @classmethod
+    def setUpTestData(cls):
+        super().setUpTestData()
+        cls.admin = make_user("admin")
+
+    def shape(self, username: str) -> tuple[list[str], list[str]]:
+        """The menu's top line (links, and "More" for its <details>), and what "More" holds."""
+        self.client.login(username=username, password=PASSWORD)
+        html = self.client.get(reverse("login")).content.decode()
+        nav = re.search(r'<header class="top">.*?<nav>(.*?)</nav>', html, re.S).group(1)
+        more = re.search(r'<details class="more">\s*<summary>More</summary>(.*?)</details>', nav, re.S)
+        top = nav.replace(more.group(0), '<a href="More">') if more else nav
+        return LINK.findall(top), LINK.findall(more.group(1)) if more else []
+
+    def test_a_reviewer_sees_their_two_queues_and_nothing_else(self):
+        self.assertEqual(self.shape("reviewer"), (["/review/", "/pairs/"], []))
+
+    def test_a_leads_menu_keeps_daily_pages_on_top_and_the_rest_under_more(self):
+        top, more = self.shape("lead")
+        self.assertEqual(
+            top,
+            ["/review/", "/lead/", "/", "/runs/upload/", "/versions/", "/versions/gate/", "/samples/",
+             "/register/", "/agreement/", "More"],
+        )  # fmt: skip
+        self.assertEqual(
+            more,
+            ["/pairs/", "/paired/", "/runs/import/", "/sets/", "/rubrics/", "/judges/", "/severity/",
+             "/tokens/"],
+        )  # fmt: skip
+
+    def test_a_managers_menu_holds_no_reader_page(self):
+        top, more = self.shape("manager")
+        self.assertEqual(
+            top, ["/", "/versions/", "/versions/gate/", "/samples/", "/register/", "/agreement/", "More"]
+        )
+        self.assertEqual(more, ["/paired/", "/sets/", "/rubrics/", "/judges/", "/severity/", "/tokens/"])
+
+    def test_the_reader_queue_links_to_the_comparisons_and_back(self):
+        self.client.login(username="lead", password=PASSWORD)
+        for page, other in (("review-queue", "paired-queue"), ("paired-queue", "review-queue")):
+            main = self.client.get(reverse(page)).content.decode().split("<main>", 1)[1]
+            self.assertIn(f'href="{reverse(other)}"', main)

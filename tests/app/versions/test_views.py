@@ -429,17 +429,18 @@ class MenuTests(TestCase):
         menu = self.menu("manager")
         self.assertEqual(
             menu,
-            ["/paired/", "/", "/versions/", "/versions/gate/", "/samples/", "/register/", "/agreement/",
-             "/sets/", "/rubrics/", "/judges/", "/severity/", "/tokens/"],
+            ["/", "/versions/", "/versions/gate/", "/samples/", "/register/", "/agreement/",
+             "/paired/", "/sets/", "/rubrics/", "/judges/", "/severity/", "/tokens/"],
         )  # fmt: skip
-        self.assertEqual(menu, self.opens("manager"))
+        # The menu's order is its own (tests/app/core/test_navigation.py); the pages are the same.
+        self.assertEqual(sorted(menu), sorted(self.opens("manager")))
         self.assertNotIn("/runs/upload/", menu)
         self.assertNotIn("/runs/import/", menu)
         self.assertNotIn("/lead/", menu)
 
     def test_a_lead_sees_every_page_a_lead_opens(self):
         menu = self.menu("lead")
-        self.assertEqual(menu, self.opens("lead"))
+        self.assertEqual(sorted(menu), sorted(self.opens("lead")))
         self.assertIn("/runs/upload/", menu)
         self.assertIn("/runs/import/", menu)
         self.assertIn("/lead/", menu)
@@ -448,7 +449,7 @@ class MenuTests(TestCase):
         self.assertNotIn("/admin/", self.menu("admin"))
         self.assertNotIn("/admin/", self.opens("admin"))  # the admin site sends the admin role to its login
         self.assertEqual(self.menu("root")[-1], "/admin/")
-        self.assertEqual(self.menu("root"), self.opens("root"))
+        self.assertEqual(sorted(self.menu("root")), sorted(self.opens("root")))
 
 
 class VersionsPageTests(ManagerPagesBase):
