@@ -90,12 +90,14 @@ def sample_detail(request, sample_id: int):
     )
     # A regrade sample holds hundreds of items: a page of them at a time keeps
     # the strata and the assigning form in sight (issue 25, point 7).
-    page = Paginator(sample.items.order_by("position"), ITEMS_PER_PAGE).get_page(request.GET.get("page"))
-    items = sample.items.filter(id__in=[item.id for item in page.object_list]).order_by("position")
+    items = (
+        sample.items.order_by("position")
+        .select_related("answer", "calibration")
+        .prefetch_related("assignments__reviewer", "assignments__judgements")
+    )
+    page = Paginator(items, ITEMS_PER_PAGE).get_page(request.GET.get("page"))
     rows = []
-    for item in items.select_related("answer", "calibration").prefetch_related(
-        "assignments__reviewer", "assignments__judgements"
-    ):
+    for item in page:
         readers = []
         for assignment in item.assignments.all():
             judgements = sorted(assignment.judgements.all(), key=lambda j: j.revision)
