@@ -19,7 +19,16 @@ from reviewapp.judges import selectors, validation
 from reviewapp.judges.forms import JudgeForm, JudgeRunForm
 from reviewapp.judges.selectors import head_to_head, judge_run_counts, judge_run_verdicts, panel_figures
 from reviewapp.judges.services import judge_versions, judging, validation_sets
-from reviewapp.models import Judge, JudgeRun, JudgeVersion, ModelVerdict, RubricVersion, Run, ValidationItem
+from reviewapp.models import (
+    Assignment,
+    Judge,
+    JudgeRun,
+    JudgeVersion,
+    ModelVerdict,
+    RubricVersion,
+    Run,
+    ValidationItem,
+)
 from reviewapp.review import defaults
 from scoring.stats.agreement import KAPPA_INTERVAL_METHOD, MIN_EACH_LABEL
 
@@ -194,6 +203,9 @@ def judge_run_detail(request, judge_run_id: int):
         figures=_figures(judge_run, versions),
         panel=panel_figures(judge_run),
         regrade=validation.regrade_agreement(judge_run) if judge_run.regrade_sample_id else None,
+        # Drawn on confirmation but handed to nobody: the demo's 300 items sat unread (issue 25).
+        regrade_unassigned=judge_run.regrade_sample_id is not None
+        and not Assignment.objects.filter(item__sample_id=judge_run.regrade_sample_id).exists(),
         kappa_method=KAPPA_INTERVAL_METHOD,
         head_to_head=head_to_head(judge_run) if judge_run.other_run_id else [],
         failures=Paginator(failures, 50).get_page(request.GET.get("page")),

@@ -27,6 +27,18 @@ def set_versions_with_runs():
     return SetVersion.objects.filter(runs__status=Run.Status.STORED).distinct().order_by("-created_at", "-id")
 
 
+def set_version_with_most_versions() -> SetVersion | None:
+    """The set on which the most assistant versions have a stored run, the
+    newest of those that tie; None before any run is stored."""
+    stored = Q(runs__status=Run.Status.STORED)
+    return (
+        SetVersion.objects.filter(stored)
+        .annotate(versions=Count("runs__assistant_version", filter=stored, distinct=True))
+        .order_by("-versions", "-created_at", "-id")
+        .first()
+    )
+
+
 @dataclass(frozen=True)
 class VersionOnSet:
     """A version with stored runs on a set, how many attempts per question

@@ -40,21 +40,33 @@ from scoring.stats.paired import (
 )
 from scoring.stats.rates import Rate, rate
 
+# The set a manager last looked at, so that the versions page and the gate
+# open where they left off rather than on whatever was uploaded last (issue 25).
+LAST_SET_KEY = "versions_last_set"
+
 
 def _set_version(request, assistant_version=None) -> SetVersion | None:
+    """The set in ?set= (remembered for this session), else the one last
+    viewed in this session, else the set with the most versions. For one
+    assistant version, only a set it has stored runs on; 404 for an unknown ?set=."""
     if label := request.GET.get("set"):
-        return get_object_or_404(SetVersion, version=label)
+        set_version = get_object_or_404(SetVersion, version=label)
+        request.session[LAST_SET_KEY] = set_version.version
+        return set_version
+    last = request.session.get(LAST_SET_KEY)
     if assistant_version is not None:
         versions = set_versions_of(assistant_version)
-        return versions[0] if versions else None
-    return SetVersion.objects.filter(runs__status=Run.Status.STORED).order_by("-created_at").first()
+        return next((v for v in versions if v.version == last), versions[0] if versions else None)
+    if last and (remembered := manager_reads.set_versions_with_runs().filter(version=last).first()):
+        return remembered
+    return manager_reads.set_version_with_most_versions()
 
 
 @require_GET
 @role_required(*READERS_OF_RUNS)
 def version_list(request):
-    """The versions with stored runs on one set (the one in ?set=, else the
-    latest), each linked with that set to its dashboard, its comparison with
+    """The versions with stored runs on one set (as _set_version picks it),
+    each linked with that set to its dashboard, its comparison with
     the version before it and the gate."""
     set_version = _set_version(request)
     return render(
@@ -303,7 +315,7 @@ def gate(request):
 
 
 def _gate_initial(request) -> dict:
-    """The form before anything is asked: the set in ?set= (else the latest),
+    """The form before anything is asked: the set in ?set= (else as _set_version picks it),
     its newest version with a like-for-like baseline (the last one before it
     with as many attempts per question) as the candidate and that baseline,
     else the newest version alone."""

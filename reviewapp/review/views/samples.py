@@ -3,13 +3,14 @@
 from datetime import datetime, time
 
 from django.contrib import messages
+from django.core.paginator import Paginator
 from django.shortcuts import get_object_or_404, redirect, render
 from django.utils import timezone
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from reviewapp.core.errors import ApplicationError
 from reviewapp.core.roles import READERS_OF_RUNS, WRITERS, has_role, role_required
-from reviewapp.models import Question, Role, Rubric, Sample, SampleItem
+from reviewapp.models import Assignment, Question, Role, Rubric, Sample, SampleItem
 from reviewapp.review import selectors as lead
 from reviewapp.review.forms import AssignForm, FailureIntoSetForm, RubricForm, SampleDrawForm
 from reviewapp.review.services.review import failure_into_set, rubric_save
@@ -75,6 +76,9 @@ def sample_new(request):
     return render(request, "samples/new.html", {"form": form, "errors": errors}, status=status)
 
 
+ITEMS_PER_PAGE = 50
+
+
 @require_GET
 @role_required(*READERS_OF_RUNS)
 def sample_detail(request, sample_id: int):
@@ -84,13 +88,16 @@ def sample_detail(request, sample_id: int):
         ),
         id=sample_id,
     )
-    items = list(
-        sample.items.select_related("answer", "calibration").prefetch_related(
-            "assignments__reviewer", "assignments__judgements"
-        )
+    # A regrade sample holds hundreds of items: a page of them at a time keeps
+    # the strata and the assigning form in sight (issue 25, point 7).
+    items = (
+        sample.items.order_by("position")
+        .select_related("answer", "calibration")
+        .prefetch_related("assignments__reviewer", "assignments__judgements")
     )
+    page = Paginator(items, ITEMS_PER_PAGE).get_page(request.GET.get("page"))
     rows = []
-    for item in items:
+    for item in page:
         readers = []
         for assignment in item.assignments.all():
             judgements = sorted(assignment.judgements.all(), key=lambda j: j.revision)
@@ -102,13 +109,14 @@ def sample_detail(request, sample_id: int):
                 }
             )
         rows.append({"item": item, "readers": readers})
-    assigned = any(row["readers"] for row in rows)
+    assigned = Assignment.objects.filter(item__sample=sample).exists()
     return render(
         request,
         "samples/detail.html",
         {
             "sample": sample,
             "rows": rows,
+            "page": page,
             "assigned": assigned,
             "assign_form": AssignForm(initial={"readers_per_item": sample.readers_per_item}),
             "can_write": has_role(request.user, *WRITERS),
