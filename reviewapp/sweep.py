@@ -79,6 +79,12 @@ def work_sweep() -> dict[str, int]:
     for chunk_id in dead_chunks.values_list("id", flat=True):
         done["chunks taken up again"] += tasks.queue_chunk(chunk_id)
 
+    # Confirmed judge runs whose planning never reached a worker, or whose planner died.
+    for judge_run_id in (
+        _waiting(JudgeRun, JudgeRun.Status.QUEUED, now).filter(chunks_total=0).values_list("id", flat=True)
+    ):
+        done["judge runs queued"] += tasks.queue_judge_plan(judge_run_id)
+
     waiting_judging = _waiting(JudgeChunk, JudgeChunk.Status.QUEUED, now)
     dead_judging = JudgeChunk.objects.filter(status=JudgeChunk.Status.RUNNING, lease_until__lt=now)
     for chunks in (waiting_judging, dead_judging):
@@ -97,5 +103,3 @@ def _fail_judge_chunks(chunks, reason: str) -> int:
         status__in=(JudgeRun.Status.FAILED, JudgeRun.Status.CANCELLED)
     ).update(status=JudgeRun.Status.FAILED, error=f"a chunk of answers: {reason}", finished_at=timezone.now())
     return failed
-
-

@@ -15,7 +15,7 @@ from django.db import InterfaceError, OperationalError
 from django.utils import timezone
 
 from reviewapp.core.work import send
-from reviewapp.models import JudgeChunk, Run, Scoring, ScoringChunk
+from reviewapp.models import JudgeChunk, JudgeRun, Run, Scoring, ScoringChunk
 
 # A lost database connection is worth retrying: the service gave its claim
 # back before raising, so the retry takes the work at once.
@@ -48,6 +48,13 @@ def judge_chunk_task(chunk_id: int) -> None:
     from reviewapp.judges.services.judging import judge_chunk_perform
 
     judge_chunk_perform(chunk_id=chunk_id)
+
+
+@shared_task(**RETRY, name="reviewapp.tasks.plan_judge_run_task")
+def plan_judge_run_task(judge_run_id: int) -> None:
+    from reviewapp.judges.services.judging import judge_run_plan
+
+    judge_run_plan(judge_run_id=judge_run_id)
 
 
 @shared_task(ignore_result=True, name="reviewapp.tasks.sweep_work_task")
@@ -88,4 +95,11 @@ def queue_judge_chunk(chunk_id: int) -> bool:
     sent = send(judge_chunk_task, chunk_id)
     if sent:
         JudgeChunk.objects.filter(id=chunk_id).update(queued_at=timezone.now())
+    return sent
+
+
+def queue_judge_plan(judge_run_id: int) -> bool:
+    sent = send(plan_judge_run_task, judge_run_id)
+    if sent:
+        JudgeRun.objects.filter(id=judge_run_id).update(queued_at=timezone.now())
     return sent

@@ -104,6 +104,9 @@ class JudgeRun(models.Model):
     error = models.TextField(blank=True)
     chunks_total = models.PositiveIntegerField(default=0)
     chunks_done = models.PositiveIntegerField(default=0)
+    # When its planning (chunks and regrade sample) was handed to the broker:
+    # a confirmed run with no chunks whose planning is stale is queued again.
+    queued_at = models.DateTimeField(null=True, blank=True)
     # The human regrade sample drawn from the run (spec 002), with its share.
     regrade_sample = models.ForeignKey(
         Sample, null=True, blank=True, on_delete=models.SET_NULL, related_name="regraded_judge_runs"

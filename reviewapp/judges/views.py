@@ -220,11 +220,9 @@ def judge_run_confirm_view(request, judge_run_id: int):
     if judge_run.status != JudgeRun.Status.ESTIMATED:
         messages.info(request, f"This judge run is {judge_run.status} already: nothing more was started.")
         return redirect("judge-run-detail", judge_run_id=judge_run.id)
-    try:
-        # A second confirmation racing this one finds the run started and changes nothing.
-        judging.judge_run_confirm(judge_run=judge_run, draw_regrade=judging.regrade_draw)
-    except ApplicationError as rejected:
-        messages.error(request, f"Not started: {rejected.errors[0]}")
+    # The chunks and the regrade sample are made by a task: drawing them here
+    # kept the browser waiting. A second confirmation racing this one changes nothing.
+    judging.judge_run_queue(judge_run=judge_run)
     return redirect("judge-run-detail", judge_run_id=judge_run.id)
 
 

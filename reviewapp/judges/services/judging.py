@@ -286,29 +286,79 @@ def regrade_draw(judge_run: JudgeRun, *, seed: int | None = None) -> Sample | No
 
 
 def judge_run_confirm(*, judge_run: JudgeRun, draw_regrade=None) -> JudgeRun:
-    """Start an estimated judge run: cut it into chunks and queue them. A
-    second confirmation changes nothing. ``draw_regrade(judge_run)`` draws the
-    human regrade sample (spec 002) in the same transaction."""
+    """Start an estimated judge run here and now: cut it into chunks and
+    queue them. A second confirmation changes nothing. ``draw_regrade(judge_run)``
+    draws the human regrade sample (spec 002) in the same transaction. The
+    page queues the same work instead (judge_run_queue), so as not to wait."""
     with transaction.atomic():
-        started = JudgeRun.objects.filter(id=judge_run.id, status=JudgeRun.Status.ESTIMATED).update(
-            status=JudgeRun.Status.QUEUED, confirmed_at=timezone.now()
-        )
-        if not started:
+        if not _mark_confirmed(judge_run):
             judge_run.refresh_from_db()
             return judge_run
-        ids = list(_gradable(judge_run).values_list("id", flat=True))
-        size = settings.JUDGE_CHUNK_ANSWERS
-        chunks = JudgeChunk.objects.bulk_create(
-            JudgeChunk(judge_run=judge_run, answer_ids=ids[start : start + size])
-            for start in range(0, len(ids), size)
-        )
-        JudgeRun.objects.filter(id=judge_run.id).update(chunks_total=len(chunks))
-        if draw_regrade is not None:
-            draw_regrade(judge_run)
-        chunk_ids = [chunk.id for chunk in chunks]
-        transaction.on_commit(lambda: [tasks.queue_judge_chunk(chunk_id) for chunk_id in chunk_ids])
+        _plan(judge_run, draw_regrade=draw_regrade)
     judge_run.refresh_from_db()
     return judge_run
+
+
+def judge_run_queue(*, judge_run: JudgeRun) -> JudgeRun:
+    """Confirm an estimated judge run and queue its planning (chunks, the
+    human regrade sample, then the chunks' tasks) for a worker, so that the
+    request answers at once. A second confirmation changes nothing."""
+    with transaction.atomic():
+        if _mark_confirmed(judge_run):
+            judge_run_id = judge_run.id
+            transaction.on_commit(lambda: tasks.queue_judge_plan(judge_run_id))
+    judge_run.refresh_from_db()
+    return judge_run
+
+
+def judge_run_plan(*, judge_run_id: int) -> JudgeRun | None:
+    """Cut a queued judge run into chunks, draw its human regrade sample and
+    queue the chunks. None when there is nothing to plan (planned already,
+    cancelled, or gone), so a repeated task is a no-op. The row stays locked
+    until the plan commits: a second task waits, then finds it planned, and a
+    planner that died holds nothing (its transaction is rolled back with its
+    connection; the sweep queues the plan again). A regrade sample that
+    cannot be drawn fails the run with the reason, before any chunk exists."""
+    try:
+        with transaction.atomic():
+            locked = (
+                JudgeRun.objects.select_for_update()
+                .filter(id=judge_run_id, status=JudgeRun.Status.QUEUED, chunks_total=0)
+                .first()
+            )
+            if locked is None or locked.chunks.exists():
+                return None
+            _plan(locked, draw_regrade=regrade_draw)
+    except ApplicationError as rejected:
+        JudgeRun.objects.filter(id=judge_run_id, status=JudgeRun.Status.QUEUED, chunks_total=0).update(
+            status=JudgeRun.Status.FAILED,
+            error=f"the human regrade sample could not be drawn: {rejected.errors[0]}",
+            finished_at=timezone.now(),
+        )
+    return JudgeRun.objects.get(id=judge_run_id)
+
+
+def _mark_confirmed(judge_run: JudgeRun) -> bool:
+    return bool(
+        JudgeRun.objects.filter(id=judge_run.id, status=JudgeRun.Status.ESTIMATED).update(
+            status=JudgeRun.Status.QUEUED, confirmed_at=timezone.now()
+        )
+    )
+
+
+def _plan(judge_run: JudgeRun, *, draw_regrade=None) -> None:
+    """Inside the caller's transaction: chunks, the regrade sample, and the chunks queued on commit."""
+    ids = list(_gradable(judge_run).values_list("id", flat=True))
+    size = settings.JUDGE_CHUNK_ANSWERS
+    chunks = JudgeChunk.objects.bulk_create(
+        JudgeChunk(judge_run=judge_run, answer_ids=ids[start : start + size])
+        for start in range(0, len(ids), size)
+    )
+    JudgeRun.objects.filter(id=judge_run.id).update(chunks_total=len(chunks))
+    if draw_regrade is not None and judge_run.regrade_sample_id is None:
+        draw_regrade(judge_run)
+    chunk_ids = [chunk.id for chunk in chunks]
+    transaction.on_commit(lambda: [tasks.queue_judge_chunk(chunk_id) for chunk_id in chunk_ids])
 
 
 def judge_run_cancel(*, judge_run: JudgeRun) -> JudgeRun:
@@ -339,6 +389,10 @@ def judge_run_resume(*, judge_run: JudgeRun) -> bool:
         JudgeRun.objects.filter(id=judge_run.id).update(
             status=JudgeRun.Status.QUEUED, error="", cancelled_at=None, finished_at=None
         )
+        if locked.chunks_total == 0:
+            # Never planned (its planning died, or the regrade sample failed): plan it again.
+            transaction.on_commit(lambda: tasks.queue_judge_plan(locked.id))
+            return True
         chunks = judge_run.chunks.exclude(status=JudgeChunk.Status.DONE)
         chunk_ids = list(chunks.values_list("id", flat=True))
         chunks.update(status=JudgeChunk.Status.QUEUED, attempts=0, error="", lease_until=None)
@@ -552,6 +606,9 @@ def judge_run_is_stuck(judge_run: JudgeRun) -> bool:
     now = timezone.now()
     if judge_run.status not in (JudgeRun.Status.QUEUED, JudgeRun.Status.RUNNING):
         return False
+    if judge_run.chunks_total == 0:
+        # Waiting for its planning: stuck once that was never handed over, or long ago.
+        return judge_run.queued_at is None or judge_run.queued_at < work.stale_before(now)
     if judge_run.chunks.filter(status=JudgeChunk.Status.RUNNING, lease_until__gte=now).exists():
         return False
     return not judge_run.chunks.filter(queued_at__gte=work.stale_before(now)).exists()

@@ -1,11 +1,14 @@
 """Judge versions and judge runs in the app, graded by the stand-in judge."""
 
+from unittest import mock
+
 from django.test import TestCase, TransactionTestCase, override_settings
 
 from reviewapp.core.errors import ApplicationError
 from reviewapp.judges.selectors import head_to_head, panel_figures
 from reviewapp.judges.services import judge_versions, judging
 from reviewapp.models import JudgeChunk, JudgeResponse, JudgeRun, ModelVerdict, Sample
+from reviewapp.sweep import work_sweep
 from tests.fixtures import load_generated_run, run_to_end, stand_in_version, twin
 from tests.helpers import make_user
 
@@ -102,6 +105,43 @@ class JudgeRunTests(TestCase):
         self.assertIsNotNone(sample.seed)
         self.assertEqual(Sample.objects.count(), 1)
 
+    def test_a_confirmed_run_whose_planning_never_reached_a_worker_is_planned_by_the_sweep(self):
+        judge_run = judging.judge_run_estimate(judge_versions=[stand_in_version()], run=self.logged_run)
+        # Confirmed, but the commit that would queue the planning never came.
+        judge_run = judging.judge_run_queue(judge_run=judge_run)
+        self.assertEqual((judge_run.status, judge_run.queued_at), (JudgeRun.Status.QUEUED, None))
+        self.assertTrue(judging.judge_run_is_stuck(judge_run))
+        # The sweep plans it, then queues the chunks the plan made.
+        swept = work_sweep()
+        judge_run.refresh_from_db()
+        self.assertEqual(swept, {"judge runs queued": 1, "judge chunks queued": judge_run.chunks_total})
+        self.assertEqual(judge_run.chunks.count(), judge_run.chunks_total)
+        self.assertEqual(judge_run.status, JudgeRun.Status.DONE)
+        self.assertEqual(Sample.objects.get().id, judge_run.regrade_sample_id)
+        self.assertFalse(judging.judge_run_is_stuck(judge_run))
+        # Planned once: a later sweep queues its chunks, never the plan again.
+        self.assertNotIn("judge runs queued", work_sweep())
+        self.assertEqual(Sample.objects.count(), 1)
+
+    def test_a_regrade_that_cannot_be_drawn_fails_the_run_before_any_chunk_and_resumes(self):
+        judge_run = judging.judge_run_queue(
+            judge_run=judging.judge_run_estimate(judge_versions=[stand_in_version()], run=self.logged_run)
+        )
+        refusal = ApplicationError("no answer in this stratum")
+        with mock.patch.object(judging, "regrade_draw", side_effect=refusal):
+            judging.judge_run_plan(judge_run_id=judge_run.id)
+        judge_run.refresh_from_db()
+        self.assertEqual(judge_run.status, JudgeRun.Status.FAILED)
+        self.assertEqual(
+            judge_run.error, "the human regrade sample could not be drawn: no answer in this stratum"
+        )
+        self.assertEqual((judge_run.chunks_total, JudgeChunk.objects.count()), (0, 0))
+        with self.captureOnCommitCallbacks(execute=True):
+            self.assertTrue(judging.judge_run_resume(judge_run=judge_run))
+        judge_run.refresh_from_db()
+        self.assertEqual(judge_run.status, JudgeRun.Status.DONE)
+        self.assertEqual(Sample.objects.get().id, judge_run.regrade_sample_id)
+
     def test_a_second_run_is_answered_from_the_cache(self):
         version = stand_in_version(metrics=["faithfulness"])
         first = judging.judge_run_estimate(judge_versions=[version], run=self.logged_run)
@@ -197,7 +237,9 @@ class HeadToHeadTests(TestCase):
         second = load_generated_run(answers=40, seed=8, assistant="bot-2.0", version="h2h-2")
         version = stand_in_version()
         # The same questions on two set versions cannot be weighed; on one set version they can.
-        with self.assertRaisesMessage(ApplicationError, "head to head needs two runs on the same set version"):
+        with self.assertRaisesMessage(
+            ApplicationError, "head to head needs two runs on the same set version"
+        ):
             judging.judge_run_estimate(judge_versions=[version], run=first, other_run=second)
         # The twin states a figure no record holds wherever the first gave a year.
         other = twin(first, "bot-2.0", lambda text: text.replace("2024", "2024 (about 999.5)"))

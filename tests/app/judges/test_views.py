@@ -2,11 +2,14 @@
 
 import json
 import uuid
+from unittest import mock
 
 from django.test import override_settings
 from django.urls import reverse
 from django.utils.html import escape
 
+from reviewapp import tasks
+from reviewapp.celery import app
 from reviewapp.judges import selectors, validation
 from reviewapp.judges.services import judge_versions, judging
 from reviewapp.models import (
@@ -21,7 +24,7 @@ from reviewapp.models import (
 from reviewapp.review.services.review import JudgementInput, judgement_submit, rubric_default
 from reviewapp.review.services.samples import sample_assign
 from scoring.stats.agreement import KAPPA_INTERVAL_METHOD
-from tests.fixtures import load_generated_run, stand_in_version, twin
+from tests.fixtures import load_generated_run, run_to_end, stand_in_version, twin
 from tests.helpers import BaseTestCase, make_user
 
 NO_CALIBRATION = "internal consistency review (no human calibration)"
@@ -65,9 +68,13 @@ class JudgePagesTestCase(BaseTestCase):
         return judge_run
 
     def confirm(self, judge_run: JudgeRun, *, execute: bool = True):
+        """Confirm on the page; with ``execute`` off, plan it as the worker
+        would, but leave its chunks' tasks unsent."""
         with self.captureOnCommitCallbacks(execute=execute):
             response = self.client.post(reverse("judge-run-confirm", args=[judge_run.id]))
         self.assertRedirects(response, reverse("judge-run-detail", args=[judge_run.id]))
+        if not execute:
+            judging.judge_run_plan(judge_run_id=judge_run.id)
         judge_run.refresh_from_db()
         return response
 
@@ -216,6 +223,47 @@ class JudgeRunTests(JudgePagesTestCase):
         self.assertEqual(Sample.objects.get().id, judge_run.regrade_sample_id)
         messages = [str(message) for message in second.wsgi_request._messages]
         self.assertEqual(messages, ["This judge run is done already: nothing more was started."])
+
+    def test_it_confirms_at_once_and_a_worker_draws_the_chunks_and_the_regrade(self):
+        judge_run = self.estimate(stand_in_version())
+        url = reverse("judge-run-detail", args=[judge_run.id])
+        sent = []
+
+        def send(task, *args):
+            sent.append((task.name, *args))
+            return True
+
+        app.conf.task_always_eager = False
+        self.addCleanup(setattr, app.conf, "task_always_eager", True)
+        with mock.patch("reviewapp.tasks.send", send):
+            self.confirm(judge_run)
+            self.confirm(judge_run)  # a double click
+        # The request drew nothing and cut nothing: it queued one task.
+        self.assertEqual(sent, [("reviewapp.tasks.plan_judge_run_task", judge_run.id)])
+        self.assertEqual((judge_run.status, judge_run.chunks_total), (JudgeRun.Status.QUEUED, 0))
+        self.assertFalse(JudgeChunk.objects.exists())
+        self.assertFalse(Sample.objects.exists())
+        partial = self.client.get(url, HTTP_HX_REQUEST="true", HTTP_HX_TARGET="progress")
+        content = partial.content.decode()
+        self.assertTrue(content.startswith(f'\n<section id="progress" hx-get="{url}" hx-trigger="every 1s"'))
+        self.assertIn("preparing: drawing the regrade sample and cutting the answers into chunks", content)
+        self.assertNotContains(self.client.get(url), "No progress for a while")
+
+        # The worker's task, delivered twice, plans once.
+        with mock.patch("reviewapp.tasks.send", send):
+            for _ in range(2):
+                with self.captureOnCommitCallbacks(execute=True):
+                    tasks.plan_judge_run_task(judge_run.id)
+        chunk_ids = list(judge_run.chunks.order_by("id").values_list("id", flat=True))
+        self.assertEqual(sent[1:], [("reviewapp.tasks.judge_chunk_task", chunk_id) for chunk_id in chunk_ids])
+        judge_run.refresh_from_db()
+        self.assertEqual((judge_run.chunks_total, len(chunk_ids)), (2, 2))
+        self.assertEqual(Sample.objects.get().id, judge_run.regrade_sample_id)
+        partial = self.client.get(url, HTTP_HX_REQUEST="true", HTTP_HX_TARGET="progress")
+        self.assertIn("waiting for a worker · 0 of 2 chunks · 0 %", partial.content.decode())
+        self.assertEqual(run_to_end(judge_run).status, JudgeRun.Status.DONE)
+        done = self.client.get(url, HTTP_HX_REQUEST="true", HTTP_HX_TARGET="progress")
+        self.assertEqual(done["HX-Refresh"], "true")
 
     def test_it_refuses_an_estimate_without_a_judge(self):
         stand_in_version()
