@@ -36,7 +36,7 @@ def counted(figure) -> str:
 
 @register.filter
 def effective_n(figure) -> str:
-    """"effective n 61" when the rate's units cluster, else ""."""
+    """ "effective n 61" when the rate's units cluster, else ""."""
     value = _field(figure, "effective_n")
     return f"effective n {value:.0f}" if value is not None else ""
 

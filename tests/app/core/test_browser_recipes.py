@@ -109,7 +109,7 @@ def test_the_readme_recipes_give_the_specs_figures(live_server, browser, tmp_pat
     page.goto(f"{live_server.url}/samples/new/?run={first.id}")
     page.fill("#id_size", "4")
     with page.expect_navigation():
-        page.click("main form button:has-text(\"Draw\")")
+        page.click('main form button:has-text("Draw")')
     sample = Sample.objects.get()
     assert (sample.size, page.url.rstrip("/").endswith(f"/samples/{sample.id}")) == (4, True)
 
