@@ -10,6 +10,20 @@ from tests.conftest import SHARED_DATA
 
 PASSWORD = "a-test-password-9"
 
+# The screen the browser tests look at: a laptop's.
+LAPTOP = {"width": 1366, "height": 768}
+
+
+def browser_log_in(browser, live_server, username: str, *, viewport=LAPTOP):
+    """A new browser page at ``viewport``, logged in as ``username``."""
+    page = browser.new_page(viewport=viewport)
+    page.goto(f"{live_server.url}/login/")
+    page.fill("#id_username", username)
+    page.fill("#id_password", PASSWORD)
+    with page.expect_navigation():
+        page.keyboard.press("Enter")
+    return page
+
 
 def make_user(username: str = "lead", *roles: str, **extra):
     """A user with ``roles`` (by default the role their name says, else lead)."""

@@ -7,27 +7,17 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers import PASSWORD, make_user
+from tests.helpers import browser_log_in, make_user
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
 ROLES = ("reviewer", "lead", "manager", "admin")
 
 
-def log_in(browser, live_server, username: str):
-    page = browser.new_page(viewport={"width": 1366, "height": 768})
-    page.goto(f"{live_server.url}/login/")
-    page.fill("#id_username", username)
-    page.fill("#id_password", PASSWORD)
-    with page.expect_navigation():
-        page.keyboard.press("Enter")
-    return page
-
-
 @pytest.mark.parametrize("role", ROLES)
 def test_each_roles_menu_fits_one_line_at_1366(live_server, browser, role):
     make_user(role)
-    page = log_in(browser, live_server, role)
+    page = browser_log_in(browser, live_server, role)
     page.goto(f"{live_server.url}/login/")
     tops = page.eval_on_selector_all(
         "header.top nav > a, header.top nav > details > summary",
@@ -43,7 +33,7 @@ def test_each_roles_menu_fits_one_line_at_1366(live_server, browser, role):
 
 def test_more_opens_and_closes_from_the_keyboard(live_server, browser):
     make_user("lead")
-    page = log_in(browser, live_server, "lead")
+    page = browser_log_in(browser, live_server, "lead")
     page.goto(f"{live_server.url}/login/")
     summary = page.locator("header.top details.more summary")
     summary.focus()

@@ -13,14 +13,13 @@ from pathlib import Path
 import pytest
 
 from reviewapp.models import Run, Sample
-from tests.helpers import PASSWORD, make_user
+from tests.helpers import LAPTOP, browser_log_in, make_user
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
 ROOT = Path(__file__).resolve().parents[3]
 DEMO = ROOT / "reviewapp" / "demo"
 RUN_FILE = DEMO / "answers_run_assistant-1.3_set-1.2.jsonl"
-VIEWPORT = {"width": 1366, "height": 768}
 
 
 def cli_figures(path: Path, *extra: str) -> dict:
@@ -35,16 +34,8 @@ def cli_figures(path: Path, *extra: str) -> dict:
     return json.loads(out)
 
 
-def log_in(page, live_server, username):
-    page.goto(f"{live_server.url}/login/")
-    page.fill("#id_username", username)
-    page.fill("#id_password", PASSWORD)
-    with page.expect_navigation():
-        page.keyboard.press("Enter")
-
-
 def fits(page) -> bool:
-    return page.evaluate("document.documentElement.scrollWidth") <= VIEWPORT["width"]
+    return page.evaluate("document.documentElement.scrollWidth") <= LAPTOP["width"]
 
 
 def cell(page, measure_column: int) -> str:
@@ -55,8 +46,7 @@ def cell(page, measure_column: int) -> str:
 
 def test_the_readme_recipes_give_the_specs_figures(live_server, browser, tmp_path):
     make_user("lead")
-    page = browser.new_page(viewport=VIEWPORT)
-    log_in(page, live_server, "lead")
+    page = browser_log_in(browser, live_server, "lead")
 
     # The question set, then the run log that names it: spec 000's 5/6.
     page.goto(f"{live_server.url}/sets/")
@@ -124,8 +114,7 @@ def test_the_readme_recipes_give_the_specs_figures(live_server, browser, tmp_pat
         page.click("button[type=submit][data-busy]")
     assert cell(page, 1) == "6/6"
     make_user("manager")
-    manager = browser.new_page(viewport=VIEWPORT)
-    log_in(manager, live_server, "manager")
+    manager = browser_log_in(browser, live_server, "manager")
     manager.goto(
         f"{live_server.url}/versions/compare/?set=1.2&baseline=assistant-1.3&candidate=assistant-1.4"
     )

@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers import PASSWORD, make_user
+from tests.helpers import browser_log_in, make_user
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -17,12 +17,7 @@ def test_the_mapping_page_fits_a_laptop_screen(live_server, browser, name):
     # With the examples' long column names in every select and the first
     # answers beside them, the page was 1,636 px wide at 1366 (issue 25).
     make_user("lead")
-    page = browser.new_page(viewport={"width": 1366, "height": 768})
-    page.goto(f"{live_server.url}/login/")
-    page.fill("#id_username", "lead")
-    page.fill("#id_password", PASSWORD)
-    with page.expect_navigation():
-        page.keyboard.press("Enter")
+    page = browser_log_in(browser, live_server, "lead")
     page.goto(f"{live_server.url}/runs/import/")
     page.set_input_files("#id_file", str(EXAMPLES / name))
     with page.expect_navigation():

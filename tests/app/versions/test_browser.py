@@ -11,7 +11,7 @@ from reviewapp.runs.services.runs import run_receive
 from scoring import synthetic
 from scoring.logfile import normalise_question
 from tests.fixtures import load_generated_run
-from tests.helpers import PASSWORD, make_user
+from tests.helpers import browser_log_in, make_user
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -19,12 +19,7 @@ pytestmark = pytest.mark.django_db(transaction=True)
 def test_a_manager_opens_a_dashboard_and_sees_the_chart(live_server, browser):
     load_generated_run(answers=60, assistant="bot-3.1", version="dash-1")
     make_user("manager")
-    page = browser.new_page(viewport={"width": 1366, "height": 768})
-    page.goto(f"{live_server.url}/login/")
-    page.fill("#id_username", "manager")
-    page.fill("#id_password", PASSWORD)
-    with page.expect_navigation():
-        page.keyboard.press("Enter")
+    page = browser_log_in(browser, live_server, "manager")
     page.goto(f"{live_server.url}/versions/bot-3.1/")
     chart = page.locator("svg.measure-chart").first
     chart.wait_for()
@@ -49,12 +44,7 @@ def test_clustered_figures_and_timing_fit_a_laptop_screen(live_server, browser):
     with TestCase.captureOnCommitCallbacks(execute=True):
         run = run_receive(upload=SimpleUploadedFile("wide.jsonl", text.encode())).run
     make_user("manager")
-    page = browser.new_page(viewport={"width": 1366, "height": 768})
-    page.goto(f"{live_server.url}/login/")
-    page.fill("#id_username", "manager")
-    page.fill("#id_password", PASSWORD)
-    with page.expect_navigation():
-        page.keyboard.press("Enter")
+    page = browser_log_in(browser, live_server, "manager")
     for path in (f"/runs/{run.id}/", "/versions/bot-wide/"):
         page.goto(f"{live_server.url}{path}")
         assert page.locator(".effective-n").count() >= 6, path
