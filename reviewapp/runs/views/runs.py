@@ -171,7 +171,6 @@ def _revision_step(request, pending, *, seen: str):
         context = {
             "key": pending.key,
             "revision": shown.revision,
-            "sentence": shown.errors[0],
             "file_name": pending.name,
         }
         return render(request, "runs/upload_revision.html", context | {"fields": fields})

@@ -109,7 +109,8 @@ class RunningExampleTests(SetFromFileTestCase):
         plan = page.context["revision"]
         self.assertEqual((plan.set_name, plan.base.version), ("default", "1.2"))
         self.assertEqual(plan.added + plan.kept + plan.changed, 8)
-        self.assertContains(page, "revises set default")
+        self.assertContains(page, "<h1>Revise set default?</h1>", html=True)
+        self.assertContains(page, "<th>from version 1.2</th>", html=True)
         self.assertFalse(SetVersion.objects.filter(version="1.3").exists())
         self.assertFalse(Run.objects.exists())
         with self.captureOnCommitCallbacks(execute=True):
