@@ -77,9 +77,22 @@ def test_the_readme_recipes_give_the_specs_figures(live_server, browser, tmp_pat
     assert "were not run" not in page.content()
 
     # Each example import: previewed, then imported, a run of its own set.
-    for name, versions in (
-        ("inspect_example.eval", {}),
-        ("ragas_example.jsonl", {"assistant_version": "rag-1", "set_version": "ragas-1"}),
+    csv_columns = {
+        "question_id": "ID",
+        "language": "Lang",
+        "question": "Question",
+        "answer": "Bot answer",
+        "retrieved_contexts": "Sources",
+        "retrieved_ids": "Source IDs",
+        "cited_ids": "Cited",
+        "declined": "Declined",
+        "reference": "Gold answer",
+        "expected_behaviour": "Expected",
+    }
+    for name, versions, columns in (
+        ("inspect_example.eval", {}, {}),
+        ("ragas_example.jsonl", {"assistant_version": "rag-1", "set_version": "ragas-1"}, {}),
+        ("answers_example.csv", {"assistant_version": "csv-1", "set_version": "csv-set-1"}, csv_columns),
     ):
         page.goto(f"{live_server.url}/runs/import/")
         page.set_input_files("input[type=file]", str(DEMO / "imports" / name))
@@ -88,6 +101,8 @@ def test_the_readme_recipes_give_the_specs_figures(live_server, browser, tmp_pat
         assert fits(page), name
         for field, value in versions.items():
             page.fill(f"#id_{field}", value)
+        for field, column in columns.items():
+            page.select_option(f"#id_map_{field}", column)
         with page.expect_navigation():
             page.click("button[name=action][value=import]")
         run = Run.objects.get(id=int(page.url.rstrip("/").split("/")[-1]))
