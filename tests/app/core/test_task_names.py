@@ -12,6 +12,7 @@ NAMES = {
     "reviewapp.tasks.plan_scoring_task",
     "reviewapp.tasks.score_chunk_task",
     "reviewapp.tasks.judge_chunk_task",
+    "reviewapp.tasks.plan_judge_run_task",
     "reviewapp.tasks.sweep_work_task",
 }
 
