@@ -18,6 +18,8 @@ from reviewapp.models import (
     Score,
     Scoring,
 )
+from reviewapp.versions.charts import versions_on_set
+from reviewapp.versions.gate import gate_run
 
 
 # Committed as it goes, as on a real database: each step's tasks run at its commit.
@@ -56,6 +58,20 @@ def test_it_loads_scored_demo_data_once_and_prints_how_to_log_in():
     validation = judge_validation(judge_version=JudgeVersion.objects.get())
     # 80 % of the settled items: the lead's 80 decisions and the one item both readers agree on.
     assert (validation.validation_set.items.count(), validation.items) == (81, 65)
+
+    # The versions page pairs each version with one that made as many attempts:
+    # 2.1 with 2.0, and the three-attempt 2.2 with nothing (issue 25, point 2),
+    # and the gate judges that pair rather than refusing it.
+    pairs = {
+        row.version.label: row.previous and row.previous.label for row in versions_on_set(runs[1].set_version)
+    }
+    assert pairs == {
+        "assistant-demo-2.2": None,
+        "assistant-demo-2.1": "assistant-demo-2.0",
+        "assistant-demo-2.0": None,
+    }
+    verdict = gate_run(baseline="assistant-demo-2.0", candidate="assistant-demo-2.1")
+    assert verdict["verdict"] != "cannot judge" and not verdict["not_judged"]
 
     call_command("demo", answers=300, stdout=StringIO())
     assert (Run.objects.count(), Sample.objects.count(), JudgeRun.objects.count()) == (5, 3, 1)
