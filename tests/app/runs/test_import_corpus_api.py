@@ -3,6 +3,7 @@ gives through the command line: the same answers, the same figures, or the
 same refusal (issue 26: the app and the CLI read a file alike)."""
 
 import importlib.util
+import json
 import sys
 import tempfile
 from pathlib import Path
@@ -44,8 +45,6 @@ def _form(entry: dict) -> dict | None:
 
 
 def _entries():
-    import json
-
     for folder in sorted(import_corpus.CORPUS.glob("*/expected.json")):
         for name, entry in sorted(json.loads(folder.read_text(encoding="utf-8")).items()):
             if _form(entry) is not None:
