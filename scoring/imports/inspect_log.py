@@ -22,9 +22,13 @@ What each sample becomes (one line of the combined form of spec 000):
 
 - question_id: the sample's id (as text); attempt: its epoch, and the
   header's repetitions the log's epochs;
-- question: the input, or the text of its last user message;
-- reference: the target (several joined by " | "); expected_values: the
-  numbers in the target other than years; expected_behaviour "answer";
+- question: the input, or the text of its last user message; a
+  multiple-choice sample's options (``choices``) follow it, one a line
+  after its letter ("A. Lyon"), as spec 001 asks the question;
+- reference: the target (several joined by " | "), a multiple-choice
+  target as the option it names ("B. Paris"); expected_values: the
+  numbers in the target other than years, none for a multiple-choice
+  target; expected_behaviour "answer";
 - answer: the model's completion;
 - submitted_at/received_at: the sample's start and end (stopped_at when it
   failed), latency_ms its total time;
@@ -386,6 +390,7 @@ def _row(sample) -> dict:
         "epoch": sample.epoch,
         "input": question_text(sample.input),
         "target": sample.target,
+        **({"choices": list(sample.choices)} if sample.choices else {}),
         "completion": sample.output.completion if sample.output is not None else "",
         "metadata": json_safe(sample.metadata or {}),
         "scores": inspect_scores(sample.scores),

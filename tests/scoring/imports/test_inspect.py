@@ -934,3 +934,68 @@ def test_a_log_is_converted_in_one_process_where_children_are_not_allowed(tmp_pa
     monkeypatch.setattr(inspect_log, "_convert_parallel", lambda *args: started.append(args))
     assert converted(path, OPTIONS)[0] == 10
     assert started == []
+
+
+# -- multiple choice -------------------------------------------------------
+
+
+def capital_samples():
+    """Multiple-choice samples as Inspect's multiple_choice datasets record
+    them: the stem as input, the options in choices, the target a letter
+    (or letters, when several options are right)."""
+    return [
+        inspect_sample(
+            "mc1",
+            question="What is the capital of France?",
+            choices=["Lyon", "Paris", "Nice"],
+            target="B",
+            answer="ANSWER: B",
+            scores={"choice": ("C", "B", None)},
+        ),
+        inspect_sample(
+            "mc2",
+            question="Which of these cities had more than 1000000 inhabitants in 2020?",
+            choices=["Marseille (870000)", "Paris (2100000)", "Lyon (520000)", "Berlin (3600000)"],
+            target=["B", "D"],
+            answer="ANSWER: B,D",
+            scores={"choice": ("C", "B, D", None)},
+            chat=True,
+        ),
+    ]
+
+
+@pytest.mark.parametrize("layout", ["eval", "json"])
+def test_it_puts_multiple_choice_options_in_the_question_and_names_the_right_one(tmp_path, layout):
+    from inspect_ai.log import read_eval_log
+
+    path = write_inspect_log(tmp_path / log_name(layout), samples=capital_samples(), layout=layout)
+    stored = read_eval_log(str(path)).samples
+    assert [(sample.choices, sample.target) for sample in stored] == [
+        (["Lyon", "Paris", "Nice"], "B"),
+        (["Marseille (870000)", "Paris (2100000)", "Lyon (520000)", "Berlin (3600000)"], ["B", "D"]),
+    ]
+    _, lines = converted(path)
+    assert [(line["question"], line["reference"], line["expected_values"]) for line in lines[1:]] == [
+        ("What is the capital of France?\nA. Lyon\nB. Paris\nC. Nice", "B. Paris", []),
+        (
+            "Which of these cities had more than 1000000 inhabitants in 2020?\n"
+            "A. Marseille (870000)\nB. Paris (2100000)\nC. Lyon (520000)\nD. Berlin (3600000)",
+            "B. Paris (2100000) | D. Berlin (3600000)",
+            [],
+        ),
+    ]
+    shown = inspect_log.preview(path, OPTIONS)
+    assert shown.rows[0]["choices"] == ["Lyon", "Paris", "Nice"]
+    assert shown.lines[0]["reference"] == "B. Paris"
+
+
+def test_a_multiple_choice_target_that_is_no_options_letter_is_kept_as_written(tmp_path):
+    sample = inspect_sample(
+        "mc3", question="Pick the larger number.", choices=["12", "30"], target="30", answer="30"
+    )
+    _, lines = converted(write_inspect_log(tmp_path / "log.eval", samples=[sample]))
+    assert (lines[1]["question"], lines[1]["reference"], lines[1]["expected_values"]) == (
+        "Pick the larger number.\nA. 12\nB. 30",
+        "30",
+        [],
+    )
