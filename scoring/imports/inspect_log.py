@@ -16,7 +16,10 @@ reads them a batch at a time), so its size does not matter. Inspect reads
 a .json log whole, whatever function is asked, so a .json log over
 JSON_MAX_BYTES is refused with the command that turns it into a .eval log.
 ``attachment://`` references (content Inspect stored once and referred
-to) are resolved by Inspect's reader.
+to) are resolved by Inspect's reader. Format versions 1 to 3 are read
+(KNOWN_VERSIONS); a log in Inspect's chunked layout (a folder per sample,
+from ``inspect log convert-chunked``) is read through Inspect's public
+reader when the installed Inspect can, and refused by name when not.
 
 What each sample becomes (one line of the combined form of spec 000):
 
@@ -52,6 +55,7 @@ import json
 import math
 import multiprocessing
 import os
+import re
 import shutil
 import tempfile
 import threading
@@ -87,9 +91,12 @@ from scoring.logfile import (
 INSTALL = "pip install '.[inspect]'"
 
 # The log format versions Inspect writes: 1 (until 0.3.x of mid-2024, one
-# "score" per sample) and 2 (a "scores" mapping). A later version may change
-# what a field means, so it is refused even when Inspect's reader reads it.
-KNOWN_VERSIONS = (1, 2)
+# "score" per sample), 2 (a "scores" mapping) and 3 (Inspect 0.3.195 to
+# 0.3.199 with INSPECT_LOG_FORMAT_V3, and the chunked converter: only how the
+# transcript is stored changed, which an import never reads). A later version
+# may change what a field means, so it is refused even when Inspect's reader
+# reads it.
+KNOWN_VERSIONS = (1, 2, 3)
 
 # Inspect's .json reader holds the whole log in memory, as parsed objects
 # several times its size on disk.
@@ -129,6 +136,9 @@ class _Log:
     header: Any
     keys: list[tuple[int | str, int]]
     samples: list | None = None  # a .json log's, read whole
+    # Samples in Inspect's chunked layout, which only Inspect's public
+    # reader knows how to put together.
+    chunked: bool = False
 
     @property
     def repetitions(self) -> int:
@@ -144,7 +154,7 @@ class _Log:
             for sample in self.samples[: len(keys)]:
                 yield sample, None
             return
-        with _sample_reader(self.path) as read_batch:
+        with _sample_reader(self.path, public=self.chunked) as read_batch:
             for start in range(0, len(keys), BATCH_SAMPLES):
                 batch = keys[start : start + BATCH_SAMPLES]
                 try:
@@ -166,7 +176,7 @@ UNUSED_SAMPLE_FIELDS = ("messages", "events", "events_data", "store", "timelines
 
 
 @contextmanager
-def _sample_reader(path: Path) -> Iterator[Callable[[list], list]]:
+def _sample_reader(path: Path, *, public: bool = False) -> Iterator[Callable[[list], list]]:
     """A function reading a batch of a .eval log's samples by (id, epoch),
     each validated as Inspect's EvalSample with its attachments resolved.
 
@@ -175,10 +185,13 @@ def _sample_reader(path: Path) -> Iterator[Callable[[list], list]]:
     so, when this Inspect has them, the samples are read from one open zip
     (Inspect's import has taught zipfile its zstd members) with Inspect's
     own member names, model, deserialising context and read-time
-    resolution. Otherwise, Inspect's public read_eval_log_samples_by_id."""
+    resolution. Otherwise, and with ``public``, Inspect's public
+    read_eval_log_samples_by_id."""
     inspect_log = _inspect()
     location = str(path)
     try:
+        if public:
+            raise ImportError("the public reader is asked for")
         from inspect_ai._util.constants import get_deserializing_context
         from inspect_ai.log._file import _resolve_sample_for_read
         from inspect_ai.log._recorders.eval import _sample_filename
@@ -248,7 +261,7 @@ def _kind(path: Path) -> str:
 
 def _check_version(version: Any) -> None:
     if type(version) is not int or version not in KNOWN_VERSIONS:
-        known = " and ".join(map(str, KNOWN_VERSIONS))
+        known = ", ".join(map(str, KNOWN_VERSIONS[:-1])) + f" and {KNOWN_VERSIONS[-1]}"
         shown = orjson.dumps(version, default=str).decode()[:20]
         raise _file_error(
             f"this Inspect log is in format version {shown}, which this "
@@ -291,7 +304,39 @@ def _open_eval(inspect_log, path: Path) -> _Log:
             raise _file_error(f"Inspect could not list the log's samples ({_reason(error)})") from error
         keys = [(summary.id, summary.epoch) for summary in summaries]
         del summaries
-    return _Log(path, "eval", header, sorted(dict.fromkeys(keys), key=_sort_key))
+    log = _Log(path, "eval", header, sorted(dict.fromkeys(keys), key=_sort_key))
+    log.chunked = _check_chunked(inspect_log, log)
+    return log
+
+
+# A sample of Inspect's chunked layout is a folder: samples/<id>_epoch_<n>/
+# holding sample.json and its sequences, where the usual layout has one
+# samples/<id>_epoch_<n>.json.
+_CHUNKED_SHELL = re.compile(r"^samples/[^/]+/sample\.json$")
+
+
+def _check_chunked(inspect_log, log: _Log) -> bool:
+    """Whether the .eval log keeps its samples in Inspect's chunked layout;
+    raise LogFileError when it does and the installed Inspect cannot read
+    its first sample."""
+    with zipfile.ZipFile(log.path) as archive:
+        shell = next((name for name in archive.namelist() if _CHUNKED_SHELL.match(name)), None)
+    if shell is None:
+        return False
+    try:
+        if log.keys:
+            sample_id, epoch = log.keys[0]
+            inspect_log.read_eval_log_sample(
+                str(log.path), sample_id, epoch, resolve_attachments=True, format="eval"
+            )
+    except Exception as error:
+        raise _file_error(
+            f"this log keeps its samples in Inspect's chunked layout ({shell}, written by inspect log "
+            f"convert-chunked), which the installed Inspect cannot read ({_reason(error)}): read it with "
+            "an Inspect version that reads that layout, or import the log it was converted from",
+            field="samples",
+        ) from error
+    return True
 
 
 def _planned(header) -> list[tuple[int | str, int]] | None:
@@ -333,6 +378,15 @@ def _open_json(inspect_log, path: Path) -> _Log:
     try:
         log = inspect_log.read_eval_log(str(path), resolve_attachments=True, format="json")
     except Exception as error:
+        if version >= 3:
+            # Inspect's .json reader refuses any version above the one its
+            # recorder writes (2), when its .eval reader reads version 3.
+            raise _file_error(
+                f"this .json log is in format version {version}, which the installed Inspect reads only "
+                f"from a .eval log (Inspect could not read it: {_reason(error)}): convert it with the "
+                "Inspect version that wrote it: inspect log convert LOG.json --to eval --output-dir DIR",
+                field="version",
+            ) from error
         raise _file_error(f"Inspect could not read this .json log ({_reason(error)})") from error
     # Sorted as a .eval log's samples are; a sample given twice stays, for
     # convert to name.

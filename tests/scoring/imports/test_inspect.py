@@ -689,31 +689,91 @@ def test_it_refuses_a_file_that_is_neither_zip_nor_json(tmp_path):
     )
 
 
-VERSION_3 = (
-    "this Inspect log is in format version 3, which this import does not know (it reads versions 1 and 2): "
+VERSION_4 = (
+    "this Inspect log is in format version 4, which this import does not know (it reads versions 1, 2 and 3): "
     "convert the log with the Inspect version that wrote it, or ask for this version to be supported"
 )
+
+CORPUS = Path(__file__).resolve().parents[3] / "bench" / "corpus" / "inspect"
 
 
 def test_it_refuses_a_json_log_of_an_unknown_version_and_reads_version_1(tmp_path):
     path = write_inspect_log(tmp_path / "log.json", samples=1, layout="json")
     log = json.loads(path.read_text())
-    path.write_text(json.dumps({**log, "version": 3}))
-    assert refusal(path).errors == [LineError(0, "version", VERSION_3, unit="file")]
+    path.write_text(json.dumps({**log, "version": 4}))
+    assert refusal(path).errors == [LineError(0, "version", VERSION_4, unit="file")]
     path.write_text(json.dumps({**log, "version": 1}))
     assert converted(path)[0] == 1
 
 
-def test_it_refuses_an_eval_log_of_an_unknown_version_that_inspect_would_read(tmp_path):
-    written = write_inspect_log(tmp_path / "written.eval", samples=1)
-    path = tmp_path / "log.eval"
+def with_version(written: Path, path: Path, version: int) -> Path:
     with zipfile.ZipFile(written) as source, zipfile.ZipFile(path, "w") as target:
         for name in dict.fromkeys(source.namelist()):
             data = source.read(name)
             if name in ("header.json", "_journal/start.json"):
-                data = json.dumps({**json.loads(data), "version": 3}).encode()
+                data = json.dumps({**json.loads(data), "version": version}).encode()
             target.writestr(name, data)
-    assert refusal(path).errors == [LineError(0, "version", VERSION_3, unit="file")]
+    return path
+
+
+def test_it_refuses_an_eval_log_of_an_unknown_version_that_inspect_would_read(tmp_path):
+    written = write_inspect_log(tmp_path / "written.eval", samples=1)
+    path = with_version(written, tmp_path / "log.eval", 4)
+    assert refusal(path).errors == [LineError(0, "version", VERSION_4, unit="file")]
+
+
+def test_it_reads_a_version_3_eval_log_as_inspect_reads_it():
+    # Written by Inspect itself (0.3.195 to 0.3.199 wrote version 3, the
+    # transcript's messages pooled), kept in Inspect's own tests.
+    from inspect_ai.log import read_eval_log
+
+    path = CORPUS / "inspect_ai-log_message_deduplication.eval"
+    with zipfile.ZipFile(path) as archive:
+        assert json.loads(archive.read("header.json"))["version"] == 3
+    log = read_eval_log(str(path))
+    count, lines = converted(path)
+    assert count == len(log.samples) == 1
+    sample = log.samples[0]
+    assert (lines[1]["question_id"], lines[1]["question"], lines[1]["reference"], lines[1]["answer"]) == (
+        str(sample.id),
+        sample.input,
+        sample.target,
+        sample.output.completion,
+    )
+    assert inspect_log.preview(path, OPTIONS).samples == 1
+
+
+def test_it_says_why_a_version_3_json_log_cannot_be_read_here(tmp_path):
+    path = write_inspect_log(tmp_path / "log.json", samples=1, layout="json")
+    path.write_text(json.dumps({**json.loads(path.read_text()), "version": 3}))
+    assert refusal(path).errors == [
+        LineError(
+            0,
+            "version",
+            "this .json log is in format version 3, which the installed Inspect reads only from a .eval "
+            "log (Inspect could not read it: ValueError: Unable to read version 3 of log format.): convert "
+            "it with the Inspect version that wrote it: inspect log convert LOG.json --to eval --output-dir DIR",
+            unit="file",
+        )
+    ]
+
+
+def test_it_names_the_chunked_layout_when_the_installed_inspect_cannot_read_it(tmp_path):
+    from inspect_ai.log._recorders.chunked import convert_eval_logs_to_chunked
+
+    written = write_inspect_log(tmp_path / "log.eval", samples=2)
+    convert_eval_logs_to_chunked(str(written), str(tmp_path / "chunked"))
+    chunked = tmp_path / "chunked" / "log.eval"
+    stamped = with_version(chunked, tmp_path / "v3.eval", 3)
+    for path in (chunked, stamped):
+        error = refusal(path).errors
+        assert [(error.line, error.field, error.unit) for error in error] == [(0, "samples", "file")]
+        assert error[0].message.startswith(
+            "this log keeps its samples in Inspect's chunked layout (samples/1_epoch_1/sample.json, "
+            "written by inspect log convert-chunked), which the installed Inspect cannot read ("
+        )
+        with pytest.raises(LogFileError):
+            inspect_log.preview(path, OPTIONS)
 
 
 @pytest.mark.parametrize("layout", ["eval", "journal", "json"])
