@@ -474,11 +474,15 @@ def preview(path: Path, options: ImportOptions, *, rows: int = 5) -> Preview:
     The versions and set name are the log's own suggestions (model, task and
     task version); ``fields`` the metadata keys of the first samples, nested
     ones as dotted paths; ``columns`` the mapping in use, defaults filled
-    in; ``samples`` how many samples the log holds. Raises LogFileError for
-    a file convert refuses whole (not an Inspect log, an unknown format
-    version, no samples, options it cannot use)."""
+    in; ``samples`` how many samples the log holds. ``errors`` are those of
+    the first samples, and what convert refuses in the whole log's list of
+    samples (an id and epoch given twice, a gap in epochs). Raises
+    LogFileError for a file convert refuses whole (not an Inspect log, an
+    unknown format version, no samples, more epochs than a run log holds,
+    options it cannot use)."""
     _check_options(options)
     log = _open(Path(path))
+    _check_repetitions(log)
     first = list(log.read(max(rows, DEFAULTS_FROM)))
     fields = _fields(sample for sample, _ in first)
     columns = default_columns(_fields(sample for sample, _ in first[:DEFAULTS_FROM]), options.columns)
@@ -502,7 +506,33 @@ def preview(path: Path, options: ImportOptions, *, rows: int = 5) -> Preview:
         if line is not None:
             shown.lines.append(line)
         shown.errors.extend(errors)
+    shown.errors.extend(error for error in _key_errors(log) if error not in shown.errors)
     return shown
+
+
+def _check_repetitions(log: _Log) -> None:
+    if log.repetitions > MAX_REPETITIONS:
+        raise _file_error(
+            f"the log has {log.repetitions} epochs; a run log holds at most {MAX_REPETITIONS} repetitions",
+            field="epochs",
+        )
+
+
+def _key_errors(log: _Log) -> list[LineError]:
+    """What convert refuses in the log's list of samples, told from the list
+    alone (a preview reads only the first samples): an id and epoch given
+    twice, and a gap in a question's epochs."""
+    first_seen: dict[tuple[str, int], int] = {}
+    errors = []
+    for number, (sample_id, epoch) in enumerate(log.keys, start=1):
+        key = (str(sample_id), epoch)
+        if key in first_seen:
+            errors.append(_twice(number, key, first_seen[key]))
+        else:
+            first_seen[key] = number
+    if log.repetitions > 1:
+        errors += _gap_errors(first_seen)
+    return errors
 
 
 def header(log_header, options: ImportOptions, repetitions: int) -> dict:
@@ -540,12 +570,8 @@ def convert(path: Path, out: BinaryIO, options: ImportOptions, *, max_errors: in
     own checks (scoring.logfile) refuse."""
     _check_options(options)
     log = _open(Path(path))
+    _check_repetitions(log)
     repetitions = log.repetitions
-    if repetitions > MAX_REPETITIONS:
-        raise _file_error(
-            f"the log has {repetitions} epochs; a run log holds at most {MAX_REPETITIONS} repetitions",
-            field="epochs",
-        )
     columns = default_columns(_fields(sample for sample, _ in log.read(DEFAULTS_FROM)), options.columns)
     collector = ErrorCollector(max_errors)
     out.write(orjson.dumps(header(log.header, options, repetitions), option=orjson.OPT_APPEND_NEWLINE))

@@ -1059,3 +1059,62 @@ def test_a_multiple_choice_target_that_is_no_options_letter_is_kept_as_written(t
         "30",
         [],
     )
+
+
+# -- preview and convert agree ---------------------------------------------
+
+
+def preview_and_convert_errors(path: Path) -> tuple[list[LineError], list[LineError]]:
+    return inspect_log.preview(path, OPTIONS).errors, refusal(path).errors
+
+
+def test_its_preview_names_the_gap_in_epochs_that_convert_refuses(tmp_path):
+    # Inspect's own log_tool_call_error: a finished log whose one sample is epoch 4.
+    public = CORPUS / "inspect_ai-log_tool_call_error.json"
+    written = write_inspect_log(
+        tmp_path / "log.eval",
+        samples=[
+            inspect_sample(1, question="Q?", target="1", answer="1", epoch=1),
+            inspect_sample(2, question="Q?", target="1", answer="1", epoch=2),
+        ],
+        epochs=2,
+        sample_ids=[1, 2],
+        logged_samples=2,
+    )
+    for path, message in (
+        (public, "question '1' has epoch 4 but not epoch 1, 2, 3"),
+        (written, "question '2' has epoch 2 but not epoch 1"),
+    ):
+        shown, refused = preview_and_convert_errors(path)
+        assert shown == refused
+        assert refused[-1].field == "epoch"
+        assert refused[-1].message.startswith(message)
+
+
+def test_its_preview_names_a_sample_given_twice_as_convert_does(tmp_path):
+    samples = [
+        inspect_sample(5, question="Q?", target="1", answer="1"),
+        inspect_sample(5, question="Q again?", target="1", answer="1"),
+    ]
+    path = write_inspect_log(tmp_path / "log.json", samples=samples, layout="json")
+    shown, refused = preview_and_convert_errors(path)
+    assert (
+        shown
+        == refused
+        == [
+            LineError(
+                2,
+                "id",
+                "question '5' epoch 1 is already sample 1: a log gives each sample's epoch once",
+                unit="sample",
+            )
+        ]
+    )
+
+
+def test_its_preview_refuses_more_epochs_than_a_run_log_holds(tmp_path, monkeypatch):
+    path = write_inspect_log(tmp_path / "log.eval", samples=1, epochs=3)
+    monkeypatch.setattr(inspect_log, "MAX_REPETITIONS", 2)
+    with pytest.raises(LogFileError) as caught:
+        inspect_log.preview(path, OPTIONS)
+    assert caught.value.errors == refusal(path).errors
