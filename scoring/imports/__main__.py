@@ -117,6 +117,8 @@ def _convert(argv: list[str]) -> int:
     )
     if args.out:
         print(f"{path}: {count} answers written to {args.out} ({file_format})", file=sys.stderr)
+    if note := imports.preview(path, file_format, options, rows=0).note:
+        print(f"{path}: {note}", file=sys.stderr)
     return 0
 
 
@@ -164,6 +166,8 @@ def _preview(path: Path, file_format: str, options: imports.ImportOptions, *, ro
     }
     if suggested:
         print("suggested: " + ", ".join(f"{name}={value}" for name, value in suggested.items()))
+    if shown.note:
+        print(shown.note)
     print("fields in the file: " + (", ".join(shown.fields) or "none"))
     print('mapping ("field <- column": read from that column or key; "field = ...": no column gives it):')
     width = max(map(len, imports.TARGET_FIELDS))

@@ -40,6 +40,13 @@ What each sample becomes (one line of the combined form of spec 000):
   "error" for any other limit (token, message, cost...), each with its
   status_reason; a failed sample has no answer;
 - inspect_scores: Inspect's own scores, kept apart from this app's measures;
+- a log whose run did not finish (status "started", "cancelled" or "error")
+  holds only the samples that ended: each (id, epoch) its header planned
+  and it does not hold becomes a "cancelled" attempt with no answer, after
+  the samples, so that every measure's N is the whole plan (the question
+  of such an attempt is the sample's id only; what it expects is in the
+  sample the log lacks). Preview tells the log's status, and how many
+  samples it planned and holds;
 - evidence and the other fields from the sample's metadata, under the keys
   ``ImportOptions.columns`` names (run-log field -> metadata key, a dotted
   path for nested metadata; see inspect_sample.FIELDS and default_columns).
@@ -51,6 +58,7 @@ makes each sample a line.
 from __future__ import annotations
 
 import concurrent.futures
+import functools
 import json
 import math
 import multiprocessing
@@ -78,6 +86,7 @@ from scoring.imports.inspect_sample import (
     inspect_scores,
     json_safe,
     metadata_fields,
+    not_run_line,
     question_text,
     suggested_versions,
 )
@@ -86,6 +95,8 @@ from scoring.logfile import (
     ErrorCollector,
     LineError,
     LogFileError,
+    answer_errors,
+    question_errors,
 )
 
 INSTALL = "pip install '.[inspect]'"
@@ -145,6 +156,50 @@ class _Log:
         configured = self.header.eval.config.epochs
         return max(configured or 1, max((epoch for _, epoch in self.keys), default=1))
 
+    @functools.cached_property
+    def planned(self) -> list[tuple[int | str, int]] | None:
+        """Every (id, epoch) the run set out to make, in Inspect's order: the
+        samples the run selected (the header's dataset ids) in each epoch;
+        None when the header does not list them."""
+        sample_ids = self.header.eval.dataset.sample_ids
+        if sample_ids is None:
+            return None
+        return [(sample_id, epoch) for epoch in range(1, self.repetitions + 1) for sample_id in sample_ids]
+
+    @functools.cached_property
+    def not_run(self) -> list[tuple[int | str, int]]:
+        """The planned (id, epoch) that a run which did not finish (status
+        started, cancelled or error) left out of its log; none for a
+        finished log, which holds what it ran."""
+        if self.header.status not in INCOMPLETE or self.planned is None:
+            return []
+        present = {(str(sample_id), epoch) for sample_id, epoch in self.keys}
+        return [key for key in self.planned if (str(key[0]), key[1]) not in present]
+
+    def note(self) -> str:
+        """What an incomplete log holds of its plan, and what its import makes
+        of the rest; empty for a finished log."""
+        status = self.header.status
+        if status not in INCOMPLETE:
+            return ""
+        present = len(self.keys)
+        if self.planned is None:
+            return (
+                f"the log's status is {status}: {_count(present, 'sample')} present, and the log does "
+                "not list the samples it planned, so those not run cannot be counted"
+            )
+        ids = len(self.header.eval.dataset.sample_ids)
+        plan = f"{_count(ids, 'sample')} x {_count(self.repetitions, 'epoch')}"
+        if not self.not_run:
+            return (
+                f"the log's status is {status}: all {len(self.planned)} planned samples are present ({plan})"
+            )
+        return (
+            f"the log's status is {status}: {present} of the {len(self.planned)} planned samples are "
+            f"present ({plan}); the {len(self.not_run)} not run are imported as cancelled attempts, "
+            "counted in N"
+        )
+
     def read(self, count: int | None = None) -> Iterator[tuple[Any, Exception | None]]:
         """(sample, None) for each of the first ``count`` samples (all by
         default) in order, attachments resolved; (None, the error) for a
@@ -168,6 +223,15 @@ class _Log:
                             yield None, error
                     continue
                 yield from ((sample, None) for sample in samples)
+
+
+# The statuses of a log whose run did not finish: interrupted (killed, its
+# journal alone), cancelled, or stopped by an error.
+INCOMPLETE = ("started", "cancelled", "error")
+
+
+def _count(number: int, noun: str) -> str:
+    return f"{number} {noun}{'' if number == 1 else 's'}"
 
 
 # Sample fields the conversion never reads (Inspect's own exclude_fields
@@ -495,6 +559,9 @@ def preview(path: Path, options: ImportOptions, *, rows: int = 5) -> Preview:
         fields=fields,
         columns=columns,
         samples=len(log.keys),
+        status=log.header.status,
+        planned=None if log.planned is None else len(log.planned),
+        note=log.note(),
     )
     repetitions = log.repetitions
     for number, (sample, error) in enumerate(first[:rows], start=1):
@@ -524,7 +591,7 @@ def _key_errors(log: _Log) -> list[LineError]:
     twice, and a gap in a question's epochs."""
     first_seen: dict[tuple[str, int], int] = {}
     errors = []
-    for number, (sample_id, epoch) in enumerate(log.keys, start=1):
+    for number, (sample_id, epoch) in enumerate([*log.keys, *log.not_run], start=1):
         key = (str(sample_id), epoch)
         if key in first_seen:
             errors.append(_twice(number, key, first_seen[key]))
@@ -554,8 +621,9 @@ def header(log_header, options: ImportOptions, repetitions: int) -> dict:
 
 def convert(path: Path, out: BinaryIO, options: ImportOptions, *, max_errors: int = 200) -> int:
     """Write the Inspect log at ``path`` to ``out`` as a combined-form run
-    log (UTF-8 JSON Lines: a header, then one line per sample); return the
-    number of sample lines written.
+    log (UTF-8 JSON Lines: a header, then one line per sample, then one
+    cancelled attempt for each sample an incomplete log planned and lacks);
+    return the number of answer lines written.
 
     Reads a .eval log sample by sample. Raises LogFileError listing every
     bad sample (its position in the log's order, by epoch then id; the
@@ -580,6 +648,7 @@ def convert(path: Path, out: BinaryIO, options: ImportOptions, *, max_errors: in
         written, first_seen = _convert_part(log, 1, columns, options, repetitions, out, collector)
     else:
         written, first_seen = _convert_parallel(log, workers, columns, options, repetitions, out, collector)
+    written += _write_not_run(log, options, repetitions, out, collector, first_seen)
     if repetitions > 1:
         collector.add(_gap_errors(first_seen))
     collector.raise_if_any()
@@ -632,6 +701,37 @@ def _convert_part(
         out.write(data)
         written += 1
     return written, first_seen
+
+
+def _write_not_run(
+    log: _Log,
+    options: ImportOptions,
+    repetitions: int,
+    out: BinaryIO,
+    collector: ErrorCollector,
+    first_seen: dict[tuple[str, int], int],
+) -> int:
+    """Write a cancelled attempt for each (id, epoch) an incomplete log
+    planned and does not hold, numbered after its samples, so that every
+    measure's N counts the whole plan; the number written."""
+    written = 0
+    for number, (sample_id, epoch) in enumerate(log.not_run, start=len(log.keys) + 1):
+        line = not_run_line(sample_id, epoch, options, log.header.status)
+        key = (line["question_id"], epoch)
+        where = f"(sample id {sample_id!r}, epoch {epoch}, not run)"
+        errors = [
+            LineError(number, error.field, f"{error.message} {where}", unit="sample")
+            for error in answer_errors(number, line, repetitions=repetitions) + question_errors(number, line)
+        ]
+        if not errors and key in first_seen:
+            errors.append(_twice(number, key, first_seen[key]))
+        if errors:
+            collector.add(errors)
+            continue
+        first_seen[key] = number
+        out.write(orjson.dumps(line, option=orjson.OPT_APPEND_NEWLINE))
+        written += 1
+    return written
 
 
 def _twice(number: int, key: tuple[str, int], first: int) -> LineError:

@@ -519,6 +519,25 @@ def convert_sample(sample, columns: Mapping[str, str], options: ImportOptions) -
     return line, sources
 
 
+def not_run_line(sample_id: int | str, epoch: int, options: ImportOptions, status: str) -> dict:
+    """The run-log line of an attempt a run planned and did not make: a
+    cancelled attempt of a question expecting an answer (what the question
+    expects is in the samples the log does not hold)."""
+    return {
+        "question_id": str(sample_id),
+        "attempt": epoch,
+        "language": options.language,
+        "expected_behaviour": "answer",
+        "expected_values": [],
+        "retrieved_ids": [],
+        "retrieved_values": [],
+        "status": "cancelled",
+        "status_reason": f"not run: the run stopped (the log's status is {status!r}) before this "
+        f"sample's epoch {epoch} ended",
+        "inspect_scores": {},
+    }
+
+
 def _where(field: str | None, sources: Mapping[str, str]) -> tuple[str | None, str]:
     """The sample field behind a run-log field named in an error (its
     position inside kept: retrieved_records[2].values), and the run-log

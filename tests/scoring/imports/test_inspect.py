@@ -338,7 +338,25 @@ def test_it_reads_with_inspects_public_functions_alone_when_its_private_names_mo
     assert calls, "Inspect's public reader read the samples"
 
 
-def test_it_converts_the_samples_an_interrupted_run_logged(tmp_path):
+def not_run(question_id: str, attempt: int, status: str) -> dict:
+    return {
+        "question_id": question_id,
+        "attempt": attempt,
+        "language": "en",
+        "expected_behaviour": "answer",
+        "expected_values": [],
+        "retrieved_ids": [],
+        "retrieved_values": [],
+        "status": "cancelled",
+        "status_reason": f"not run: the run stopped (the log's status is {status!r}) before this sample's "
+        f"epoch {attempt} ended",
+        "inspect_scores": {},
+    }
+
+
+def test_it_writes_the_samples_an_interrupted_run_did_not_reach_as_cancelled_attempts(tmp_path):
+    from inspect_ai.log import read_eval_log
+
     path = write_inspect_log(
         tmp_path / "log.eval",
         samples=statistics_samples(3),
@@ -346,9 +364,57 @@ def test_it_converts_the_samples_an_interrupted_run_logged(tmp_path):
         layout="journal",
         status="started",
     )
-    assert inspect_log.preview(path, OPTIONS).samples == 3
+    header = read_eval_log(str(path), header_only=True)
+    assert (header.status, header.eval.dataset.sample_ids) == ("started", [1, 2, 3, 4, 5])
+    shown = inspect_log.preview(path, OPTIONS)
+    assert (shown.status, shown.samples, shown.planned) == ("started", 3, 5)
+    assert shown.note == (
+        "the log's status is started: 3 of the 5 planned samples are present (5 samples x 1 epoch); "
+        "the 2 not run are imported as cancelled attempts, counted in N"
+    )
     count, lines = converted(path)
-    assert (count, [line["question_id"] for line in lines[1:]]) == (3, ["1", "2", "3"])
+    assert count == 5
+    assert [line["question_id"] for line in lines[1:4]] == ["1", "2", "3"]
+    assert lines[4:] == [not_run("4", 1, "started"), not_run("5", 1, "started")]
+
+
+def test_a_cancelled_logs_attempts_not_run_count_in_n(tmp_path, capsys):
+    samples = [sample for sample in statistics_samples(2, epochs=2) if (sample.id, sample.epoch) != (1, 2)]
+    path = write_inspect_log(
+        tmp_path / "log.eval", samples=samples, sample_ids=[1, 2, 3], epochs=2, status="cancelled"
+    )
+    shown = inspect_log.preview(path, OPTIONS)
+    assert (shown.status, shown.samples, shown.planned) == ("cancelled", 3, 6)
+    assert shown.note == (
+        "the log's status is cancelled: 3 of the 6 planned samples are present (3 samples x 2 epochs); "
+        "the 3 not run are imported as cancelled attempts, counted in N"
+    )
+    run = tmp_path / "run.jsonl"
+    with open(run, "wb") as out:
+        assert inspect_log.convert(path, out, OPTIONS) == 6
+    lines = [orjson.loads(line) for line in run.read_bytes().splitlines()]
+    assert [(line["question_id"], line["attempt"], line.get("status", "ok")) for line in lines[1:]] == [
+        ("1", 1, "ok"),
+        ("2", 1, "ok"),
+        ("2", 2, "ok"),
+        ("3", 1, "cancelled"),
+        ("1", 2, "cancelled"),
+        ("3", 2, "cancelled"),
+    ]
+    assert score_main([str(run), "--json"]) == 0
+    scores = json.loads(capsys.readouterr().out)
+    counts = {name: (figure["k"], figure["n"]) for name, figure in scores["slices"]["all"].items()}
+    assert (counts["answer_rate"], counts["numeric_accuracy"]) == ((3, 6), (3, 6))
+    assert [
+        (finding["question_id"], finding["kind"])
+        for finding in scores["findings"]
+        if finding["kind"] == "failed"
+    ] == [("3", "failed"), ("1", "failed"), ("3", "failed")]
+
+
+def test_a_finished_log_says_nothing_of_its_plan(four):
+    shown = inspect_log.preview(four["eval"], OPTIONS)
+    assert (shown.status, shown.samples, shown.planned, shown.note) == ("success", 4, 4, "")
 
 
 def test_it_lists_a_drained_runs_samples_from_their_summaries(tmp_path):
@@ -902,7 +968,9 @@ def test_it_refuses_a_gap_in_a_questions_epochs(tmp_path):
         inspect_sample(2, question="Q?", target="1", answer="1", epoch=2),
         inspect_sample(1, question="Q?", target="1", answer="1", epoch=2),
     ]
-    path = write_inspect_log(tmp_path / "log.eval", samples=samples, layout="journal", status="started")
+    # A finished run that logged these alone (an interrupted one's gap is
+    # an attempt not run).
+    path = write_inspect_log(tmp_path / "log.eval", samples=samples, epochs=2, logged_samples=3)
     assert [(error.line, error.field) for error in refusal(path).errors] == [(3, "epoch")]
     assert refusal(path).errors[0].message == (
         "question '2' has epoch 2 but not epoch 1: a run log numbers a question's attempts from 1 without gaps, "
@@ -1118,3 +1186,27 @@ def test_its_preview_refuses_more_epochs_than_a_run_log_holds(tmp_path, monkeypa
     with pytest.raises(LogFileError) as caught:
         inspect_log.preview(path, OPTIONS)
     assert caught.value.errors == refusal(path).errors
+
+
+def test_the_command_says_what_an_incomplete_log_holds_of_its_plan(tmp_path, capsys):
+    from scoring.imports.__main__ import main as import_main
+
+    path = write_inspect_log(
+        tmp_path / "log.eval",
+        samples=statistics_samples(3),
+        sample_ids=[1, 2, 3, 4],
+        layout="journal",
+        status="started",
+    )
+    note = (
+        "the log's status is started: 3 of the 4 planned samples are present (4 samples x 1 epoch); "
+        "the 1 not run are imported as cancelled attempts, counted in N"
+    )
+    assert import_main([str(path), "--preview"]) == 0
+    assert capsys.readouterr().out.splitlines()[2] == note
+    out = tmp_path / "run.jsonl"
+    assert import_main([str(path), "--out", str(out)]) == 0
+    assert capsys.readouterr().err.splitlines() == [
+        f"{path}: 4 answers written to {out} (inspect)",
+        f"{path}: {note}",
+    ]
