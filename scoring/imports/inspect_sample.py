@@ -187,8 +187,9 @@ def option_letter(index: int) -> str:
 
 def with_options(question: str, choices: list[str]) -> str:
     """A multiple-choice question as spec 001 asks it: the stem, then each
-    option on its own line after its letter ("A. Lyon")."""
-    options = [f"{option_letter(index)}. {choice}" for index, choice in enumerate(choices)]
+    option on its own line after its letter ("A. Lyon"), the spaces and
+    line breaks around the option's text left out."""
+    options = [f"{option_letter(index)}. {choice.strip()}" for index, choice in enumerate(choices)]
     return "\n".join([question, *options]) if question else "\n".join(options)
 
 
@@ -200,7 +201,7 @@ def option_targets(targets: list[str], choices: list[str]) -> list[str]:
     named = [letters.get(target.strip()) for target in targets]
     if not targets or any(choice is None for choice in named):
         return targets
-    return [f"{target.strip()}. {choice}" for target, choice in zip(targets, named, strict=True)]
+    return [f"{target.strip()}. {choice.strip()}" for target, choice in zip(targets, named, strict=True)]
 
 
 def _numbers(texts: Iterable[str], language: str) -> list[float]:

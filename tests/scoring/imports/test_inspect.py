@@ -1075,7 +1075,8 @@ def capital_samples():
         inspect_sample(
             "mc1",
             question="What is the capital of France?",
-            choices=["Lyon", "Paris", "Nice"],
+            # GPQA's options keep a line break at the end of some.
+            choices=["Lyon", "Paris", "Nice\n"],
             target="B",
             answer="ANSWER: B",
             scores={"choice": ("C", "B", None)},
@@ -1099,7 +1100,7 @@ def test_it_puts_multiple_choice_options_in_the_question_and_names_the_right_one
     path = write_inspect_log(tmp_path / log_name(layout), samples=capital_samples(), layout=layout)
     stored = read_eval_log(str(path)).samples
     assert [(sample.choices, sample.target) for sample in stored] == [
-        (["Lyon", "Paris", "Nice"], "B"),
+        (["Lyon", "Paris", "Nice\n"], "B"),
         (["Marseille (870000)", "Paris (2100000)", "Lyon (520000)", "Berlin (3600000)"], ["B", "D"]),
     ]
     _, lines = converted(path)
@@ -1113,7 +1114,7 @@ def test_it_puts_multiple_choice_options_in_the_question_and_names_the_right_one
         ),
     ]
     shown = inspect_log.preview(path, OPTIONS)
-    assert shown.rows[0]["choices"] == ["Lyon", "Paris", "Nice"]
+    assert shown.rows[0]["choices"] == ["Lyon", "Paris", "Nice\n"]
     assert shown.lines[0]["reference"] == "B. Paris"
 
 
@@ -1210,3 +1211,25 @@ def test_the_command_says_what_an_incomplete_log_holds_of_its_plan(tmp_path, cap
         f"{path}: 4 answers written to {out} (inspect)",
         f"{path}: {note}",
     ]
+
+
+def test_public_mmlu_and_gpqa_logs_keep_their_options():
+    # Logs inspect_flow keeps in its tests, written by inspect_evals' mmlu_0_shot and gpqa_diamond.
+    from inspect_ai.log import read_eval_log
+
+    mmlu = CORPUS / "inspect_flow-mmlu-0-shot.eval"
+    sample = read_eval_log(str(mmlu)).samples[0]
+    assert (sample.choices, sample.target) == (["6.0 e", "6.8 eV", "12.2 eV", "13.6 eV"], "A")
+    _, lines = converted(mmlu)
+    assert lines[1]["question"] == sample.input + "\nA. 6.0 e\nB. 6.8 eV\nC. 12.2 eV\nD. 13.6 eV"
+    assert (lines[1]["reference"], lines[1]["expected_values"]) == ("A. 6.0 e", [])
+
+    gpqa = CORPUS / "inspect_flow-gpqa-diamond.eval"
+    log = read_eval_log(str(gpqa))
+    count, lines = converted(gpqa)
+    assert count == len(log.samples) == 4
+    assert lines[0]["repetitions"] == log.eval.config.epochs == 4
+    assert [(line["attempt"], line["reference"]) for line in lines[1:]] == [
+        (sample.epoch, "B. 10^-4 eV") for sample in log.samples
+    ]
+    assert lines[1]["question"].endswith("\nA. 10^-11 eV\nB. 10^-4 eV\nC. 10^-8 eV\nD. 10^-9 eV")
