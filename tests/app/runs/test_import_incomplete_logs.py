@@ -10,6 +10,7 @@ from django.test import TestCase
 from django.urls import reverse
 
 from reviewapp.models import ApiToken, Run
+from tests.app.runs import test_views_imports
 from tests.helpers import PASSWORD, make_user
 from tests.inspect_logs import statistics_samples, write_inspect_log
 
@@ -41,16 +42,9 @@ class IncompleteLogPageTests(TestCase):
         page = self.client.post(reverse("run-import"), {"file": interrupted_log()})
         self.assertContains(page, "· 3 of 5 planned samples · status started ·")
         self.assertContains(page, NOTE.replace("the log's", "The log&#x27;s", 1) + ".")
-        data = {
-            "key": page.context["form"].initial["key"],
-            "assistant_version": "gpt-4o",
-            "set_version": "stats-1",
-            "set_from_file": "on",
-            "language": "en",
-            "action": "import",
-        }
-        with self.captureOnCommitCallbacks(execute=True):
-            done = self.client.post(reverse("run-import-confirm"), data)
+        done = test_views_imports.ImportPageTests.confirm(
+            self, page.context["form"].initial["key"], "gpt-4o", "stats-1"
+        )
         run = Run.objects.get()
         self.assertRedirects(done, reverse("run-detail", args=[run.id]), fetch_redirect_response=False)
         self.assertEqual(run.imported_from, f"Inspect AI eval log: interrupted.eval ({NOTE})")
