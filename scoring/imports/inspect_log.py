@@ -644,7 +644,8 @@ def convert(path: Path, out: BinaryIO, options: ImportOptions, *, max_errors: in
     collector = ErrorCollector(max_errors)
     out.write(orjson.dumps(header(log.header, options, repetitions), option=orjson.OPT_APPEND_NEWLINE))
     workers = min(os.cpu_count() or 1, MAX_WORKERS) if _may_fork() else 1
-    if log.samples is not None or workers < 2 or len(log.keys) < PARALLEL_FROM:
+    # A chunked log is read through Inspect's public reader, in one process.
+    if log.samples is not None or log.chunked or workers < 2 or len(log.keys) < PARALLEL_FROM:
         written, first_seen = _convert_part(log, 1, columns, options, repetitions, out, collector)
     else:
         written, first_seen = _convert_parallel(log, workers, columns, options, repetitions, out, collector)

@@ -1233,3 +1233,32 @@ def test_public_mmlu_and_gpqa_logs_keep_their_options():
         (sample.epoch, "B. 10^-4 eV") for sample in log.samples
     ]
     assert lines[1]["question"].endswith("\nA. 10^-11 eV\nB. 10^-4 eV\nC. 10^-8 eV\nD. 10^-9 eV")
+
+
+def test_a_chunked_log_is_read_through_inspects_public_reader_when_it_reads_that_layout(
+    tmp_path, monkeypatch
+):
+    import inspect_ai.log
+    from inspect_ai.log._recorders.chunked import convert_eval_logs_to_chunked
+
+    written = write_inspect_log(tmp_path / "log.eval", samples=2)
+    convert_eval_logs_to_chunked(str(written), str(tmp_path / "chunked"))
+    chunked = tmp_path / "chunked" / "log.eval"
+    # An Inspect that reads the chunked layout, as the one installed here
+    # reads the log it was converted from.
+    public_sample, public_by_id = (
+        inspect_ai.log.read_eval_log_sample,
+        inspect_ai.log.read_eval_log_samples_by_id,
+    )
+    monkeypatch.setattr(
+        inspect_ai.log,
+        "read_eval_log_sample",
+        lambda path, *args, **kwargs: public_sample(str(written), *args, **kwargs),
+    )
+    monkeypatch.setattr(
+        inspect_ai.log,
+        "read_eval_log_samples_by_id",
+        lambda path, *args, **kwargs: public_by_id(str(written), *args, **kwargs),
+    )
+    monkeypatch.setattr(inspect_log, "PARALLEL_FROM", 1)
+    assert converted(chunked) == converted(written)
