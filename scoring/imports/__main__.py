@@ -117,9 +117,16 @@ def _convert(argv: list[str]) -> int:
     )
     if args.out:
         print(f"{path}: {count} answers written to {args.out} ({file_format})", file=sys.stderr)
-    if note := imports.preview(path, file_format, options, rows=0).note:
+    if file_format == "inspect" and (note := _inspect_log().log_note(path)):
         print(f"{path}: {note}", file=sys.stderr)
     return 0
+
+
+def _inspect_log():
+    # Imported for an Inspect log only: it imports Inspect AI, an optional extra.
+    import scoring.imports.inspect_log as inspect_log
+
+    return inspect_log
 
 
 def _check_input(path: Path) -> None:

@@ -577,6 +577,18 @@ def preview(path: Path, options: ImportOptions, *, rows: int = 5) -> Preview:
     return shown
 
 
+def log_note(path: Path) -> str:
+    """What preview's ``note`` says of the log at ``path`` (its status and how
+    much of its plan it holds, when its run did not finish), read from its
+    header alone for a finished log: a .json log is read whole only when
+    the note has something to say."""
+    path = Path(path)
+    header = _inspect().read_eval_log(str(path), header_only=True)
+    if header.status not in INCOMPLETE:
+        return ""
+    return _open(path).note()
+
+
 def _check_repetitions(log: _Log) -> None:
     if log.repetitions > MAX_REPETITIONS:
         raise _file_error(

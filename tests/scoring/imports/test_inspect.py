@@ -1262,3 +1262,28 @@ def test_a_chunked_log_is_read_through_inspects_public_reader_when_it_reads_that
     )
     monkeypatch.setattr(inspect_log, "PARALLEL_FROM", 1)
     assert converted(chunked) == converted(written)
+
+
+def test_a_logs_note_reads_a_finished_logs_header_alone(four, tmp_path, monkeypatch):
+    import inspect_ai.log
+
+    read_whole = []
+    real = inspect_ai.log.read_eval_log
+
+    def read_eval_log(log_file, header_only=False, **kwargs):
+        if not header_only:
+            read_whole.append(log_file)
+        return real(log_file, header_only=header_only, **kwargs)
+
+    monkeypatch.setattr(inspect_ai.log, "read_eval_log", read_eval_log)
+    assert inspect_log.log_note(four["json"]) == ""
+    assert read_whole == []
+    interrupted = write_inspect_log(
+        tmp_path / "log.json",
+        samples=list(statistics_samples(1)),
+        sample_ids=[1, 2],
+        status="cancelled",
+        layout="json",
+    )
+    assert inspect_log.log_note(interrupted) == inspect_log.preview(interrupted, OPTIONS).note
+    assert inspect_log.log_note(interrupted).startswith("the log's status is cancelled: 1 of the 2 planned")
