@@ -302,18 +302,24 @@ def test_its_run_log_scores_as_worked_by_hand(four, tmp_path, capsys):
     assert (timing["failures"]["wait"]["n"], timing["failures"]["wait"]["mean"]) == (2, 15.25)
 
 
-def test_it_reads_an_eval_log_sample_by_sample(four, monkeypatch):
+@pytest.fixture
+def read_whole(monkeypatch) -> list:
+    """The logs Inspect's read_eval_log is asked to read whole, samples and all."""
     import inspect_ai.log
 
-    read_whole = []
+    asked = []
     real = inspect_ai.log.read_eval_log
 
     def read_eval_log(log_file, header_only=False, **kwargs):
         if not header_only:
-            read_whole.append(log_file)
+            asked.append(log_file)
         return real(log_file, header_only=header_only, **kwargs)
 
     monkeypatch.setattr(inspect_ai.log, "read_eval_log", read_eval_log)
+    return asked
+
+
+def test_it_reads_an_eval_log_sample_by_sample(four, monkeypatch, read_whole):
     monkeypatch.setattr(inspect_log, "BATCH_SAMPLES", 3)
     for layout in ("eval", "journal"):
         assert converted(four[layout])[1][1:] == EXPECTED_LINES
@@ -1264,18 +1270,7 @@ def test_a_chunked_log_is_read_through_inspects_public_reader_when_it_reads_that
     assert converted(chunked) == converted(written)
 
 
-def test_a_logs_note_reads_a_finished_logs_header_alone(four, tmp_path, monkeypatch):
-    import inspect_ai.log
-
-    read_whole = []
-    real = inspect_ai.log.read_eval_log
-
-    def read_eval_log(log_file, header_only=False, **kwargs):
-        if not header_only:
-            read_whole.append(log_file)
-        return real(log_file, header_only=header_only, **kwargs)
-
-    monkeypatch.setattr(inspect_ai.log, "read_eval_log", read_eval_log)
+def test_a_logs_note_reads_a_finished_logs_header_alone(four, tmp_path, read_whole):
     assert inspect_log.log_note(four["json"]) == ""
     assert read_whole == []
     interrupted = write_inspect_log(
