@@ -70,6 +70,7 @@ def inspect_sample(
     target: str | list[str],
     answer: str,
     epoch: int = 1,
+    choices: list[str] | None = None,
     contexts: list[str] | None = None,
     metadata: dict | None = None,
     scores: dict | None = None,
@@ -84,7 +85,9 @@ def inspect_sample(
 
     ``contexts`` go to metadata["contexts"] beside ``metadata``. ``scores``
     maps a scorer name to (value, answer, explanation); by default one
-    "match" score. ``error`` is the message of the error that halted the
+    "match" score. ``choices`` are a multiple-choice question's options, as
+    Inspect's multiple_choice datasets give them (the target then a letter
+    or letters). ``error`` is the message of the error that halted the
     sample, ``limit`` the (type, value) of the limit that did. ``chat`` gives
     the input as chat messages (a system message, then the user's question in
     a content part); ``attach`` does too, with the question's text moved
@@ -117,6 +120,7 @@ def inspect_sample(
         id=id,
         epoch=epoch,
         input=sample_input,
+        choices=choices,
         target=target,
         output=ModelOutput.from_content(MODEL, answer) if answer else ModelOutput(model=MODEL),
         scores={

@@ -165,6 +165,12 @@ class ImportPreviewOut(Schema):
     fields: list[str] = Field(description="what the mapping can name: CSV columns, JSON keys, metadata keys")
     columns: dict[str, str] = Field(description="the mapping in use, defaults filled in")
     samples: int | None = Field(default=None, description="samples in the file, when known without reading")
+    status: str = Field(default="", description="an Inspect log's status: success, started, cancelled, error")
+    planned: int | None = Field(default=None, description="an Inspect log's planned samples x epochs")
+    note: str = Field(
+        default="",
+        description="what an incomplete log holds of its plan, and what the import makes of the rest",
+    )
     lines: list[dict] = Field(description="the first answers as run-log lines")
     errors: list[str] = Field(description="problems of those first answers, by sample or line and field")
 
@@ -233,6 +239,9 @@ def import_run(
                     "fields": shown.fields,
                     "columns": shown.columns,
                     "samples": shown.samples,
+                    "status": shown.status,
+                    "planned": shown.planned,
+                    "note": shown.note,
                     "lines": shown.lines,
                     "errors": [str(error) for error in shown.errors],
                 },

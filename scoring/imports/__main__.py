@@ -117,7 +117,16 @@ def _convert(argv: list[str]) -> int:
     )
     if args.out:
         print(f"{path}: {count} answers written to {args.out} ({file_format})", file=sys.stderr)
+    if file_format == "inspect" and (note := _inspect_log().log_note(path)):
+        print(f"{path}: {note}", file=sys.stderr)
     return 0
+
+
+def _inspect_log():
+    # Imported for an Inspect log only: it imports Inspect AI, an optional extra.
+    import scoring.imports.inspect_log as inspect_log
+
+    return inspect_log
 
 
 def _check_input(path: Path) -> None:
@@ -164,6 +173,8 @@ def _preview(path: Path, file_format: str, options: imports.ImportOptions, *, ro
     }
     if suggested:
         print("suggested: " + ", ".join(f"{name}={value}" for name, value in suggested.items()))
+    if shown.note:
+        print(shown.note)
     print("fields in the file: " + (", ".join(shown.fields) or "none"))
     print('mapping ("field <- column": read from that column or key; "field = ...": no column gives it):')
     width = max(map(len, imports.TARGET_FIELDS))

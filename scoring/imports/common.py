@@ -96,7 +96,11 @@ class Preview:
     confirm or change. ``fields`` are the names a mapping can use (CSV
     columns, JSON keys, Inspect metadata keys); ``columns`` the mapping in
     use, defaults filled in. ``rows`` are the first samples as read, ``lines``
-    the same as run-log lines, ``errors`` what is wrong with them."""
+    the same as run-log lines, ``errors`` what is wrong with them.
+    ``samples`` is how many the file holds; an Inspect log also gives its
+    ``status`` ("success", "started", "cancelled", "error"), the attempts
+    it ``planned`` (samples x epochs), and a ``note`` saying what an
+    incomplete log's import makes of the attempts it did not run."""
 
     format: str
     assistant_version: str = ""
@@ -105,6 +109,9 @@ class Preview:
     fields: list[str] = field(default_factory=list)
     columns: dict[str, str] = field(default_factory=dict)
     samples: int | None = None
+    status: str = ""
+    planned: int | None = None
+    note: str = ""
     rows: list[dict] = field(default_factory=list)
     lines: list[dict] = field(default_factory=list)
     errors: list[LineError] = field(default_factory=list)

@@ -16,15 +16,22 @@ reads them a batch at a time), so its size does not matter. Inspect reads
 a .json log whole, whatever function is asked, so a .json log over
 JSON_MAX_BYTES is refused with the command that turns it into a .eval log.
 ``attachment://`` references (content Inspect stored once and referred
-to) are resolved by Inspect's reader.
+to) are resolved by Inspect's reader. Format versions 1 to 3 are read
+(KNOWN_VERSIONS); a log in Inspect's chunked layout (a folder per sample,
+from ``inspect log convert-chunked``) is read through Inspect's public
+reader when the installed Inspect can, and refused by name when not.
 
 What each sample becomes (one line of the combined form of spec 000):
 
 - question_id: the sample's id (as text); attempt: its epoch, and the
   header's repetitions the log's epochs;
-- question: the input, or the text of its last user message;
-- reference: the target (several joined by " | "); expected_values: the
-  numbers in the target other than years; expected_behaviour "answer";
+- question: the input, or the text of its last user message; a
+  multiple-choice sample's options (``choices``) follow it, one a line
+  after its letter ("A. Lyon"), as spec 001 asks the question;
+- reference: the target (several joined by " | "), a multiple-choice
+  target as the option it names ("B. Paris"); expected_values: the
+  numbers in the target other than years, none for a multiple-choice
+  target; expected_behaviour "answer";
 - answer: the model's completion;
 - submitted_at/received_at: the sample's start and end (stopped_at when it
   failed), latency_ms its total time;
@@ -33,6 +40,13 @@ What each sample becomes (one line of the combined form of spec 000):
   "error" for any other limit (token, message, cost...), each with its
   status_reason; a failed sample has no answer;
 - inspect_scores: Inspect's own scores, kept apart from this app's measures;
+- a log whose run did not finish (status "started", "cancelled" or "error")
+  holds only the samples that ended: each (id, epoch) its header planned
+  and it does not hold becomes a "cancelled" attempt with no answer, after
+  the samples, so that every measure's N is the whole plan (the question
+  of such an attempt is the sample's id only; what it expects is in the
+  sample the log lacks). Preview tells the log's status, and how many
+  samples it planned and holds;
 - evidence and the other fields from the sample's metadata, under the keys
   ``ImportOptions.columns`` names (run-log field -> metadata key, a dotted
   path for nested metadata; see inspect_sample.FIELDS and default_columns).
@@ -44,10 +58,12 @@ makes each sample a line.
 from __future__ import annotations
 
 import concurrent.futures
+import functools
 import json
 import math
 import multiprocessing
 import os
+import re
 import shutil
 import tempfile
 import threading
@@ -70,6 +86,7 @@ from scoring.imports.inspect_sample import (
     inspect_scores,
     json_safe,
     metadata_fields,
+    not_run_line,
     question_text,
     suggested_versions,
 )
@@ -78,14 +95,19 @@ from scoring.logfile import (
     ErrorCollector,
     LineError,
     LogFileError,
+    answer_errors,
+    question_errors,
 )
 
 INSTALL = "pip install '.[inspect]'"
 
 # The log format versions Inspect writes: 1 (until 0.3.x of mid-2024, one
-# "score" per sample) and 2 (a "scores" mapping). A later version may change
-# what a field means, so it is refused even when Inspect's reader reads it.
-KNOWN_VERSIONS = (1, 2)
+# "score" per sample), 2 (a "scores" mapping) and 3 (Inspect 0.3.195 to
+# 0.3.199 with INSPECT_LOG_FORMAT_V3, and the chunked converter: only how the
+# transcript is stored changed, which an import never reads). A later version
+# may change what a field means, so it is refused even when Inspect's reader
+# reads it.
+KNOWN_VERSIONS = (1, 2, 3)
 
 # Inspect's .json reader holds the whole log in memory, as parsed objects
 # several times its size on disk.
@@ -125,11 +147,58 @@ class _Log:
     header: Any
     keys: list[tuple[int | str, int]]
     samples: list | None = None  # a .json log's, read whole
+    # Samples in Inspect's chunked layout, which only Inspect's public
+    # reader knows how to put together.
+    chunked: bool = False
 
     @property
     def repetitions(self) -> int:
         configured = self.header.eval.config.epochs
         return max(configured or 1, max((epoch for _, epoch in self.keys), default=1))
+
+    @functools.cached_property
+    def planned(self) -> list[tuple[int | str, int]] | None:
+        """Every (id, epoch) the run set out to make, in Inspect's order: the
+        samples the run selected (the header's dataset ids) in each epoch;
+        None when the header does not list them."""
+        sample_ids = self.header.eval.dataset.sample_ids
+        if sample_ids is None:
+            return None
+        return [(sample_id, epoch) for epoch in range(1, self.repetitions + 1) for sample_id in sample_ids]
+
+    @functools.cached_property
+    def not_run(self) -> list[tuple[int | str, int]]:
+        """The planned (id, epoch) that a run which did not finish (status
+        started, cancelled or error) left out of its log; none for a
+        finished log, which holds what it ran."""
+        if self.header.status not in INCOMPLETE or self.planned is None:
+            return []
+        present = {(str(sample_id), epoch) for sample_id, epoch in self.keys}
+        return [key for key in self.planned if (str(key[0]), key[1]) not in present]
+
+    def note(self) -> str:
+        """What an incomplete log holds of its plan, and what its import makes
+        of the rest; empty for a finished log."""
+        status = self.header.status
+        if status not in INCOMPLETE:
+            return ""
+        present = len(self.keys)
+        if self.planned is None:
+            return (
+                f"the log's status is {status}: {_count(present, 'sample')} present, and the log does "
+                "not list the samples it planned, so those not run cannot be counted"
+            )
+        ids = len(self.header.eval.dataset.sample_ids)
+        plan = f"{_count(ids, 'sample')} x {_count(self.repetitions, 'epoch')}"
+        if not self.not_run:
+            return (
+                f"the log's status is {status}: all {len(self.planned)} planned samples are present ({plan})"
+            )
+        return (
+            f"the log's status is {status}: {present} of the {len(self.planned)} planned samples are "
+            f"present ({plan}); the {len(self.not_run)} not run are imported as cancelled attempts, "
+            "counted in N"
+        )
 
     def read(self, count: int | None = None) -> Iterator[tuple[Any, Exception | None]]:
         """(sample, None) for each of the first ``count`` samples (all by
@@ -140,7 +209,7 @@ class _Log:
             for sample in self.samples[: len(keys)]:
                 yield sample, None
             return
-        with _sample_reader(self.path) as read_batch:
+        with _sample_reader(self.path, public=self.chunked) as read_batch:
             for start in range(0, len(keys), BATCH_SAMPLES):
                 batch = keys[start : start + BATCH_SAMPLES]
                 try:
@@ -156,13 +225,22 @@ class _Log:
                 yield from ((sample, None) for sample in samples)
 
 
+# The statuses of a log whose run did not finish: interrupted (killed, its
+# journal alone), cancelled, or stopped by an error.
+INCOMPLETE = ("started", "cancelled", "error")
+
+
+def _count(number: int, noun: str) -> str:
+    return f"{number} {noun}{'' if number == 1 else 's'}"
+
+
 # Sample fields the conversion never reads (Inspect's own exclude_fields
 # names them the same way).
 UNUSED_SAMPLE_FIELDS = ("messages", "events", "events_data", "store", "timelines")
 
 
 @contextmanager
-def _sample_reader(path: Path) -> Iterator[Callable[[list], list]]:
+def _sample_reader(path: Path, *, public: bool = False) -> Iterator[Callable[[list], list]]:
     """A function reading a batch of a .eval log's samples by (id, epoch),
     each validated as Inspect's EvalSample with its attachments resolved.
 
@@ -171,10 +249,13 @@ def _sample_reader(path: Path) -> Iterator[Callable[[list], list]]:
     so, when this Inspect has them, the samples are read from one open zip
     (Inspect's import has taught zipfile its zstd members) with Inspect's
     own member names, model, deserialising context and read-time
-    resolution. Otherwise, Inspect's public read_eval_log_samples_by_id."""
+    resolution. Otherwise, and with ``public``, Inspect's public
+    read_eval_log_samples_by_id."""
     inspect_log = _inspect()
     location = str(path)
     try:
+        if public:
+            raise ImportError("the public reader is asked for")
         from inspect_ai._util.constants import get_deserializing_context
         from inspect_ai.log._file import _resolve_sample_for_read
         from inspect_ai.log._recorders.eval import _sample_filename
@@ -244,7 +325,7 @@ def _kind(path: Path) -> str:
 
 def _check_version(version: Any) -> None:
     if type(version) is not int or version not in KNOWN_VERSIONS:
-        known = " and ".join(map(str, KNOWN_VERSIONS))
+        known = ", ".join(map(str, KNOWN_VERSIONS[:-1])) + f" and {KNOWN_VERSIONS[-1]}"
         shown = orjson.dumps(version, default=str).decode()[:20]
         raise _file_error(
             f"this Inspect log is in format version {shown}, which this "
@@ -287,7 +368,39 @@ def _open_eval(inspect_log, path: Path) -> _Log:
             raise _file_error(f"Inspect could not list the log's samples ({_reason(error)})") from error
         keys = [(summary.id, summary.epoch) for summary in summaries]
         del summaries
-    return _Log(path, "eval", header, sorted(dict.fromkeys(keys), key=_sort_key))
+    log = _Log(path, "eval", header, sorted(dict.fromkeys(keys), key=_sort_key))
+    log.chunked = _check_chunked(inspect_log, log)
+    return log
+
+
+# A sample of Inspect's chunked layout is a folder: samples/<id>_epoch_<n>/
+# holding sample.json and its sequences, where the usual layout has one
+# samples/<id>_epoch_<n>.json.
+_CHUNKED_SHELL = re.compile(r"^samples/[^/]+/sample\.json$")
+
+
+def _check_chunked(inspect_log, log: _Log) -> bool:
+    """Whether the .eval log keeps its samples in Inspect's chunked layout;
+    raise LogFileError when it does and the installed Inspect cannot read
+    its first sample."""
+    with zipfile.ZipFile(log.path) as archive:
+        shell = next((name for name in archive.namelist() if _CHUNKED_SHELL.match(name)), None)
+    if shell is None:
+        return False
+    try:
+        if log.keys:
+            sample_id, epoch = log.keys[0]
+            inspect_log.read_eval_log_sample(
+                str(log.path), sample_id, epoch, resolve_attachments=True, format="eval"
+            )
+    except Exception as error:
+        raise _file_error(
+            f"this log keeps its samples in Inspect's chunked layout ({shell}, written by inspect log "
+            f"convert-chunked), which the installed Inspect cannot read ({_reason(error)}): read it with "
+            "an Inspect version that reads that layout, or import the log it was converted from",
+            field="samples",
+        ) from error
+    return True
 
 
 def _planned(header) -> list[tuple[int | str, int]] | None:
@@ -329,6 +442,15 @@ def _open_json(inspect_log, path: Path) -> _Log:
     try:
         log = inspect_log.read_eval_log(str(path), resolve_attachments=True, format="json")
     except Exception as error:
+        if version >= 3:
+            # Inspect's .json reader refuses any version above the one its
+            # recorder writes (2), when its .eval reader reads version 3.
+            raise _file_error(
+                f"this .json log is in format version {version}, which the installed Inspect reads only "
+                f"from a .eval log (Inspect could not read it: {_reason(error)}): convert it with the "
+                "Inspect version that wrote it: inspect log convert LOG.json --to eval --output-dir DIR",
+                field="version",
+            ) from error
         raise _file_error(f"Inspect could not read this .json log ({_reason(error)})") from error
     # Sorted as a .eval log's samples are; a sample given twice stays, for
     # convert to name.
@@ -386,6 +508,7 @@ def _row(sample) -> dict:
         "epoch": sample.epoch,
         "input": question_text(sample.input),
         "target": sample.target,
+        **({"choices": list(sample.choices)} if sample.choices else {}),
         "completion": sample.output.completion if sample.output is not None else "",
         "metadata": json_safe(sample.metadata or {}),
         "scores": inspect_scores(sample.scores),
@@ -415,11 +538,15 @@ def preview(path: Path, options: ImportOptions, *, rows: int = 5) -> Preview:
     The versions and set name are the log's own suggestions (model, task and
     task version); ``fields`` the metadata keys of the first samples, nested
     ones as dotted paths; ``columns`` the mapping in use, defaults filled
-    in; ``samples`` how many samples the log holds. Raises LogFileError for
-    a file convert refuses whole (not an Inspect log, an unknown format
-    version, no samples, options it cannot use)."""
+    in; ``samples`` how many samples the log holds. ``errors`` are those of
+    the first samples, and what convert refuses in the whole log's list of
+    samples (an id and epoch given twice, a gap in epochs). Raises
+    LogFileError for a file convert refuses whole (not an Inspect log, an
+    unknown format version, no samples, more epochs than a run log holds,
+    options it cannot use)."""
     _check_options(options)
     log = _open(Path(path))
+    _check_repetitions(log)
     first = list(log.read(max(rows, DEFAULTS_FROM)))
     fields = _fields(sample for sample, _ in first)
     columns = default_columns(_fields(sample for sample, _ in first[:DEFAULTS_FROM]), options.columns)
@@ -432,6 +559,9 @@ def preview(path: Path, options: ImportOptions, *, rows: int = 5) -> Preview:
         fields=fields,
         columns=columns,
         samples=len(log.keys),
+        status=log.header.status,
+        planned=None if log.planned is None else len(log.planned),
+        note=log.note(),
     )
     repetitions = log.repetitions
     for number, (sample, error) in enumerate(first[:rows], start=1):
@@ -443,7 +573,45 @@ def preview(path: Path, options: ImportOptions, *, rows: int = 5) -> Preview:
         if line is not None:
             shown.lines.append(line)
         shown.errors.extend(errors)
+    shown.errors.extend(error for error in _key_errors(log) if error not in shown.errors)
     return shown
+
+
+def log_note(path: Path) -> str:
+    """What preview's ``note`` says of the log at ``path`` (its status and how
+    much of its plan it holds, when its run did not finish), read from its
+    header alone for a finished log: a .json log is read whole only when
+    the note has something to say."""
+    path = Path(path)
+    header = _inspect().read_eval_log(str(path), header_only=True)
+    if header.status not in INCOMPLETE:
+        return ""
+    return _open(path).note()
+
+
+def _check_repetitions(log: _Log) -> None:
+    if log.repetitions > MAX_REPETITIONS:
+        raise _file_error(
+            f"the log has {log.repetitions} epochs; a run log holds at most {MAX_REPETITIONS} repetitions",
+            field="epochs",
+        )
+
+
+def _key_errors(log: _Log) -> list[LineError]:
+    """What convert refuses in the log's list of samples, told from the list
+    alone (a preview reads only the first samples): an id and epoch given
+    twice, and a gap in a question's epochs."""
+    first_seen: dict[tuple[str, int], int] = {}
+    errors = []
+    for number, (sample_id, epoch) in enumerate([*log.keys, *log.not_run], start=1):
+        key = (str(sample_id), epoch)
+        if key in first_seen:
+            errors.append(_twice(number, key, first_seen[key]))
+        else:
+            first_seen[key] = number
+    if log.repetitions > 1:
+        errors += _gap_errors(first_seen)
+    return errors
 
 
 def header(log_header, options: ImportOptions, repetitions: int) -> dict:
@@ -465,8 +633,9 @@ def header(log_header, options: ImportOptions, repetitions: int) -> dict:
 
 def convert(path: Path, out: BinaryIO, options: ImportOptions, *, max_errors: int = 200) -> int:
     """Write the Inspect log at ``path`` to ``out`` as a combined-form run
-    log (UTF-8 JSON Lines: a header, then one line per sample); return the
-    number of sample lines written.
+    log (UTF-8 JSON Lines: a header, then one line per sample, then one
+    cancelled attempt for each sample an incomplete log planned and lacks);
+    return the number of answer lines written.
 
     Reads a .eval log sample by sample. Raises LogFileError listing every
     bad sample (its position in the log's order, by epoch then id; the
@@ -481,20 +650,18 @@ def convert(path: Path, out: BinaryIO, options: ImportOptions, *, max_errors: in
     own checks (scoring.logfile) refuse."""
     _check_options(options)
     log = _open(Path(path))
+    _check_repetitions(log)
     repetitions = log.repetitions
-    if repetitions > MAX_REPETITIONS:
-        raise _file_error(
-            f"the log has {repetitions} epochs; a run log holds at most {MAX_REPETITIONS} repetitions",
-            field="epochs",
-        )
     columns = default_columns(_fields(sample for sample, _ in log.read(DEFAULTS_FROM)), options.columns)
     collector = ErrorCollector(max_errors)
     out.write(orjson.dumps(header(log.header, options, repetitions), option=orjson.OPT_APPEND_NEWLINE))
     workers = min(os.cpu_count() or 1, MAX_WORKERS) if _may_fork() else 1
-    if log.samples is not None or workers < 2 or len(log.keys) < PARALLEL_FROM:
+    # A chunked log is read through Inspect's public reader, in one process.
+    if log.samples is not None or log.chunked or workers < 2 or len(log.keys) < PARALLEL_FROM:
         written, first_seen = _convert_part(log, 1, columns, options, repetitions, out, collector)
     else:
         written, first_seen = _convert_parallel(log, workers, columns, options, repetitions, out, collector)
+    written += _write_not_run(log, options, repetitions, out, collector, first_seen)
     if repetitions > 1:
         collector.add(_gap_errors(first_seen))
     collector.raise_if_any()
@@ -547,6 +714,37 @@ def _convert_part(
         out.write(data)
         written += 1
     return written, first_seen
+
+
+def _write_not_run(
+    log: _Log,
+    options: ImportOptions,
+    repetitions: int,
+    out: BinaryIO,
+    collector: ErrorCollector,
+    first_seen: dict[tuple[str, int], int],
+) -> int:
+    """Write a cancelled attempt for each (id, epoch) an incomplete log
+    planned and does not hold, numbered after its samples, so that every
+    measure's N counts the whole plan; the number written."""
+    written = 0
+    for number, (sample_id, epoch) in enumerate(log.not_run, start=len(log.keys) + 1):
+        line = not_run_line(sample_id, epoch, options, log.header.status)
+        key = (line["question_id"], epoch)
+        where = f"(sample id {sample_id!r}, epoch {epoch}, not run)"
+        errors = [
+            LineError(number, error.field, f"{error.message} {where}", unit="sample")
+            for error in answer_errors(number, line, repetitions=repetitions) + question_errors(number, line)
+        ]
+        if not errors and key in first_seen:
+            errors.append(_twice(number, key, first_seen[key]))
+        if errors:
+            collector.add(errors)
+            continue
+        first_seen[key] = number
+        out.write(orjson.dumps(line, option=orjson.OPT_APPEND_NEWLINE))
+        written += 1
+    return written
 
 
 def _twice(number: int, key: tuple[str, int], first: int) -> LineError:

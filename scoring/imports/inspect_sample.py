@@ -179,6 +179,31 @@ def question_text(sample_input: Any) -> str:
     return _text(users[-1].content) if users else ""
 
 
+def option_letter(index: int) -> str:
+    """The letter Inspect's multiple_choice gives the option at ``index``
+    (from 0): A to Z, then 1, 2, ... as Inspect numbers the 27th on."""
+    return chr(ord("A") + index) if index < 26 else str(index - 25)
+
+
+def with_options(question: str, choices: list[str]) -> str:
+    """A multiple-choice question as spec 001 asks it: the stem, then each
+    option on its own line after its letter ("A. Lyon"), the spaces and
+    line breaks around the option's text left out."""
+    options = [f"{option_letter(index)}. {choice.strip()}" for index, choice in enumerate(choices)]
+    return "\n".join([question, *options]) if question else "\n".join(options)
+
+
+def option_targets(targets: list[str], choices: list[str]) -> list[str]:
+    """A multiple-choice target as the options it names ("B" -> "B. Paris"),
+    each letter in turn; the target as written when one of its parts is no
+    option's letter (a target that gives the answer's text itself)."""
+    letters = {option_letter(index): choice for index, choice in enumerate(choices)}
+    named = [letters.get(target.strip()) for target in targets]
+    if not targets or any(choice is None for choice in named):
+        return targets
+    return [f"{target.strip()}. {choice.strip()}" for target, choice in zip(targets, named, strict=True)]
+
+
 def _numbers(texts: Iterable[str], language: str) -> list[float]:
     """The numbers written in ``texts``, years left out, each once, in order."""
     seen: dict[float, None] = {}
@@ -396,10 +421,15 @@ def convert_sample(sample, columns: Mapping[str, str], options: ImportOptions) -
     target = sample.target
     targets = [target] if isinstance(target, str) else list(target)
     language_code = language if isinstance(language, str) else ""
+    choices = list(sample.choices or ())
+    if choices:
+        targets = option_targets(targets, choices)
 
     expected = mapped("expected_values")
     if expected is _MISSING:
-        expected = _numbers(targets, language_code)
+        # A multiple-choice target names an option: no value is expected of
+        # the answer, whatever numbers the option's text holds.
+        expected = [] if choices else _numbers(targets, language_code)
     elif isinstance(expected, str):
         expected = _numbers([expected], language_code)
     elif _is_number(expected):
@@ -418,6 +448,8 @@ def convert_sample(sample, columns: Mapping[str, str], options: ImportOptions) -
     question = question_text(sample.input)
     if question.startswith("attachment://"):
         raise _SampleError("input", f"refers to {question[:60]}, which the sample's attachments do not hold")
+    if choices:
+        question = with_options(question, choices)
     if question:
         line["question"] = question
     reference = " | ".join(targets)
@@ -486,6 +518,25 @@ def convert_sample(sample, columns: Mapping[str, str], options: ImportOptions) -
         line["latency_ms"] = round(sample.total_time * 1000, 3)
     line["inspect_scores"] = inspect_scores(sample.scores)
     return line, sources
+
+
+def not_run_line(sample_id: int | str, epoch: int, options: ImportOptions, status: str) -> dict:
+    """The run-log line of an attempt a run planned and did not make: a
+    cancelled attempt of a question expecting an answer (what the question
+    expects is in the samples the log does not hold)."""
+    return {
+        "question_id": str(sample_id),
+        "attempt": epoch,
+        "language": options.language,
+        "expected_behaviour": "answer",
+        "expected_values": [],
+        "retrieved_ids": [],
+        "retrieved_values": [],
+        "status": "cancelled",
+        "status_reason": f"not run: the run stopped (the log's status is {status!r}) before this "
+        f"sample's epoch {epoch} ended",
+        "inspect_scores": {},
+    }
 
 
 def _where(field: str | None, sources: Mapping[str, str]) -> tuple[str | None, str]:

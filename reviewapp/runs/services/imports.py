@@ -242,13 +242,33 @@ def import_receive(
             )
         if received.created:
             Run.objects.filter(id=received.run.id).update(
-                imported_from=f"{imports.FORMAT_LABELS[file_format].split(' (')[0]}: {name}"[:255],
+                imported_from=_imported_from(path, name, file_format),
                 imported_scores=scores.summary(),
             )
             received.run.refresh_from_db()
         return received
     finally:
         converted.unlink(missing_ok=True)
+
+
+IMPORTED_FROM_MAX_LENGTH = 255
+
+
+def _imported_from(path: Path, name: str, file_format: str) -> str:
+    """The tool and file a run came from, and, for a log whose run did not
+    finish, its status and how much of its plan it holds (the preview's
+    note), which the run page shows beside it; the file's name is cut
+    before the note is."""
+    source = f"{imports.FORMAT_LABELS[file_format].split(' (')[0]}: {name}"
+    note = ""
+    if file_format == "inspect":
+        from scoring.imports import inspect_log
+
+        note = inspect_log.log_note(path)
+    if not note:
+        return source[:IMPORTED_FROM_MAX_LENGTH]
+    note = f" ({note})"[:IMPORTED_FROM_MAX_LENGTH]
+    return source[: IMPORTED_FROM_MAX_LENGTH - len(note)] + note
 
 
 def _unit(file_format: str) -> str:

@@ -302,18 +302,24 @@ def test_its_run_log_scores_as_worked_by_hand(four, tmp_path, capsys):
     assert (timing["failures"]["wait"]["n"], timing["failures"]["wait"]["mean"]) == (2, 15.25)
 
 
-def test_it_reads_an_eval_log_sample_by_sample(four, monkeypatch):
+@pytest.fixture
+def read_whole(monkeypatch) -> list:
+    """The logs Inspect's read_eval_log is asked to read whole, samples and all."""
     import inspect_ai.log
 
-    read_whole = []
+    asked = []
     real = inspect_ai.log.read_eval_log
 
     def read_eval_log(log_file, header_only=False, **kwargs):
         if not header_only:
-            read_whole.append(log_file)
+            asked.append(log_file)
         return real(log_file, header_only=header_only, **kwargs)
 
     monkeypatch.setattr(inspect_ai.log, "read_eval_log", read_eval_log)
+    return asked
+
+
+def test_it_reads_an_eval_log_sample_by_sample(four, monkeypatch, read_whole):
     monkeypatch.setattr(inspect_log, "BATCH_SAMPLES", 3)
     for layout in ("eval", "journal"):
         assert converted(four[layout])[1][1:] == EXPECTED_LINES
@@ -338,7 +344,25 @@ def test_it_reads_with_inspects_public_functions_alone_when_its_private_names_mo
     assert calls, "Inspect's public reader read the samples"
 
 
-def test_it_converts_the_samples_an_interrupted_run_logged(tmp_path):
+def not_run(question_id: str, attempt: int, status: str) -> dict:
+    return {
+        "question_id": question_id,
+        "attempt": attempt,
+        "language": "en",
+        "expected_behaviour": "answer",
+        "expected_values": [],
+        "retrieved_ids": [],
+        "retrieved_values": [],
+        "status": "cancelled",
+        "status_reason": f"not run: the run stopped (the log's status is {status!r}) before this sample's "
+        f"epoch {attempt} ended",
+        "inspect_scores": {},
+    }
+
+
+def test_it_writes_the_samples_an_interrupted_run_did_not_reach_as_cancelled_attempts(tmp_path):
+    from inspect_ai.log import read_eval_log
+
     path = write_inspect_log(
         tmp_path / "log.eval",
         samples=statistics_samples(3),
@@ -346,9 +370,57 @@ def test_it_converts_the_samples_an_interrupted_run_logged(tmp_path):
         layout="journal",
         status="started",
     )
-    assert inspect_log.preview(path, OPTIONS).samples == 3
+    header = read_eval_log(str(path), header_only=True)
+    assert (header.status, header.eval.dataset.sample_ids) == ("started", [1, 2, 3, 4, 5])
+    shown = inspect_log.preview(path, OPTIONS)
+    assert (shown.status, shown.samples, shown.planned) == ("started", 3, 5)
+    assert shown.note == (
+        "the log's status is started: 3 of the 5 planned samples are present (5 samples x 1 epoch); "
+        "the 2 not run are imported as cancelled attempts, counted in N"
+    )
     count, lines = converted(path)
-    assert (count, [line["question_id"] for line in lines[1:]]) == (3, ["1", "2", "3"])
+    assert count == 5
+    assert [line["question_id"] for line in lines[1:4]] == ["1", "2", "3"]
+    assert lines[4:] == [not_run("4", 1, "started"), not_run("5", 1, "started")]
+
+
+def test_a_cancelled_logs_attempts_not_run_count_in_n(tmp_path, capsys):
+    samples = [sample for sample in statistics_samples(2, epochs=2) if (sample.id, sample.epoch) != (1, 2)]
+    path = write_inspect_log(
+        tmp_path / "log.eval", samples=samples, sample_ids=[1, 2, 3], epochs=2, status="cancelled"
+    )
+    shown = inspect_log.preview(path, OPTIONS)
+    assert (shown.status, shown.samples, shown.planned) == ("cancelled", 3, 6)
+    assert shown.note == (
+        "the log's status is cancelled: 3 of the 6 planned samples are present (3 samples x 2 epochs); "
+        "the 3 not run are imported as cancelled attempts, counted in N"
+    )
+    run = tmp_path / "run.jsonl"
+    with open(run, "wb") as out:
+        assert inspect_log.convert(path, out, OPTIONS) == 6
+    lines = [orjson.loads(line) for line in run.read_bytes().splitlines()]
+    assert [(line["question_id"], line["attempt"], line.get("status", "ok")) for line in lines[1:]] == [
+        ("1", 1, "ok"),
+        ("2", 1, "ok"),
+        ("2", 2, "ok"),
+        ("3", 1, "cancelled"),
+        ("1", 2, "cancelled"),
+        ("3", 2, "cancelled"),
+    ]
+    assert score_main([str(run), "--json"]) == 0
+    scores = json.loads(capsys.readouterr().out)
+    counts = {name: (figure["k"], figure["n"]) for name, figure in scores["slices"]["all"].items()}
+    assert (counts["answer_rate"], counts["numeric_accuracy"]) == ((3, 6), (3, 6))
+    assert [
+        (finding["question_id"], finding["kind"])
+        for finding in scores["findings"]
+        if finding["kind"] == "failed"
+    ] == [("3", "failed"), ("1", "failed"), ("3", "failed")]
+
+
+def test_a_finished_log_says_nothing_of_its_plan(four):
+    shown = inspect_log.preview(four["eval"], OPTIONS)
+    assert (shown.status, shown.samples, shown.planned, shown.note) == ("success", 4, 4, "")
 
 
 def test_it_lists_a_drained_runs_samples_from_their_summaries(tmp_path):
@@ -689,31 +761,91 @@ def test_it_refuses_a_file_that_is_neither_zip_nor_json(tmp_path):
     )
 
 
-VERSION_3 = (
-    "this Inspect log is in format version 3, which this import does not know (it reads versions 1 and 2): "
+VERSION_4 = (
+    "this Inspect log is in format version 4, which this import does not know (it reads versions 1, 2 and 3): "
     "convert the log with the Inspect version that wrote it, or ask for this version to be supported"
 )
+
+CORPUS = Path(__file__).resolve().parents[3] / "bench" / "corpus" / "inspect"
 
 
 def test_it_refuses_a_json_log_of_an_unknown_version_and_reads_version_1(tmp_path):
     path = write_inspect_log(tmp_path / "log.json", samples=1, layout="json")
     log = json.loads(path.read_text())
-    path.write_text(json.dumps({**log, "version": 3}))
-    assert refusal(path).errors == [LineError(0, "version", VERSION_3, unit="file")]
+    path.write_text(json.dumps({**log, "version": 4}))
+    assert refusal(path).errors == [LineError(0, "version", VERSION_4, unit="file")]
     path.write_text(json.dumps({**log, "version": 1}))
     assert converted(path)[0] == 1
 
 
-def test_it_refuses_an_eval_log_of_an_unknown_version_that_inspect_would_read(tmp_path):
-    written = write_inspect_log(tmp_path / "written.eval", samples=1)
-    path = tmp_path / "log.eval"
+def with_version(written: Path, path: Path, version: int) -> Path:
     with zipfile.ZipFile(written) as source, zipfile.ZipFile(path, "w") as target:
         for name in dict.fromkeys(source.namelist()):
             data = source.read(name)
             if name in ("header.json", "_journal/start.json"):
-                data = json.dumps({**json.loads(data), "version": 3}).encode()
+                data = json.dumps({**json.loads(data), "version": version}).encode()
             target.writestr(name, data)
-    assert refusal(path).errors == [LineError(0, "version", VERSION_3, unit="file")]
+    return path
+
+
+def test_it_refuses_an_eval_log_of_an_unknown_version_that_inspect_would_read(tmp_path):
+    written = write_inspect_log(tmp_path / "written.eval", samples=1)
+    path = with_version(written, tmp_path / "log.eval", 4)
+    assert refusal(path).errors == [LineError(0, "version", VERSION_4, unit="file")]
+
+
+def test_it_reads_a_version_3_eval_log_as_inspect_reads_it():
+    # Written by Inspect itself (0.3.195 to 0.3.199 wrote version 3, the
+    # transcript's messages pooled), kept in Inspect's own tests.
+    from inspect_ai.log import read_eval_log
+
+    path = CORPUS / "inspect_ai-log_message_deduplication.eval"
+    with zipfile.ZipFile(path) as archive:
+        assert json.loads(archive.read("header.json"))["version"] == 3
+    log = read_eval_log(str(path))
+    count, lines = converted(path)
+    assert count == len(log.samples) == 1
+    sample = log.samples[0]
+    assert (lines[1]["question_id"], lines[1]["question"], lines[1]["reference"], lines[1]["answer"]) == (
+        str(sample.id),
+        sample.input,
+        sample.target,
+        sample.output.completion,
+    )
+    assert inspect_log.preview(path, OPTIONS).samples == 1
+
+
+def test_it_says_why_a_version_3_json_log_cannot_be_read_here(tmp_path):
+    path = write_inspect_log(tmp_path / "log.json", samples=1, layout="json")
+    path.write_text(json.dumps({**json.loads(path.read_text()), "version": 3}))
+    assert refusal(path).errors == [
+        LineError(
+            0,
+            "version",
+            "this .json log is in format version 3, which the installed Inspect reads only from a .eval "
+            "log (Inspect could not read it: ValueError: Unable to read version 3 of log format.): convert "
+            "it with the Inspect version that wrote it: inspect log convert LOG.json --to eval --output-dir DIR",
+            unit="file",
+        )
+    ]
+
+
+def test_it_names_the_chunked_layout_when_the_installed_inspect_cannot_read_it(tmp_path):
+    from inspect_ai.log._recorders.chunked import convert_eval_logs_to_chunked
+
+    written = write_inspect_log(tmp_path / "log.eval", samples=2)
+    convert_eval_logs_to_chunked(str(written), str(tmp_path / "chunked"))
+    chunked = tmp_path / "chunked" / "log.eval"
+    stamped = with_version(chunked, tmp_path / "v3.eval", 3)
+    for path in (chunked, stamped):
+        error = refusal(path).errors
+        assert [(error.line, error.field, error.unit) for error in error] == [(0, "samples", "file")]
+        assert error[0].message.startswith(
+            "this log keeps its samples in Inspect's chunked layout (samples/1_epoch_1/sample.json, "
+            "written by inspect log convert-chunked), which the installed Inspect cannot read ("
+        )
+        with pytest.raises(LogFileError):
+            inspect_log.preview(path, OPTIONS)
 
 
 @pytest.mark.parametrize("layout", ["eval", "journal", "json"])
@@ -842,7 +974,9 @@ def test_it_refuses_a_gap_in_a_questions_epochs(tmp_path):
         inspect_sample(2, question="Q?", target="1", answer="1", epoch=2),
         inspect_sample(1, question="Q?", target="1", answer="1", epoch=2),
     ]
-    path = write_inspect_log(tmp_path / "log.eval", samples=samples, layout="journal", status="started")
+    # A finished run that logged these alone (an interrupted one's gap is
+    # an attempt not run).
+    path = write_inspect_log(tmp_path / "log.eval", samples=samples, epochs=2, logged_samples=3)
     assert [(error.line, error.field) for error in refusal(path).errors] == [(3, "epoch")]
     assert refusal(path).errors[0].message == (
         "question '2' has epoch 2 but not epoch 1: a run log numbers a question's attempts from 1 without gaps, "
@@ -934,3 +1068,217 @@ def test_a_log_is_converted_in_one_process_where_children_are_not_allowed(tmp_pa
     monkeypatch.setattr(inspect_log, "_convert_parallel", lambda *args: started.append(args))
     assert converted(path, OPTIONS)[0] == 10
     assert started == []
+
+
+# -- multiple choice -------------------------------------------------------
+
+
+def capital_samples():
+    """Multiple-choice samples as Inspect's multiple_choice datasets record
+    them: the stem as input, the options in choices, the target a letter
+    (or letters, when several options are right)."""
+    return [
+        inspect_sample(
+            "mc1",
+            question="What is the capital of France?",
+            # GPQA's options keep a line break at the end of some.
+            choices=["Lyon", "Paris", "Nice\n"],
+            target="B",
+            answer="ANSWER: B",
+            scores={"choice": ("C", "B", None)},
+        ),
+        inspect_sample(
+            "mc2",
+            question="Which of these cities had more than 1000000 inhabitants in 2020?",
+            choices=["Marseille (870000)", "Paris (2100000)", "Lyon (520000)", "Berlin (3600000)"],
+            target=["B", "D"],
+            answer="ANSWER: B,D",
+            scores={"choice": ("C", "B, D", None)},
+            chat=True,
+        ),
+    ]
+
+
+@pytest.mark.parametrize("layout", ["eval", "json"])
+def test_it_puts_multiple_choice_options_in_the_question_and_names_the_right_one(tmp_path, layout):
+    from inspect_ai.log import read_eval_log
+
+    path = write_inspect_log(tmp_path / log_name(layout), samples=capital_samples(), layout=layout)
+    stored = read_eval_log(str(path)).samples
+    assert [(sample.choices, sample.target) for sample in stored] == [
+        (["Lyon", "Paris", "Nice\n"], "B"),
+        (["Marseille (870000)", "Paris (2100000)", "Lyon (520000)", "Berlin (3600000)"], ["B", "D"]),
+    ]
+    _, lines = converted(path)
+    assert [(line["question"], line["reference"], line["expected_values"]) for line in lines[1:]] == [
+        ("What is the capital of France?\nA. Lyon\nB. Paris\nC. Nice", "B. Paris", []),
+        (
+            "Which of these cities had more than 1000000 inhabitants in 2020?\n"
+            "A. Marseille (870000)\nB. Paris (2100000)\nC. Lyon (520000)\nD. Berlin (3600000)",
+            "B. Paris (2100000) | D. Berlin (3600000)",
+            [],
+        ),
+    ]
+    shown = inspect_log.preview(path, OPTIONS)
+    assert shown.rows[0]["choices"] == ["Lyon", "Paris", "Nice\n"]
+    assert shown.lines[0]["reference"] == "B. Paris"
+
+
+def test_a_multiple_choice_target_that_is_no_options_letter_is_kept_as_written(tmp_path):
+    sample = inspect_sample(
+        "mc3", question="Pick the larger number.", choices=["12", "30"], target="30", answer="30"
+    )
+    _, lines = converted(write_inspect_log(tmp_path / "log.eval", samples=[sample]))
+    assert (lines[1]["question"], lines[1]["reference"], lines[1]["expected_values"]) == (
+        "Pick the larger number.\nA. 12\nB. 30",
+        "30",
+        [],
+    )
+
+
+# -- preview and convert agree ---------------------------------------------
+
+
+def preview_and_convert_errors(path: Path) -> tuple[list[LineError], list[LineError]]:
+    return inspect_log.preview(path, OPTIONS).errors, refusal(path).errors
+
+
+def test_its_preview_names_the_gap_in_epochs_that_convert_refuses(tmp_path):
+    # Inspect's own log_tool_call_error: a finished log whose one sample is epoch 4.
+    public = CORPUS / "inspect_ai-log_tool_call_error.json"
+    written = write_inspect_log(
+        tmp_path / "log.eval",
+        samples=[
+            inspect_sample(1, question="Q?", target="1", answer="1", epoch=1),
+            inspect_sample(2, question="Q?", target="1", answer="1", epoch=2),
+        ],
+        epochs=2,
+        sample_ids=[1, 2],
+        logged_samples=2,
+    )
+    for path, message in (
+        (public, "question '1' has epoch 4 but not epoch 1, 2, 3"),
+        (written, "question '2' has epoch 2 but not epoch 1"),
+    ):
+        shown, refused = preview_and_convert_errors(path)
+        assert shown == refused
+        assert refused[-1].field == "epoch"
+        assert refused[-1].message.startswith(message)
+
+
+def test_its_preview_names_a_sample_given_twice_as_convert_does(tmp_path):
+    samples = [
+        inspect_sample(5, question="Q?", target="1", answer="1"),
+        inspect_sample(5, question="Q again?", target="1", answer="1"),
+    ]
+    path = write_inspect_log(tmp_path / "log.json", samples=samples, layout="json")
+    shown, refused = preview_and_convert_errors(path)
+    assert (
+        shown
+        == refused
+        == [
+            LineError(
+                2,
+                "id",
+                "question '5' epoch 1 is already sample 1: a log gives each sample's epoch once",
+                unit="sample",
+            )
+        ]
+    )
+
+
+def test_its_preview_refuses_more_epochs_than_a_run_log_holds(tmp_path, monkeypatch):
+    path = write_inspect_log(tmp_path / "log.eval", samples=1, epochs=3)
+    monkeypatch.setattr(inspect_log, "MAX_REPETITIONS", 2)
+    with pytest.raises(LogFileError) as caught:
+        inspect_log.preview(path, OPTIONS)
+    assert caught.value.errors == refusal(path).errors
+
+
+def test_the_command_says_what_an_incomplete_log_holds_of_its_plan(tmp_path, capsys):
+    from scoring.imports.__main__ import main as import_main
+
+    path = write_inspect_log(
+        tmp_path / "log.eval",
+        samples=statistics_samples(3),
+        sample_ids=[1, 2, 3, 4],
+        layout="journal",
+        status="started",
+    )
+    note = (
+        "the log's status is started: 3 of the 4 planned samples are present (4 samples x 1 epoch); "
+        "the 1 not run are imported as cancelled attempts, counted in N"
+    )
+    assert import_main([str(path), "--preview"]) == 0
+    assert capsys.readouterr().out.splitlines()[2] == note
+    out = tmp_path / "run.jsonl"
+    assert import_main([str(path), "--out", str(out)]) == 0
+    assert capsys.readouterr().err.splitlines() == [
+        f"{path}: 4 answers written to {out} (inspect)",
+        f"{path}: {note}",
+    ]
+
+
+def test_public_mmlu_and_gpqa_logs_keep_their_options():
+    # Logs inspect_flow keeps in its tests, written by inspect_evals' mmlu_0_shot and gpqa_diamond.
+    from inspect_ai.log import read_eval_log
+
+    mmlu = CORPUS / "inspect_flow-mmlu-0-shot.eval"
+    sample = read_eval_log(str(mmlu)).samples[0]
+    assert (sample.choices, sample.target) == (["6.0 e", "6.8 eV", "12.2 eV", "13.6 eV"], "A")
+    _, lines = converted(mmlu)
+    assert lines[1]["question"] == sample.input + "\nA. 6.0 e\nB. 6.8 eV\nC. 12.2 eV\nD. 13.6 eV"
+    assert (lines[1]["reference"], lines[1]["expected_values"]) == ("A. 6.0 e", [])
+
+    gpqa = CORPUS / "inspect_flow-gpqa-diamond.eval"
+    log = read_eval_log(str(gpqa))
+    count, lines = converted(gpqa)
+    assert count == len(log.samples) == 4
+    assert lines[0]["repetitions"] == log.eval.config.epochs == 4
+    assert [(line["attempt"], line["reference"]) for line in lines[1:]] == [
+        (sample.epoch, "B. 10^-4 eV") for sample in log.samples
+    ]
+    assert lines[1]["question"].endswith("\nA. 10^-11 eV\nB. 10^-4 eV\nC. 10^-8 eV\nD. 10^-9 eV")
+
+
+def test_a_chunked_log_is_read_through_inspects_public_reader_when_it_reads_that_layout(
+    tmp_path, monkeypatch
+):
+    import inspect_ai.log
+    from inspect_ai.log._recorders.chunked import convert_eval_logs_to_chunked
+
+    written = write_inspect_log(tmp_path / "log.eval", samples=2)
+    convert_eval_logs_to_chunked(str(written), str(tmp_path / "chunked"))
+    chunked = tmp_path / "chunked" / "log.eval"
+    # An Inspect that reads the chunked layout, as the one installed here
+    # reads the log it was converted from.
+    public_sample, public_by_id = (
+        inspect_ai.log.read_eval_log_sample,
+        inspect_ai.log.read_eval_log_samples_by_id,
+    )
+    monkeypatch.setattr(
+        inspect_ai.log,
+        "read_eval_log_sample",
+        lambda path, *args, **kwargs: public_sample(str(written), *args, **kwargs),
+    )
+    monkeypatch.setattr(
+        inspect_ai.log,
+        "read_eval_log_samples_by_id",
+        lambda path, *args, **kwargs: public_by_id(str(written), *args, **kwargs),
+    )
+    monkeypatch.setattr(inspect_log, "PARALLEL_FROM", 1)
+    assert converted(chunked) == converted(written)
+
+
+def test_a_logs_note_reads_a_finished_logs_header_alone(four, tmp_path, read_whole):
+    assert inspect_log.log_note(four["json"]) == ""
+    assert read_whole == []
+    interrupted = write_inspect_log(
+        tmp_path / "log.json",
+        samples=list(statistics_samples(1)),
+        sample_ids=[1, 2],
+        status="cancelled",
+        layout="json",
+    )
+    assert inspect_log.log_note(interrupted) == inspect_log.preview(interrupted, OPTIONS).note
+    assert inspect_log.log_note(interrupted).startswith("the log's status is cancelled: 1 of the 2 planned")
