@@ -12,10 +12,11 @@ from dataclasses import dataclass, field
 
 from scoring.logfile import LineError
 
-FORMATS = ("inspect", "ragas", "csv")
+FORMATS = ("inspect", "ragas", "lm-eval", "csv")
 FORMAT_LABELS = {
     "inspect": "Inspect AI eval log (.eval or .json)",
     "ragas": "Ragas-style JSON Lines (user_input, response, retrieved_contexts, reference)",
+    "lm-eval": "lm-evaluation-harness samples (samples_<task>_<date>.jsonl from --log_samples)",
     "csv": "CSV with any column names",
 }
 
@@ -96,7 +97,8 @@ class Preview:
     confirm or change. ``fields`` are the names a mapping can use (CSV
     columns, JSON keys, Inspect metadata keys); ``columns`` the mapping in
     use, defaults filled in. ``rows`` are the first samples as read, ``lines``
-    the same as run-log lines, ``errors`` what is wrong with them."""
+    the same as run-log lines, ``errors`` what is wrong with them; ``notes``
+    say how the reader reads this file (lm-eval: how the answer is chosen)."""
 
     format: str
     assistant_version: str = ""
@@ -108,3 +110,4 @@ class Preview:
     rows: list[dict] = field(default_factory=list)
     lines: list[dict] = field(default_factory=list)
     errors: list[LineError] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
