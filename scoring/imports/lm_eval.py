@@ -45,6 +45,7 @@ from __future__ import annotations
 import math
 import re
 import shutil
+import string
 import tempfile
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
@@ -69,9 +70,12 @@ from scoring.logfile import (
     question_errors,
 )
 from scoring.numbers import extract_numbers
-from scoring.qa.prompts import OPTION_LETTERS
 
 FORMAT = "lm-eval"
+
+# Options are lettered as spec 001's questions letter them (scoring.qa's
+# OPTION_LETTERS; scoring.qa itself is not imported for one constant).
+OPTION_LETTERS = string.ascii_uppercase
 
 # The run-log fields a path in a sample can fill.
 FIELDS = (
@@ -84,6 +88,18 @@ FIELDS = (
     "expected_behaviour",
     "stratum",
 )
+
+# What a field is when no path gives it, as the import page says.
+DERIVED = {
+    "question_id": "doc_id",
+    "question": "the first prompt",
+    "language": "the language option",
+    "answer": "none (required)",
+    "reference": "none",
+    "expected_values": "the target's number, when the target is a number",
+    "expected_behaviour": '"answer"',
+    "stratum": "none",
+}
 
 # The doc fields that hold the question in lm-eval's common tasks (gsm8k,
 # arc, mmlu: question; MATH: problem; hellaswag: ctx; piqa: goal;
