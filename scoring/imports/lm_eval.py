@@ -68,6 +68,7 @@ from scoring.logfile import (
     language_problem,
     parse_object,
     question_errors,
+    set_name_problem,
 )
 from scoring.numbers import extract_numbers
 
@@ -749,9 +750,13 @@ def _check_options(options: ImportOptions) -> None:
                     unit="file",
                 )
             )
-    for name in ("assistant_version", "set_version"):
+    for name, check in (
+        ("assistant_version", label_problem),
+        ("set_version", label_problem),
+        ("set_name", set_name_problem),
+    ):
         value = getattr(options, name)
-        if value and (problem := label_problem(value)):
+        if value and (problem := check(value)):
             problems.append(LineError(0, name, problem, unit="file"))
     if problem := language_problem(options.language or ""):
         problems.append(LineError(0, "language", problem, unit="file"))
