@@ -35,7 +35,8 @@ class RunOut(Schema):
     imported_from: str = Field(default="", description="the tool and file a run was imported from")
     imported_scores: dict = Field(
         default={},
-        description="an imported Inspect log's own scores, by scorer: n, how often each value was given, "
+        description="an imported Inspect log's own scores or lm-eval's per-sample metrics, by scorer or "
+        "metric: n, how often each value was given, "
         "the mean of the numeric ones; never this app's measures",
     )
     sha256: str

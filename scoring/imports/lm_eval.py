@@ -42,6 +42,7 @@ from the results file).
 
 from __future__ import annotations
 
+import json
 import math
 import re
 import shutil
@@ -385,10 +386,29 @@ def _samples(path: Path, collector: ErrorCollector) -> Iterator[tuple[int, dict]
                 )
                 continue
             record, error = parse_object(number, text)
+            if error and text and _NON_FINITE.search(text):
+                record, error = _with_non_finite(number, text)
             if error:
                 collector.add([error])
             else:
                 yield number, record
+
+
+# lm-eval dumps with Python's json, which writes a metric that is not a
+# number (a NaN F1, an infinite perplexity) as NaN or Infinity, outside JSON.
+_NON_FINITE = re.compile(r"[:\[,]\s*-?(?:NaN|Infinity)\s*[,\]}]")
+
+
+def _with_non_finite(number: int, text: str) -> tuple[dict | None, LineError | None]:
+    """The line read as lm-eval's own json reads it back, NaN and Infinity
+    becoming null (JSON has neither)."""
+    try:
+        record = json.loads(text)
+    except ValueError as error:
+        return None, LineError(number, None, f"not JSON ({error})")
+    if not isinstance(record, dict):
+        return None, LineError(number, None, f"not a JSON object but {type(record).__name__}")
+    return json_safe(record), None
 
 
 def _array_samples(path: Path, collector: ErrorCollector) -> Iterator[tuple[int, dict]]:

@@ -498,3 +498,36 @@ def test_the_command_line_converts_and_previews_it(tmp_path, capsys):
         "note: multiple choice (loglikelihood): the answer is the option with the highest loglikelihood"
         in printed
     )
+
+
+def test_a_metric_python_wrote_as_nan_is_read_as_no_value(tmp_path):
+    # json.dumps writes float("nan") as NaN, which JSON has not.
+    samples = [gsm8k(0, EGGS, "#### 13", "13", "13")]
+    samples[0]["f1"] = float("nan")
+    samples[0]["metrics"].append("f1")
+    path = write_samples(tmp_path, "squad", samples)
+    assert "NaN" in path.read_text()
+    _, lines = converted(path)
+    assert lines[0]["lm_eval_scores"]["f1"]["value"] is None
+    assert lines[0]["lm_eval_scores"]["exact_match"]["value"] == 1.0
+
+
+def test_a_chat_prompt_gives_its_last_user_message_as_the_question(tmp_path):
+    # --apply_chat_template: lm-eval logs the prompt as the chat's JSON.
+    chat = json.dumps([{"role": "system", "content": "Be brief."}, {"role": "user", "content": EGGS}])
+    samples = [logged(0, {"id": 7}, "13", [((chat, GEN_KWARGS), ["13"], "13")], "none", {"exact_match": 1.0})]
+    _, lines = converted(write_samples(tmp_path, "custom", samples))
+    assert lines[0]["question"] == EGGS
+
+
+def test_a_multiple_choice_target_may_name_its_option_by_text(tmp_path):
+    # Letter continuations, the doc's choices, and a target that is the text.
+    doc = {"query": "Capital of France?", "choices": ["Lyon", "Paris"]}
+    requests = [
+        (("Capital of France?", f" {letter}"), [(ll, False)], (ll, False))
+        for letter, ll in (("A", -2.0), ("B", -1.0))
+    ]
+    path = write_samples(tmp_path, "capitals", [logged(0, doc, "Paris", requests, metrics={"acc": 1.0})])
+    _, lines = converted(path)
+    assert lines[0]["question"] == "Capital of France?\nA. Lyon\nB. Paris"
+    assert lines[0]["answer"] == lines[0]["reference"] == "B. Paris"
