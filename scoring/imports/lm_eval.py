@@ -8,7 +8,9 @@ doc (the dataset row), target (as text), arguments (the requests:
 lm-eval 0.4.3), resps (per request, the model's outputs, every value as
 text), filtered_resps (per request, the output after the task's filter),
 filter (its name), metrics (the names of the per-sample metrics, 0.4.3 on)
-and each metric's value under its name.
+and each metric's value under its name. lm-eval 0.4.0 to 0.4.2 wrote the
+same samples, unsanitised and without filter or metrics, as one indented
+JSON array; it is read too, a sample at a time.
 
 What each sample becomes (one line of spec 000's combined form):
 
@@ -575,18 +577,11 @@ def default_columns(samples: list[Mapping], given: Mapping[str, str] | None = No
     return columns
 
 
-@dataclass
-class _Converted:
-    lines: list[dict] = field(default_factory=list)
-    errors: list[LineError] = field(default_factory=list)
-
-
-def _text_at(sample: Mapping, path: str, field_name: str, *, required: bool = True) -> Any:
+def _text_at(sample: Mapping, path: str, field_name: str) -> Any:
+    """The value at ``path``; raises _SampleError when the sample has none."""
     value = lookup(sample, path)
     if value is _MISSING:
-        if required:
-            raise _SampleError(path, f"missing: the sample has no {path!r} (mapped to {field_name})")
-        return _MISSING
+        raise _SampleError(path, f"missing: the sample has no {path!r} (mapped to {field_name})")
     return value
 
 
@@ -613,7 +608,7 @@ def filter_of(sample: Mapping, occurrence: int = 1) -> str:
 
 
 def convert_sample(
-    number: int, sample: Mapping, columns: Mapping[str, str], options: ImportOptions, filter_name: str = ""
+    sample: Mapping, columns: Mapping[str, str], options: ImportOptions, filter_name: str = ""
 ) -> list[dict]:
     """The run-log lines of one sample: one, or one per generation when it
     holds several. Raises _SampleError for what it cannot read."""
@@ -736,7 +731,7 @@ def _line_errors(
 ) -> tuple[list[dict], list[LineError]]:
     where = f"(doc_id {sample.get('doc_id')!r})"
     try:
-        lines = convert_sample(number, sample, columns, options, filter_name)
+        lines = convert_sample(sample, columns, options, filter_name)
     except _SampleError as error:
         return [], [LineError(number, error.field, f"{error.message} {where}")]
     errors: list[LineError] = []
