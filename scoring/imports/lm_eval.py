@@ -58,6 +58,7 @@ from typing import Any, BinaryIO
 import orjson
 
 from scoring.imports.common import ImportOptions, Preview
+from scoring.imports.inspect_sample import _check_options as _check_labels
 from scoring.imports.inspect_sample import _label, json_safe
 from scoring.logfile import (
     MAX_REPETITIONS,
@@ -67,11 +68,8 @@ from scoring.logfile import (
     answer_errors,
     holds_nul,
     iter_lines,
-    label_problem,
-    language_problem,
     parse_object,
     question_errors,
-    set_name_problem,
 )
 from scoring.numbers import extract_numbers
 
@@ -754,29 +752,7 @@ def _line_errors(
 
 
 def _check_options(options: ImportOptions) -> None:
-    problems = []
-    for name in options.columns:
-        if name not in FIELDS:
-            problems.append(
-                LineError(
-                    0,
-                    "columns",
-                    f"{name!r} is not a field an lm-eval sample can fill; those are {', '.join(FIELDS)}",
-                    unit="file",
-                )
-            )
-    for name, check in (
-        ("assistant_version", label_problem),
-        ("set_version", label_problem),
-        ("set_name", set_name_problem),
-    ):
-        value = getattr(options, name)
-        if value and (problem := check(value)):
-            problems.append(LineError(0, name, problem, unit="file"))
-    if problem := language_problem(options.language or ""):
-        problems.append(LineError(0, "language", problem, unit="file"))
-    if problems:
-        raise LogFileError(problems)
+    _check_labels(options, FIELDS, "an lm-eval sample")
 
 
 # -- the interface -----------------------------------------------------------
