@@ -59,7 +59,7 @@ import orjson
 
 from scoring.imports.common import ImportOptions, Preview
 from scoring.imports.inspect_sample import _check_options as _check_labels
-from scoring.imports.inspect_sample import _label, json_safe
+from scoring.imports.inspect_sample import _label, json_safe, metadata_fields
 from scoring.logfile import (
     MAX_REPETITIONS,
     ErrorCollector,
@@ -211,7 +211,7 @@ def sample_fields(sample: Mapping) -> list[str]:
     fields = []
     for key, value in sample.items():
         if key == "doc" and isinstance(value, Mapping):
-            fields.extend(f"doc.{inner}" for inner in _dotted(value))
+            fields.extend(f"doc.{inner}" for inner in metadata_fields(value))
         elif key == "arguments":
             if lookup(sample, "arguments[0][0]") is not _MISSING:
                 fields.append(
@@ -220,16 +220,6 @@ def sample_fields(sample: Mapping) -> list[str]:
         else:
             fields.append(str(key))
     return fields
-
-
-def _dotted(mapping: Mapping) -> list[str]:
-    keys = []
-    for key, value in mapping.items():
-        if isinstance(value, Mapping) and value:
-            keys.extend(f"{key}.{inner}" for inner in _dotted(value))
-        else:
-            keys.append(str(key))
-    return keys
 
 
 # -- what a sample holds -----------------------------------------------------

@@ -531,3 +531,16 @@ def test_a_multiple_choice_target_may_name_its_option_by_text(tmp_path):
     _, lines = converted(path)
     assert lines[0]["question"] == "Capital of France?\nA. Lyon\nB. Paris"
     assert lines[0]["answer"] == lines[0]["reference"] == "B. Paris"
+
+
+def test_a_field_a_sample_cannot_fill_is_refused_by_name(tmp_path):
+    path = write_samples(tmp_path, "gsm8k", GSM8K)
+    options = imports.ImportOptions(
+        assistant_version="a", set_version="s", columns={"cited_ids": "doc.cites"}
+    )
+    with pytest.raises(LogFileError) as caught:
+        converted(path, options)
+    assert str(caught.value) == (
+        "the file, field columns: 'cited_ids' is not a field an lm-eval sample can fill; those are "
+        "question_id, question, language, answer, reference, expected_values, expected_behaviour, stratum"
+    )
