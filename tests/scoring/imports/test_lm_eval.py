@@ -453,17 +453,32 @@ def test_every_real_file_converts_as_its_samples_say_or_is_refused_saying_why(tm
         )
     assert count == expected["answers"]
     lines = [orjson.loads(line) for line in out.read_bytes().splitlines()[1:]]
-    for line, sample in zip(lines, own_samples(path), strict=True):
-        assert line["question_id"] == str(sample["doc_id"])
-        if lm_eval.kind(sample) == "multiple_choice":
+    # lm-eval's own samples, by document: one per filter, in the file's order.
+    documents: dict[str, list[dict]] = {}
+    for sample in own_samples(path):
+        documents.setdefault(str(sample["doc_id"]), []).append(sample)
+    assert [line["question_id"] for line in lines if line["attempt"] == 1] == list(documents)
+    for line in lines:
+        samples = documents[line["question_id"]]
+        first = samples[0]
+        if lm_eval.kind(first) == "multiple_choice":
             # The option the target's position names, lettered.
-            assert line["reference"].startswith(f"{'ABCDEFGH'[int(sample['target'])]}. ")
+            assert line["reference"].startswith(f"{'ABCDEFGH'[int(first['target'])]}. ")
         else:
-            assert line["reference"] == sample["target"]
-        metrics = sample.get("metrics") or [key for key in sample if key not in lm_eval.SAMPLE_KEYS]
+            assert line["reference"] == first["target"]
+            generations = first["resps"][0]
+            if len(generations) > 1:
+                assert line["answer"] == generations[line["attempt"] - 1]
+        if line["attempt"] > 1:
+            assert "lm_eval_scores" not in line
+            continue
+        several = len(samples) > 1
         assert {name: score["value"] for name, score in line["lm_eval_scores"].items()} == {
-            metric: sample[metric] for metric in metrics
+            f"{metric},{sample['filter']}" if several else metric: sample[metric]
+            for sample in samples
+            for metric in sample.get("metrics") or [key for key in sample if key not in lm_eval.SAMPLE_KEYS]
         }
+    assert sum(max(1, len(samples[0]["resps"][0])) for samples in documents.values()) == count
     assert len(list(read_answers(out))) == count
 
 
