@@ -858,9 +858,11 @@ def _notes(plan: _Plan, columns: Mapping[str, str], found: _Suggested) -> list[s
             "resps for the model's whole generation"
         )
     if len(plan.filters) > 1:
+        # With repeats the answers are the generations, which no filter changes.
+        answer = "" if plan.repetitions > 1 else "the answer is the first's, and "
         notes.append(
             f"the file logs each document under {len(plan.filters)} filters ({', '.join(plan.filters)}): "
-            f"the answer is the first's, and every filter's metrics are kept, named metric,filter"
+            f"{answer}every filter's metrics are kept, named metric,filter"
         )
     documents = len(plan.primary)
     if found.planned is not None and found.planned != documents:
