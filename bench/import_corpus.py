@@ -82,11 +82,13 @@ def run(families: list[str] | None = None, corpus: Path = CORPUS) -> list[Outcom
         expected = json.loads((folder / "expected.json").read_text(encoding="utf-8"))
         for name, entry in sorted(expected.items()):
             outcomes.append(check(folder, name, entry))
+        # A file may sit in a subfolder with the files its tool wrote beside it
+        # (lm-eval's results file names the model of the samples beside it).
         listed = set(expected) | {"expected.json", "README.md"}
         outcomes += [
-            Outcome(folder.name, p.name, False, "in the folder but not in expected.json")
-            for p in sorted(folder.iterdir())
-            if p.name not in listed
+            Outcome(folder.name, name, False, "in the folder but not in expected.json")
+            for name in sorted(p.relative_to(folder).as_posix() for p in folder.rglob("*") if p.is_file())
+            if name not in listed
         ]
     return outcomes
 

@@ -35,7 +35,8 @@ class RunOut(Schema):
     imported_from: str = Field(default="", description="the tool and file a run was imported from")
     imported_scores: dict = Field(
         default={},
-        description="an imported Inspect log's own scores, by scorer: n, how often each value was given, "
+        description="an imported Inspect log's own scores or lm-eval's per-sample metrics, by scorer or "
+        "metric: n, how often each value was given, "
         "the mean of the numeric ones; never this app's measures",
     )
     sha256: str
@@ -173,12 +174,13 @@ class ImportPreviewOut(Schema):
     )
     lines: list[dict] = Field(description="the first answers as run-log lines")
     errors: list[str] = Field(description="problems of those first answers, by sample or line and field")
+    notes: list[str] = Field(default=[], description="how the file is read (lm-eval: how answers are chosen)")
 
 
 @router.post(
     "/imports",
     response={201: RunOut, 200: RunOut | ImportPreviewOut, **UPLOAD_REFUSALS},
-    summary="Import a run from an Inspect log, Ragas-style JSON Lines or CSV",
+    summary="Import a run from an Inspect log, Ragas-style JSON Lines, lm-eval samples or CSV",
     auth=TokenAuth("runs:write"),
 )
 def import_run(
@@ -200,7 +202,10 @@ def import_run(
 
     `format` is `inspect` (an Inspect AI eval log, `.eval` or `.json`),
     `ragas` (JSON Lines with user_input, retrieved_contexts, response,
-    reference) or `csv`; empty, it is told from the file. `columns` maps the
+    reference), `lm-eval` (lm-evaluation-harness `--log_samples` output,
+    `samples_<task>_<date>.jsonl`; its file name suggests the set version,
+    and the assistant version is asked for) or `csv`; empty, it is told from
+    the file. `columns` maps the
     run log's fields to the file's columns or keys (Inspect: metadata keys),
     `field=column,...`, e.g. `retrieved_contexts=contexts`. An Inspect log
     names its versions (model; task and task version) unless the form does;
@@ -244,6 +249,7 @@ def import_run(
                     "note": shown.note,
                     "lines": shown.lines,
                     "errors": [str(error) for error in shown.errors],
+                    "notes": shown.notes,
                 },
             )
         received = import_receive(

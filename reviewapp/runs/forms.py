@@ -200,7 +200,8 @@ class ImportUploadForm(forms.Form):
 
     file = forms.FileField(
         label="File to import",
-        help_text="An Inspect AI eval log (.eval or .json), a Ragas-style JSON Lines file, or a CSV file. "
+        help_text="An Inspect AI eval log (.eval or .json), a Ragas-style JSON Lines file, lm-evaluation-"
+        "harness samples (samples_<task>_<date>.jsonl from --log_samples), or a CSV file. "
         "Gzip-compressed files are read too.",
     )
     format = forms.ChoiceField(

@@ -255,6 +255,13 @@ STANDARD_FIELDS = {
     # Shown in their own places: passages as evidence, another tool's scores apart.
     "retrieved_contexts",
     "inspect_scores",
+    "lm_eval_scores",
+}
+
+# Where an imported tool's own scores are kept on a line, and how they are named.
+IMPORTED_SCORES = {
+    "inspect_scores": ("Inspect", "Inspect scorer"),
+    "lm_eval_scores": ("lm-eval", "lm-eval metric"),
 }
 
 
@@ -407,21 +414,27 @@ def records_as_passages(record: dict) -> list[str]:
 
 
 def inspect_scores(record: dict) -> list[dict]:
-    """The scores Inspect's own scorers gave the answer, as imported: each
-    {name, value, answer, explanation}. They are another tool's grades, shown
-    beside this app's checks and never counted in them."""
-    given = record.get("inspect_scores")
-    if not isinstance(given, dict):
-        return []
-    return [
-        {
-            "name": name,
-            "value": score.get("value") if isinstance(score, dict) else score,
-            "answer": score.get("answer") if isinstance(score, dict) else None,
-            "explanation": score.get("explanation") if isinstance(score, dict) else None,
-        }
-        for name, score in given.items()
-    ]
+    """The scores the imported tool's own scorers gave the answer (Inspect's
+    scorers, lm-eval's per-sample metrics): each {name, value, answer,
+    explanation, tool, scorer}. They are another tool's grades, shown beside
+    this app's checks and never counted in them."""
+    found = []
+    for key, (tool, scorer) in IMPORTED_SCORES.items():
+        given = record.get(key)
+        if not isinstance(given, dict):
+            continue
+        found += [
+            {
+                "name": name,
+                "value": score.get("value") if isinstance(score, dict) else score,
+                "answer": score.get("answer") if isinstance(score, dict) else None,
+                "explanation": score.get("explanation") if isinstance(score, dict) else None,
+                "tool": tool,
+                "scorer": scorer,
+            }
+            for name, score in given.items()
+        ]
+    return found
 
 
 def extra_fields(record: dict) -> dict:

@@ -13,10 +13,13 @@ Formats (``FORMATS``):
   Inspect's own reader (the ``inspect`` extra), sample by sample;
 - ``ragas``: JSON Lines with Ragas' SingleTurnSample fields (user_input,
   retrieved_contexts, response, reference, ...);
+- ``lm-eval``: lm-evaluation-harness ``--log_samples`` output
+  (samples_<task>_<date>.jsonl), document by document;
 - ``csv``: CSV with any column names, mapped to the run log's fields.
 
 What a source field becomes is the ``columns`` mapping of ImportOptions:
-run-log field -> source column (CSV, Ragas) or metadata key (Inspect). Each
+run-log field -> source column (CSV, Ragas), metadata key (Inspect) or path
+in a sample (lm-eval: doc.question, resps[0][0]). Each
 reader fills in its defaults (``default_columns``) for what is not given.
 
 This package only re-exports: the shared pieces are in

@@ -1,6 +1,6 @@
 """Turn another tool's file into this app's run log, or a QA dataset into a question set.
 
-    python -m scoring.imports FILE [--format inspect|ragas|csv] [--columns field=column,...]
+    python -m scoring.imports FILE [--format inspect|ragas|lm-eval|csv] [--columns field=column,...]
         [--assistant-version A] [--set-version S] [--language en] [--out RUN.jsonl] [--preview]
     python -m scoring.imports qa open|mc FILE [--columns question=q,reference=ref,...]
         [--language en] [--correct-from 0|1] [--format jsonl|csv] [--out SET.jsonl]
@@ -66,7 +66,8 @@ def main(argv: list[str] | None = None) -> int:
 def _convert(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(
         prog="python -m scoring.imports",
-        description="Turn an Inspect log, Ragas-style JSON Lines or a CSV file into this app's run log "
+        description="Turn an Inspect log, Ragas-style JSON Lines, lm-eval samples or a CSV file into this "
+        "app's run log "
         "(python -m scoring.imports qa --help: a QA dataset into a question set).",
     )
     parser.add_argument("file", type=Path, help="the file to import")
@@ -175,6 +176,8 @@ def _preview(path: Path, file_format: str, options: imports.ImportOptions, *, ro
         print("suggested: " + ", ".join(f"{name}={value}" for name, value in suggested.items()))
     if shown.note:
         print(shown.note)
+    for note in shown.notes:
+        print(f"note: {note}")
     print("fields in the file: " + (", ".join(shown.fields) or "none"))
     print('mapping ("field <- column": read from that column or key; "field = ...": no column gives it):')
     width = max(map(len, imports.TARGET_FIELDS))

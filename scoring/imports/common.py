@@ -12,10 +12,11 @@ from dataclasses import dataclass, field
 
 from scoring.logfile import LineError
 
-FORMATS = ("inspect", "ragas", "csv")
+FORMATS = ("inspect", "ragas", "lm-eval", "csv")
 FORMAT_LABELS = {
     "inspect": "Inspect AI eval log (.eval or .json)",
     "ragas": "Ragas-style JSON Lines (user_input, response, retrieved_contexts, reference)",
+    "lm-eval": "lm-evaluation-harness samples (samples_<task>_<date>.jsonl from --log_samples)",
     "csv": "CSV with any column names",
 }
 
@@ -100,7 +101,8 @@ class Preview:
     ``samples`` is how many the file holds; an Inspect log also gives its
     ``status`` ("success", "started", "cancelled", "error"), the attempts
     it ``planned`` (samples x epochs), and a ``note`` saying what an
-    incomplete log's import makes of the attempts it did not run."""
+    incomplete log's import makes of the attempts it did not run; ``notes``
+    say how the reader reads this file (lm-eval: how the answer is chosen)."""
 
     format: str
     assistant_version: str = ""
@@ -115,3 +117,4 @@ class Preview:
     rows: list[dict] = field(default_factory=list)
     lines: list[dict] = field(default_factory=list)
     errors: list[LineError] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)

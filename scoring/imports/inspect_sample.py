@@ -120,16 +120,20 @@ def default_columns(fields: Iterable[str], given: Mapping[str, str] | None = Non
     return columns
 
 
-def _check_options(options: ImportOptions) -> None:
+def _check_options(
+    options: ImportOptions, fields: tuple[str, ...] = FIELDS, source: str = "an Inspect log's metadata"
+) -> None:
+    """Refuse (LogFileError) a mapped field that ``source`` cannot fill (one
+    not in ``fields``), versions or a set name that are not labels, and a
+    language that is not one; lm-eval's reader checks its options so too."""
     problems = []
     for field in options.columns:
-        if field not in FIELDS:
+        if field not in fields:
             problems.append(
                 LineError(
                     0,
                     "columns",
-                    f"{field!r} is not a field an Inspect log's metadata can fill; "
-                    f"those are {', '.join(FIELDS)}",
+                    f"{field!r} is not a field {source} can fill; those are {', '.join(fields)}",
                     unit=_FILE,
                 )
             )

@@ -19,18 +19,32 @@ def detect_format(path: Path, name: str = "") -> str | None:
     return sniff.detect_format(path, name or path.name)
 
 
-def preview(path: Path, file_format: str, options: ImportOptions, *, rows: int = 5) -> Preview:
-    """Read the first ``rows`` samples of ``path`` and show what they become."""
+def preview(
+    path: Path, file_format: str, options: ImportOptions, *, rows: int = 5, name: str = ""
+) -> Preview:
+    """Read the first ``rows`` samples of ``path`` and show what they become.
+    ``name`` is the file's own name when ``path`` stores it under another
+    (an upload): lm-eval's names tell the task."""
+    if file_format == "lm-eval":
+        return _reader(file_format).preview(path, options, rows=rows, name=name)
     return _reader(file_format).preview(path, options, rows=rows)
 
 
 def convert(
-    path: Path, out: BinaryIO, file_format: str, options: ImportOptions, *, max_errors: int = 200
+    path: Path,
+    out: BinaryIO,
+    file_format: str,
+    options: ImportOptions,
+    *,
+    max_errors: int = 200,
+    name: str = "",
 ) -> int:
     """Write ``path`` as a combined-form run log to ``out``; return the number
     of answer lines written. Raises LogFileError naming every bad sample or
     row (its number, the field, the reason), up to ``max_errors``; the caller
     then discards ``out``."""
+    if file_format == "lm-eval":
+        return _reader(file_format).convert(path, out, options, max_errors=max_errors, name=name)
     return _reader(file_format).convert(path, out, options, max_errors=max_errors)
 
 
@@ -39,6 +53,10 @@ def _reader(file_format: str):
         import scoring.imports.inspect_log as inspect_log
 
         return inspect_log
+    if file_format == "lm-eval":
+        import scoring.imports.lm_eval as lm_eval
+
+        return lm_eval
     if file_format in ("ragas", "csv"):
         import scoring.imports.tabular as tabular
 

@@ -27,12 +27,20 @@ _INSPECT_START = re.compile(r'\{\s*"(?:version|status|eval)"\s*:')
 _INSPECT_VERSION = re.compile(r'"version"\s*:\s*\d')
 _INSPECT_EVAL = re.compile(r'"eval"\s*:\s*\{')
 
+# The keys lm-eval's writer gives every --log_samples line: doc_id, and the
+# responses, raw or filtered.
+LM_EVAL_MARKS = ("resps", "filtered_resps")
+
+# lm-eval 0.4.0 to 0.4.2 wrote a task's samples as one indented JSON array.
+_LM_EVAL_ARRAY = re.compile(r'\[\s*\{\s*"doc_id"\s*:')
+
 # Ragas' SingleTurnSample fields that mark a Ragas row.
 RAGAS_MARKS = ("user_input", "response")
 
 CLAIMED = {
     "inspect": "an Inspect eval log",
     "ragas": "Ragas-style JSON Lines",
+    "lm-eval": "lm-evaluation-harness samples",
     "csv": "CSV",
 }
 
@@ -41,7 +49,7 @@ CLAIMED = {
 class Look:
     """What the start of a file shows. ``kind`` is one of: empty, zip,
     encoded (compressed or UTF-16/32; ``detail`` says which and what to do),
-    binary, inspect, ragas, app (this app's own run log or question
+    binary, inspect, ragas, lm_eval, app (this app's own run log or question
     set), json (a JSON object of no known kind, or one spanning lines),
     json_array, csv (``detail``: the header's first cells), text."""
 
@@ -70,7 +78,7 @@ def look(path: Path, name: str = "") -> Look:
     if text.startswith("{"):
         return _look_json(path, name, text)
     if text.startswith("["):
-        return Look("json_array")
+        return Look("lm_eval", "array") if _LM_EVAL_ARRAY.match(text) else Look("json_array")
     first_line = text.split("\n", 1)[0].rstrip("\r")
     if "," in first_line or name.endswith(".csv"):
         return Look("csv", _header_shown(first_line))
@@ -85,6 +93,8 @@ def _look_json(path: Path, name: str, text: str) -> Look:
         if name.endswith(".json") and _INSPECT_VERSION.search(text) and _INSPECT_EVAL.search(text):
             return Look("inspect")
         return Look("json")
+    if "doc_id" in record and any(mark in record for mark in LM_EVAL_MARKS):
+        return Look("lm_eval")
     if any(mark in record for mark in RAGAS_MARKS):
         return Look("ragas")
     if is_header(record):
@@ -124,11 +134,14 @@ def _header_shown(first_line: str) -> str:
 
 
 def detect_format(path: Path, name: str = "") -> str | None:
-    """The format of ``path``, "inspect", "ragas" or "csv", from its name and
-    first bytes; None when it is none of them (this app's own run log, say)."""
+    """The format of ``path``, "inspect", "ragas", "lm-eval" or "csv", from its
+    name and first bytes; None when it is none of them (this app's own run
+    log, say)."""
     kind = look(path, name).kind
     if kind in ("zip", "inspect"):
         return "inspect"
+    if kind == "lm_eval":
+        return "lm-eval"
     if kind in ("ragas", "csv"):
         return kind
     return None
@@ -139,6 +152,7 @@ def detect_format(path: Path, name: str = "") -> str | None:
 _OTHER_TOOLS = {
     "inspect": "an Inspect AI eval log",
     "ragas": "Ragas-style JSON Lines (user_input, response, ...)",
+    "lm_eval": "lm-evaluation-harness samples (--log_samples)",
     "csv": "CSV",
 }
 
@@ -159,6 +173,7 @@ _WHAT = {
     "binary": "binary data",
     "inspect": "an Inspect eval log",
     "ragas": "Ragas-style JSON Lines (user_input, response, ...)",
+    "lm_eval": "lm-evaluation-harness samples (--log_samples)",
     "json_array": "one JSON array",
     "csv": "CSV",
     "text": "plain text",
@@ -169,13 +184,14 @@ _WHAT = {
 _ACCEPTED = {
     "inspect": {"zip", "inspect", "json", "empty"},
     "ragas": {"ragas", "json", "empty"},
+    "lm-eval": {"lm_eval", "json", "empty"},
     "csv": {"csv", "text", "empty"},
 }
 
 
 def format_problem(path: Path, name: str, claimed: str) -> str | None:
     """Why ``path`` (uploaded as ``name``) is not in the ``claimed`` format
-    ("inspect", "ragas" or "csv"), as a sentence; None when nothing says so.
+    ("inspect", "ragas", "lm-eval" or "csv"), as a sentence; None when nothing says so.
     Refuses (ValueError) an unknown format."""
     if claimed not in CLAIMED:
         raise ValueError(f"unknown import format {claimed!r}: the formats are {', '.join(CLAIMED)}")
@@ -208,4 +224,6 @@ def format_problem(path: Path, name: str, claimed: str) -> str | None:
         hint = "; import it as inspect"
     elif seen.kind == "ragas":
         hint = "; import it as ragas"
+    elif seen.kind == "lm_eval":
+        hint = "; import it as lm-eval"
     return f"this file is {_WHAT[seen.kind]}, not {wanted}{hint}"

@@ -1,5 +1,5 @@
 """Imports: runs from other tools' files (Inspect AI logs, Ragas-style JSON
-Lines, CSV), turned into this app's run log by scoring.imports and then
+Lines, lm-evaluation-harness samples, CSV), turned into this app's run log by scoring.imports and then
 received like any uploaded run.
 
 On the web an import has two steps: the file is kept as a pending import
@@ -27,6 +27,7 @@ from reviewapp.core.uploads import clean_file_name, store_upload
 from reviewapp.models import Run
 from reviewapp.runs.services.runs import Received, run_receive
 from scoring import imports, logfile
+from scoring.imports.lm_eval import FIELDS as LM_EVAL_FIELDS
 
 FOLDER = "imports"
 PENDING_MAX_AGE_S = 24 * 60 * 60
@@ -45,8 +46,13 @@ MAPPABLE = {
         "stratum",
     ),
     "ragas": imports.TARGET_FIELDS,
+    # An lm-eval sample: paths such as doc.question or resps[0][0].
+    "lm-eval": LM_EVAL_FIELDS,
     "csv": imports.TARGET_FIELDS,
 }
+
+# The keys of a converted line that hold another tool's own scores.
+SCORE_KEYS = ("inspect_scores", "lm_eval_scores")
 
 # What a field of the run log is, for the mapping form.
 FIELD_LABELS = {
@@ -113,7 +119,8 @@ def pending_store(upload, *, user, file_format: str = "", fields: dict | None = 
                 raise ApplicationError(f"{name}: {problem}")
         elif detected is None:
             raise ApplicationError(
-                f"{name}: this is not an Inspect log, a Ragas-style JSON Lines file or a CSV file. "
+                f"{name}: this is not an Inspect log, a Ragas-style JSON Lines file, lm-eval samples or a "
+                "CSV file. "
                 "A run log in this app's own format is uploaded on the upload page."
             )
         chosen = file_format or detected
@@ -187,7 +194,7 @@ def pending_sweep(*, max_age_s: int = PENDING_MAX_AGE_S) -> int:
 
 def import_preview(pending: Pending, options: imports.ImportOptions) -> imports.Preview:
     try:
-        return imports.preview(pending.path, pending.format, options)
+        return imports.preview(pending.path, pending.format, options, name=pending.name)
     except logfile.LogFileError as error:
         raise _rejected(pending.name, error) from error
 
@@ -220,7 +227,7 @@ def import_receive(
     try:
         try:
             with open(converted, "wb") as out:
-                imports.convert(path, out, file_format, options)
+                imports.convert(path, out, file_format, options, name=name)
         except logfile.LogFileError as error:
             raise _rejected(name, error) from error
         scores = _fit_for_upload(converted, name=name, unit=_unit(file_format))
@@ -273,8 +280,9 @@ def _imported_from(path: Path, name: str, file_format: str) -> str:
 
 def _unit(file_format: str) -> str:
     """What a converted line stands for: line 1 is the header, so line n+1 is
-    the n-th sample of an Inspect log or row of a table."""
-    return "sample" if file_format == "inspect" else "row"
+    the n-th sample of an Inspect log or row of a table, or the n-th answer
+    of lm-eval samples (a document's generations are answers of their own)."""
+    return {"inspect": "sample", "lm-eval": "answer"}.get(file_format, "row")
 
 
 class ScoreSummary:
@@ -325,9 +333,11 @@ def _fit_for_upload(path: Path, *, name: str, unit: str) -> ScoreSummary:
                     f"over the limit of {limit // 1024:,} KB"
                 )
                 errors.add([logfile.LineError(number - 1, None, message, unit=unit)])
-            elif b'"inspect_scores"' in raw:
+            elif b'"inspect_scores"' in raw or b'"lm_eval_scores"' in raw:
                 # Only the lines that hold another tool's scores are parsed.
-                scores.add(orjson.loads(raw).get("inspect_scores"))
+                line = orjson.loads(raw)
+                for key in SCORE_KEYS:
+                    scores.add(line.get(key))
     if errors.total:
         raise _rejected(name, logfile.LogFileError(errors.errors, total=errors.total))
     return scores

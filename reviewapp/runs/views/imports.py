@@ -23,7 +23,8 @@ from reviewapp.runs.services.imports import (
 )
 from reviewapp.runs.services.question_sets import RevisionToConfirm
 from scoring import imports
-from scoring.imports.tabular import DERIVED
+from scoring.imports import lm_eval
+from scoring.imports.tabular import DERIVED, TABULAR_FORMATS
 
 SUGGESTIONS = 200
 
@@ -87,7 +88,11 @@ def _preview_page(request, pending, data):
         fields=first.fields if first else (),
         labels=FIELD_LABELS,
         defaults=first.columns if first else None,
-        derived=DERIVED if pending.format != "inspect" else None,
+        derived=DERIVED
+        if pending.format in TABULAR_FORMATS
+        else lm_eval.DERIVED
+        if pending.format == "lm-eval"
+        else None,
         initial={
             "key": pending.key,
             "assistant_version": first.assistant_version if first else "",

@@ -51,11 +51,14 @@ def _entries():
                 yield pytest.param(folder.parent / name, entry, id=f"{folder.parent.name}/{name}")
 
 
-def _cli_scores(path: Path, entry: dict) -> dict:
+def _cli(path: Path, entry: dict) -> tuple[dict, dict]:
+    """The CLI's header and its figures for "all", for a file it converts."""
     with tempfile.TemporaryDirectory() as folder:
         out = Path(folder) / "out.jsonl"
         assert import_corpus.imports_main(import_corpus.arguments(entry, path, out)) == 0
-        return score_file(out, None).slices["all"]
+        with open(out, "rb") as stream:
+            header = json.loads(stream.readline())
+        return header, score_file(out, None).slices["all"]
 
 
 @pytest.mark.django_db
@@ -65,6 +68,12 @@ def test_the_api_reads_each_public_file_as_the_cli_does(
 ):
     _, key = ApiToken.issue(user=make_user("pipeline"), name="ci")
     form = _form(entry) | {"file": SimpleUploadedFile(path.name, path.read_bytes())}
+    if "refused" not in entry:
+        header, cli = _cli(path, entry)
+        # The versions the CLI found in files beside this one (lm-eval's
+        # results file) are given, as a pipeline sending one file gives them.
+        for field in ("assistant_version", "set_version"):
+            form.setdefault(field, header[field])
     with django_capture_on_commit_callbacks(execute=True):
         response = client.post("/api/imports", form, HTTP_AUTHORIZATION=f"Bearer {key}")
     if "refused" in entry:
@@ -77,6 +86,5 @@ def test_the_api_reads_each_public_file_as_the_cli_does(
     assert run.answers.count() == entry["answers"]
     scores = client.get(f"/api/runs/{run.id}", HTTP_AUTHORIZATION=f"Bearer {key}").json()
     api = scores["scorings"][0]["scores"]["all"]
-    cli = _cli_scores(path, entry)
     for measure, counts in cli.items():
         assert (api[measure]["k"], api[measure]["n"]) == (counts["k"], counts["n"]), measure

@@ -188,7 +188,7 @@ def test_it_says_when_the_file_needs_no_import_or_its_format_cannot_be_told(tmp_
     words.write_text("just words\n")
     assert main([str(words)]) == 2
     assert capsys.readouterr().err == (
-        f"{words}: the format cannot be told from the file; give --format inspect, ragas or csv\n"
+        f"{words}: the format cannot be told from the file; give --format inspect, ragas, lm-eval or csv\n"
     )
     assert main([str(tmp_path / "absent.csv")]) == 2
     assert capsys.readouterr().err == f"{tmp_path / 'absent.csv'}: no such file\n"
