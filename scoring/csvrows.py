@@ -10,6 +10,7 @@ csv module cannot resynchronise.
 from __future__ import annotations
 
 import csv
+import re
 from collections.abc import Iterator
 
 from scoring.logfile import ErrorCollector, LineError
@@ -60,3 +61,41 @@ def listed_names(header: list[str]) -> str:
     shown = ", ".join(repr(name) for name in names[:20])
     more = f" and {len(names) - 20} more" if len(names) > 20 else ""
     return f"the header has {shown}{more}" if names else "the header names no column"
+
+
+# A CSV without a header row is read by position when the mapping names its
+# columns so: col1 is the first.
+POSITIONAL_COLUMN = re.compile(r"col[1-9][0-9]*")
+
+
+def positional_header(width: int) -> list[str]:
+    """The column names col1, col2, ... of a file read without a header."""
+    return [f"col{number}" for number in range(1, width + 1)]
+
+
+def looks_like_data(cells: list[str]) -> bool:
+    """Whether a first line's cells look like a row of values rather than
+    column names: one of them is a number or a sentence (a question mark,
+    or longer than 40 characters)."""
+    for cell in (cell.strip() for cell in cells):
+        if len(cell) > 40 or cell.endswith("?"):
+            return True
+        try:
+            float(cell)
+        except ValueError:
+            continue
+        return True
+    return False
+
+
+def no_header_problem(cells: list[str], example: str) -> LineError:
+    """The error for a first line that holds data where a header belongs;
+    ``example`` is a mapping by position that would read the file."""
+    shown = ", ".join(repr(cell if len(cell) <= 30 else cell[:30] + "…") for cell in cells[:4])
+    return LineError(
+        1,
+        None,
+        f"this file seems to have no header row: its first line holds data ({shown}"
+        f"{', ...' if len(cells) > 4 else ''}), not column names; add a header line naming the columns, "
+        f"or map the columns by position, col1 being the first: {example}",
+    )

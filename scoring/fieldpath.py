@@ -89,7 +89,7 @@ def _walk(value: Any, parts: tuple, done: str) -> tuple[Any, str | None]:
         return value, None
     part, rest = parts[0], parts[1:]
     if isinstance(value, str):
-        value = _container(value)
+        value = parse_container(value)
     where = repr(done) if done else "the record"
     if part is EACH:
         if not isinstance(value, list):
@@ -143,7 +143,7 @@ def _kind(value: Any) -> str:
     return type(value).__name__
 
 
-def _container(text: str) -> Any:
+def parse_container(text: str) -> Any:
     """The list or object a text holds (JSON, or a Python literal as pandas
     writes a list or dict cell to CSV); the text itself when it holds none."""
     stripped = text.strip()
