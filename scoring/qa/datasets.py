@@ -21,6 +21,7 @@ from scoring.csvrows import (
     repeated_columns,
 )
 from scoring.fieldpath import MISSING, find, parse_container, root
+from scoring.jsonarray import JsonArrayError, kind, read_json_array
 from scoring.logfile import (
     ErrorCollector,
     LineError,
@@ -32,9 +33,6 @@ from scoring.logfile import (
 from scoring.qa.prompts import FORMATS, MIN_OPTIONS, OPTION_LETTERS, TASKS, option_letter
 
 MAX_LISTED_ERRORS = 200
-# A JSON array is parsed whole, so it is read up to this size; a larger file
-# is written as JSON Lines (one object a line), which is read line by line.
-MAX_JSON_ARRAY_BYTES = 64 * 1024 * 1024
 
 
 class DatasetError(ValueError):
@@ -167,7 +165,8 @@ def read_dataset(
     labels) or its text.
 
     Raises DatasetError for a file that is missing, not UTF-8, of an unknown
-    format, or a JSON array over MAX_JSON_ARRAY_BYTES or that is not one;
+    format, or a JSON array over scoring.jsonarray.MAX_JSON_ARRAY_BYTES (64 MB)
+    or that is not one;
     and LogFileError listing every bad line (the first ``max_errors``), each
     naming its line and column: a configured column missing (on the header
     line for CSV, saying which part of a path is not there), a CSV whose
@@ -256,42 +255,18 @@ def _jsonl_rows(path: Path, collector: ErrorCollector) -> Iterator[tuple[int, di
 
 def _json_array_rows(path: Path, collector: ErrorCollector) -> Iterator[tuple[int, dict]]:
     try:
-        size = path.stat().st_size
-    except OSError:
-        size = 0
-    if size > MAX_JSON_ARRAY_BYTES:
-        raise DatasetError(
-            f"{path}: a JSON array is read whole, up to {MAX_JSON_ARRAY_BYTES // 2**20} MB, and this one "
-            f"holds {size / 2**20:,.0f} MB: write it as JSON Lines, one object a line"
-        )
-    for number, record in json_array_items(_read_bytes(path), path=path, error=DatasetError):
+        items = read_json_array(path)
+    except FileNotFoundError:
+        raise DatasetError(f"{path}: no such file") from None
+    except OSError as error:
+        raise DatasetError(f"{path}: cannot be read ({error.strerror or error})") from None
+    except JsonArrayError as error:
+        raise DatasetError(f"{path}: {error}") from None
+    for number, record in enumerate(items, start=1):
         if isinstance(record, dict):
             yield number, record
         else:
-            collector.add([LineError(number, None, f"not a JSON object but {_kind(record)}", unit="item")])
-
-
-def json_array_items(data: bytes, *, path: Path, error: type[Exception]) -> Iterator[tuple[int, object]]:
-    """(item number from 1, item) for each item of the JSON array ``data``;
-    raises ``error`` with a sentence for data that is not one array."""
-    try:
-        items = json.loads(data.decode("utf-8-sig"))
-    except UnicodeDecodeError as problem:
-        line = data[: problem.start].count(b"\n") + 1
-        raise error(f"{path}: line {line} is not UTF-8 text; save the file as UTF-8") from None
-    except ValueError as problem:
-        raise error(f"{path}: not JSON ({problem})") from None
-    if not isinstance(items, list):
-        raise error(f"{path}: the file is JSON but not an array of objects (it holds {_kind(items)})")
-    yield from enumerate(items, start=1)
-
-
-def _kind(value) -> str:
-    if isinstance(value, dict):
-        return "an object"
-    if isinstance(value, list):
-        return "a list"
-    return type(value).__name__ if value is not None else "null"
+            collector.add([LineError(number, None, f"not a JSON object but {kind(record)}", unit="item")])
 
 
 def _csv_rows(
