@@ -102,7 +102,8 @@ def _walk(value: Any, parts: tuple, done: str) -> tuple[Any, str | None]:
         if not isinstance(value, list):
             return MISSING, f"{where} is {_kind(value)}, not a list to take item [{index}] of"
         if not -len(value) <= index < len(value):
-            return MISSING, f"{where} has {len(value)} items, no item [{index}]"
+            count = f"{len(value)} item" + ("" if len(value) == 1 else "s")
+            return MISSING, f"{where} has {count}, no item [{index}]"
         return _walk(value[index], rest, f"{done}[{index}]")
     if isinstance(value, Mapping):
         if part not in value:

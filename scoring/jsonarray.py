@@ -24,8 +24,8 @@ def read_json_array(path: Path) -> list:
     size = path.stat().st_size
     if size > MAX_JSON_ARRAY_BYTES:
         raise JsonArrayError(
-            f"a JSON array is read whole, up to {MAX_JSON_ARRAY_BYTES // 2**20} MB, and this one holds "
-            f"{size / 2**20:,.0f} MB: write it as JSON Lines, one object a line (Ragas' to_jsonl does)"
+            f"a JSON array is read whole, up to {_size(MAX_JSON_ARRAY_BYTES)}, and this one holds "
+            f"{_size(size)}: write it as JSON Lines, one object a line (Ragas' to_jsonl does)"
         )
     data = path.read_bytes().removeprefix(b"\xef\xbb\xbf")
     try:
@@ -41,6 +41,10 @@ def read_json_array(path: Path) -> list:
     if not isinstance(items, list):
         raise JsonArrayError(f"the file is JSON but not an array of objects (it holds {kind(items)})")
     return items
+
+
+def _size(size: int) -> str:
+    return f"{size / 2**20:,.0f} MB" if size >= 2**20 else f"{size:,} bytes"
 
 
 def kind(value) -> str:

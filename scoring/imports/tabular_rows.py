@@ -9,6 +9,7 @@ from collections.abc import Iterable, Mapping
 
 import orjson
 
+from scoring.fieldpath import MISSING, find, root
 from scoring.logfile import (
     BEHAVIOURS,
     MAX_REPETITIONS,
@@ -106,7 +107,13 @@ def convert_row(
         column = columns.get(target)
         if column is None:
             return _MISSING
-        value = row.get(column, _MISSING)
+        value, problem = find(row, column)
+        if value is MISSING:
+            # A path into a value the line has, which lacks a part of it,
+            # is the mapping's shape not matching: say which part.
+            if root(column) in row:
+                errors.append(LineError(number, column, f"missing: {problem}"))
+            return _MISSING
         # An empty cell or string is a value not given.
         return None if isinstance(value, str) and not value.strip() else value
 
@@ -194,7 +201,7 @@ def _missing_message(what: str, row: Mapping, columns: Mapping[str, str]) -> str
     if column is None:
         names = " or ".join(f'"{name}"' for name in DEFAULT_SOURCES[target])
         return f"missing: no {names} on this line; map the {what} field to the key that holds it"
-    if column not in row:
+    if root(column) not in row:
         return f"missing: the {what} {column!r} is not on this line"
     return f"empty: every row needs {'an' if what[0] in 'aeiou' else 'a'} {what}"
 
