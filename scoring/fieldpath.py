@@ -158,3 +158,32 @@ def parse_container(text: str) -> Any:
         except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
             return text
     return parsed if isinstance(parsed, list | dict) else text
+
+
+def paths_in(record: Mapping, *, limit: int = 200) -> list[str]:
+    """The paths a mapping can name in ``record``, for a form to offer: each
+    key, nested objects' keys as dotted paths (``doc.question``, the objects
+    themselves left out), and a list's first item when it is a list or an
+    object, and an inner list's first item (``resps[0][0]``); at most
+    ``limit`` of them."""
+    found: list[str] = []
+
+    def visit(value: Any, path: str) -> None:
+        if len(found) >= limit:
+            return
+        if isinstance(value, Mapping) and value and path:
+            for key, inner in value.items():
+                visit(inner, f"{path}.{key}")
+            return
+        if isinstance(value, Mapping):
+            for key, inner in value.items():
+                visit(inner, str(key))
+            return
+        found.append(path)
+        # Into a list of lists or objects, and to the first text of an inner
+        # list (lm-eval's resps[0][0]); a flat list of texts is mapped whole.
+        if isinstance(value, list) and value and (isinstance(value[0], list | Mapping) or path.endswith("]")):
+            visit(value[0], f"{path}[0]")
+
+    visit(record, "")
+    return found[:limit]

@@ -64,7 +64,7 @@ from scoring.csvrows import (
     positional_header,
     repeated_columns,
 )
-from scoring.fieldpath import root
+from scoring.fieldpath import paths_in, root
 from scoring.imports.common import TARGET_FIELDS, ImportOptions, Preview
 from scoring.imports.tabular_rows import DEFAULT_SOURCES, NUL_MESSAGE, _values_in, convert_row
 from scoring.imports.tabular_rows import parse_list_cell as parse_list_cell  # this module's name too
@@ -170,6 +170,9 @@ def preview(path: Path, file_format: str, options: ImportOptions, *, rows: int =
         for number, row in source if rows > 0 else ():
             shown.rows.append(row)
             keys.update(dict.fromkeys(row))
+            if header is None:
+                # What a mapping can reach inside JSON rows, for the import page to offer.
+                keys.update(dict.fromkeys(paths_in(row)))
             line = converter.add(number, row, header, collector)
             if line is not None:
                 shown.lines.append(line)

@@ -72,3 +72,11 @@ def test_it_names_the_column_a_path_starts_at():
     assert root("question.choices[].text") == "question"
     assert root("resps[0][0]") == "resps"
     assert root("Answer") == "Answer"
+
+
+def test_it_lists_the_paths_a_form_can_offer():
+    from scoring.fieldpath import paths_in
+
+    assert paths_in(LM_EVAL) == ["doc_id", "doc.question", "doc.choices", "resps", "resps[0]", "resps[0][0]"]
+    assert all(lookup(LM_EVAL, path) is not MISSING for path in paths_in(LM_EVAL))
+    assert paths_in(LM_EVAL, limit=2) == ["doc_id", "doc.question"]

@@ -1,6 +1,7 @@
 """POST /api/imports: another tool's file becomes a run in one call, or, with
 preview=true, shows what it would become and stores nothing."""
 
+import json
 from pathlib import Path
 
 from django.core.files.uploadedfile import SimpleUploadedFile
@@ -101,6 +102,66 @@ class ImportApiTests(TestCase):
             "/api/imports", {"file": example("ragas_example.jsonl")}, HTTP_AUTHORIZATION=f"Bearer {key}"
         )
         self.assertEqual(response.status_code, 403)
+
+    def test_a_ragas_json_array_becomes_a_run(self):
+        # Ragas' repository keeps its datasets as one indented JSON array.
+        rows = [
+            {
+                "user_input": "What share of the population was undernourished in 2024?",
+                "retrieved_contexts": ["Undernourishment, percent: 7.6 in 2024."],
+                "response": "About 7.6% in 2024.",
+                "reference": "7.6% in 2024.",
+            },
+            {
+                "user_input": "What was the under-five mortality rate in 2020?",
+                "retrieved_contexts": ["Under-five mortality, per 1,000 live births: 41 in 2020."],
+                "response": "It was 35 per 1,000 live births.",
+                "reference": "41 per 1,000 live births.",
+            },
+        ]
+        upload = SimpleUploadedFile("ragas_dataset.json", json.dumps(rows, indent=4).encode())
+        response = self.post({"file": upload, "assistant_version": "rag-1", "set_version": "ragas-array-1"})
+        self.assertEqual(response.status_code, 201, response.content)
+        stored = self.client.get(f"/api/runs/{response.json()['id']}", **self.auth).json()
+        self.assertEqual(stored["answers"], 2)
+        run = Run.objects.get()
+        self.assertEqual(
+            [answer.record["answer"] for answer in run.answers.order_by("line_number")],
+            ["About 7.6% in 2024.", "It was 35 per 1,000 live births."],
+        )
+
+    def test_a_nested_mapping_reads_lm_eval_style_lines(self):
+        sample = {
+            "doc_id": 3,
+            "doc": {"question": "How many legs has a spider?"},
+            "target": "8",
+            "resps": [["A spider has 8 legs."]],
+        }
+        columns = "question_id=doc_id,question=doc.question,answer=resps[0][0],reference=target"
+        upload = SimpleUploadedFile("samples_legs.jsonl", (json.dumps(sample) + "\n").encode())
+        response = self.post({"file": upload, "format": "ragas", "columns": columns, "preview": "true"})
+        self.assertEqual(response.status_code, 200, response.content)
+        [line] = response.json()["lines"]
+        self.assertEqual(
+            (line["question_id"], line["question"], line["answer"]),
+            ("3", "How many legs has a spider?", "A spider has 8 legs."),
+        )
+        self.assertIn("resps[0][0]", response.json()["fields"])
+        missing = self.post(
+            {
+                "file": SimpleUploadedFile("samples_legs.jsonl", (json.dumps(sample) + "\n").encode()),
+                "format": "ragas",
+                "columns": columns.replace("resps[0][0]", "resps[1][0]"),
+                "assistant_version": "lm-1",
+                "set_version": "legs-1",
+            }
+        )
+        self.assertEqual(missing.status_code, 400)
+        self.assertEqual(
+            missing.json()["errors"],
+            ["samples_legs.jsonl: line 1, field resps[1][0]: missing: 'resps' has 1 item, no item [1]"],
+        )
+        self.assertFalse(Run.objects.exists())
 
 
 class QaDatasetApiTests(TestCase):

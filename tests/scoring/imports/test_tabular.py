@@ -932,6 +932,18 @@ def test_it_maps_nested_fields_and_list_items_in_json_lines_and_csv(tmp_path):
         "reference": "target",
     }
     source = write_jsonl(tmp_path / "samples_gsm8k.jsonl", [LM_EVAL_SAMPLE])
+    # The preview offers the paths a mapping can name.
+    assert imports.preview(source, "ragas", options()).fields == [
+        "doc_id",
+        "doc",
+        "target",
+        "resps",
+        "filtered_resps",
+        "doc.question",
+        "doc.answer",
+        "resps[0]",
+        "resps[0][0]",
+    ]
     [_, line] = converted(source, "ragas", mapping)
     assert (line["question_id"], line["question"], line["answer"], line["reference"]) == (
         "7",
