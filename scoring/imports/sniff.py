@@ -171,6 +171,8 @@ def other_tool(path: Path, name: str = "") -> str | None:
     seen = look(path, name)
     if seen.kind == "zip":
         return _OTHER_TOOLS["inspect"] if (name or path.name).lower().endswith(".eval") else None
+    if (seen.kind, seen.detail) == ("ragas", "array"):
+        return "a Ragas dataset, one JSON array (user_input, response, ...)"
     return _OTHER_TOOLS.get(seen.kind)
 
 

@@ -976,3 +976,13 @@ def test_it_reads_a_csv_without_header_by_position(tmp_path):
         ("row-1", "What was the poverty rate in 2021?", "24.5 percent"),
         ("row-2", "And in 2020?", "25.1"),
     ]
+
+
+def test_it_tells_a_ragas_array_from_json_lines_where_a_run_log_was_expected(tmp_path):
+    array = tmp_path / "dataset.json"
+    array.write_text(json.dumps(RAGAS_ARRAY, indent=2), encoding="utf-8")
+    assert sniff.other_tool(array) == "a Ragas dataset, one JSON array (user_input, response, ...)"
+    other = tmp_path / "other.json"
+    other.write_text(json.dumps([{"stem": "Q", "label": "A"}]), encoding="utf-8")
+    assert sniff.look(other) == sniff.Look("json_array", "stem, label")
+    assert sniff.format_problem(other, other.name, "csv") == "this file is one JSON array, not CSV"
