@@ -44,7 +44,8 @@ class Look:
     encoded (compressed or UTF-16/32; ``detail`` says which and what to do),
     binary, inspect, ragas (``detail`` "array" for one JSON array of Ragas
     rows), app (this app's own run log or question set), json (a JSON
-    object of no known kind, or one spanning lines), json_array (of objects
+    object of no known kind, ``detail`` its keys, or "document" for one
+    object spread over lines), json_array (of objects
     of no known kind; ``detail``: the first one's keys), csv (``detail``:
     the header's first cells), text."""
 
@@ -87,6 +88,9 @@ def _look_json(path: Path, name: str, text: str) -> Look:
     if record is None:
         if name.endswith(".json") and _INSPECT_VERSION.search(text) and _INSPECT_EVAL.search(text):
             return Look("inspect")
+        # A line holding only "{" is never JSON Lines: one indented document.
+        if text.split("\n", 1)[0].strip() == "{":
+            return Look("json", "document")
         return Look("json")
     if any(mark in record for mark in RAGAS_MARKS):
         return Look("ragas")
@@ -204,6 +208,11 @@ def format_problem(path: Path, name: str, claimed: str) -> str | None:
     if claimed not in CLAIMED:
         raise ValueError(f"unknown import format {claimed!r}: the formats are {', '.join(CLAIMED)}")
     seen = look(path, name)
+    if (seen.kind, seen.detail) == ("json", "document") and claimed == "ragas":
+        return (
+            "this file is one JSON object spread over many lines, not JSON Lines (one object a line) "
+            "or a JSON array of rows: write the rows one object a line, as Ragas' to_jsonl does"
+        )
     if seen.kind in _ACCEPTED[claimed]:
         return None
     wanted = CLAIMED[claimed]
@@ -215,6 +224,8 @@ def format_problem(path: Path, name: str, claimed: str) -> str | None:
             "it needs no import, upload it as it is"
         )
     if seen.kind == "json":
+        if seen.detail == "document":
+            return f"this file is one JSON object spread over many lines, not {wanted}"
         if seen.detail:
             return f"this file is JSON Lines (its first object has {seen.detail}), not {wanted}"
         return f"this file is JSON, not {wanted}"

@@ -986,3 +986,15 @@ def test_it_tells_a_ragas_array_from_json_lines_where_a_run_log_was_expected(tmp
     other.write_text(json.dumps([{"stem": "Q", "label": "A"}]), encoding="utf-8")
     assert sniff.look(other) == sniff.Look("json_array", "stem, label")
     assert sniff.format_problem(other, other.name, "csv") == "this file is one JSON array, not CSV"
+
+
+def test_it_refuses_one_indented_json_object_as_ragas_rows(tmp_path):
+    # Ragas' annotated runs (docs/_static/edited_chain_runs.json): one object of metric -> runs.
+    document = tmp_path / "edited_chain_runs.json"
+    document.write_text(json.dumps({"answer_correctness": [{"metric_input": RAGAS_ARRAY[0]}]}, indent=4))
+    with pytest.raises(LogFileError) as raised:
+        converted(document, "ragas")
+    assert [str(error) for error in raised.value.errors] == [
+        "line 1: this file is one JSON object spread over many lines, not JSON Lines (one object a line) "
+        "or a JSON array of rows: write the rows one object a line, as Ragas' to_jsonl does"
+    ]
