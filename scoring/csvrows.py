@@ -68,9 +68,23 @@ def listed_names(header: list[str]) -> str:
 POSITIONAL_COLUMN = re.compile(r"col[1-9][0-9]*")
 
 
-def positional_header(width: int) -> list[str]:
-    """The column names col1, col2, ... of a file read without a header."""
-    return [f"col{number}" for number in range(1, width + 1)]
+def header_of(
+    first: list[str], named: list[str], *, known=(), example: str
+) -> tuple[list[str], bool, LineError | None]:
+    """(the column names, whether ``first`` is a row of data, the error when
+    it seems to be) for a CSV whose first line is ``first`` and which the
+    mapping reads from the columns ``named``. A first line naming none of
+    ``named`` is data when every name is positional (col1, col2, ...): the
+    columns are then named so; and an error, whose fix shows ``example``,
+    when it looks like data (looks_like_data) and names none of ``known``
+    either."""
+    header = [name.strip() for name in first]
+    if named and not any(name in header for name in named):
+        if all(POSITIONAL_COLUMN.fullmatch(name) for name in named):
+            return [f"col{number}" for number in range(1, len(first) + 1)], True, None
+        if looks_like_data(first) and not any(name in header for name in known):
+            return header, False, no_header_problem(first, example)
+    return header, False, None
 
 
 def looks_like_data(cells: list[str]) -> bool:

@@ -93,14 +93,14 @@ def _walk(value: Any, parts: tuple, done: str) -> tuple[Any, str | None]:
     where = repr(done) if done else "the record"
     if part is EACH:
         if not isinstance(value, list):
-            return MISSING, f"{where} is {_kind(value)}, not a list"
+            return MISSING, f"{where} is {kind(value)}, not a list"
         return _each(value, rest, done)
     if isinstance(part, int) or (isinstance(value, list) and part.isdigit()):
         index = int(part)
         if isinstance(value, Mapping) and str(part) in value:
             return _walk(value[str(part)], rest, _joined(done, part))
         if not isinstance(value, list):
-            return MISSING, f"{where} is {_kind(value)}, not a list to take item [{index}] of"
+            return MISSING, f"{where} is {kind(value)}, not a list to take item [{index}] of"
         if not -len(value) <= index < len(value):
             count = f"{len(value)} item" + ("" if len(value) == 1 else "s")
             return MISSING, f"{where} has {count}, no item [{index}]"
@@ -113,7 +113,7 @@ def _walk(value: Any, parts: tuple, done: str) -> tuple[Any, str | None]:
         return _walk(value[part], rest, _joined(done, part))
     if isinstance(value, list) and value and all(isinstance(item, Mapping) for item in value):
         return _each(value, parts, done)
-    return MISSING, f"{where} is {_kind(value)}, not an object with {part!r}"
+    return MISSING, f"{where} is {kind(value)}, not an object with {part!r}"
 
 
 def _each(items: list, rest: tuple, done: str) -> tuple[Any, str | None]:
@@ -130,17 +130,20 @@ def _joined(done: str, part) -> str:
     return f"{done}.{part}" if done else str(part)
 
 
-def _kind(value: Any) -> str:
+def kind(value: Any) -> str:
+    """What a JSON value is, for a message: "an object", "a list", "a text"."""
     if value is None:
         return "null"
+    if isinstance(value, Mapping):
+        return "an object"
+    if isinstance(value, list):
+        return "a list"
     if isinstance(value, str):
         return "a text"
     if isinstance(value, bool):
         return "true or false"
     if isinstance(value, int | float):
         return "a number"
-    if isinstance(value, list):
-        return "a list"
     return type(value).__name__
 
 

@@ -8,6 +8,8 @@ from pathlib import Path
 
 import orjson
 
+from scoring.fieldpath import kind
+
 # An array is parsed whole, so it is read up to this size; a larger file is
 # written as JSON Lines (one object a line), which is read line by line.
 MAX_JSON_ARRAY_BYTES = 64 * 1024 * 1024
@@ -45,18 +47,3 @@ def read_json_array(path: Path) -> list:
 
 def _size(size: int) -> str:
     return f"{size / 2**20:,.0f} MB" if size >= 2**20 else f"{size:,} bytes"
-
-
-def kind(value) -> str:
-    """What a JSON value is, for a message: "an object", "a list", "a text"."""
-    if isinstance(value, dict):
-        return "an object"
-    if isinstance(value, list):
-        return "a list"
-    if isinstance(value, str):
-        return "a text"
-    if isinstance(value, bool):
-        return "true or false"
-    if isinstance(value, int | float):
-        return "a number"
-    return "null"

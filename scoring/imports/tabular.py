@@ -54,21 +54,12 @@ from typing import BinaryIO
 import orjson
 
 import scoring.imports.sniff as sniff
-from scoring.csvrows import (
-    POSITIONAL_COLUMN,
-    csv_reason,
-    csv_rows,
-    listed_names,
-    looks_like_data,
-    no_header_problem,
-    positional_header,
-    repeated_columns,
-)
-from scoring.fieldpath import paths_in, root
+from scoring.csvrows import csv_reason, csv_rows, header_of, listed_names, repeated_columns
+from scoring.fieldpath import kind, paths_in, root
 from scoring.imports.common import TARGET_FIELDS, ImportOptions, Preview
 from scoring.imports.tabular_rows import DEFAULT_SOURCES, NUL_MESSAGE, _values_in, convert_row
 from scoring.imports.tabular_rows import parse_list_cell as parse_list_cell  # this module's name too
-from scoring.jsonarray import JsonArrayError, kind, read_json_array
+from scoring.jsonarray import JsonArrayError, read_json_array
 from scoring.logfile import (
     ErrorCollector,
     LineError,
@@ -382,20 +373,17 @@ def _csv_table(stream: BinaryIO, collector: ErrorCollector, explicit: Mapping[st
         yield None, iter(())
         return
     first = header
-    header = [name.strip() for name in header]
-    mapped = {target: column for target, column in explicit.items() if column}
-    if (
-        mapped
-        and not any(root(column) in header for column in mapped.values())
-        and all(POSITIONAL_COLUMN.fullmatch(column) for column in mapped.values())
-    ):
+    named = [root(column) for column in explicit.values() if column] or ["answer"]
+    header, data, problem = header_of(
+        first, named, known=_KNOWN_NAMES, example="--columns question=col1,answer=col2"
+    )
+    if data:
         # No header: the mapping names the columns by position, and the
         # first line is a row like the others.
-        header = positional_header(len(first))
         yield header, _positional_rows(first, table, decoded, header, collector)
         return
-    if looks_like_data(first) and not any(name in header for name in (*mapped.values(), *_KNOWN_NAMES)):
-        collector.add([no_header_problem(first, "--columns question=col1,answer=col2")])
+    if problem:
+        collector.add([problem])
         yield header, iter(())
         return
     problems = repeated_columns(header)

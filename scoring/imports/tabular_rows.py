@@ -3,13 +3,12 @@
 
 from __future__ import annotations
 
-import ast
 import math
 from collections.abc import Iterable, Mapping
 
 import orjson
 
-from scoring.fieldpath import MISSING, find, root
+from scoring.fieldpath import MISSING, find, parse_container, root
 from scoring.logfile import (
     BEHAVIOURS,
     MAX_REPETITIONS,
@@ -305,17 +304,8 @@ def parse_list_cell(value) -> list:
     text = value.strip()
     if not text:
         return []
-    if text.startswith("[") and text.endswith("]"):
-        try:
-            parsed = orjson.loads(text)
-        except orjson.JSONDecodeError:
-            try:
-                parsed = ast.literal_eval(text)
-            except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
-                parsed = None
-        if isinstance(parsed, list):
-            return parsed
-    return [value]
+    parsed = parse_container(text) if text.startswith("[") else None
+    return parsed if isinstance(parsed, list) else [value]
 
 
 def _string_list(value) -> list[str]:
@@ -386,17 +376,4 @@ def _values_in(texts: Iterable[str], language: str) -> list[float]:
 
 def _kept(value, csv_row: bool):
     """A Ragas field kept as it is, a list or dict cell of a CSV parsed."""
-    if not (csv_row and isinstance(value, str)):
-        return value
-    text = value.strip()
-    if text.startswith("[") or text.startswith("{"):
-        try:
-            return orjson.loads(text)
-        except orjson.JSONDecodeError:
-            try:
-                parsed = ast.literal_eval(text)
-            except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
-                return value
-            if isinstance(parsed, list | dict):
-                return parsed
-    return value
+    return parse_container(value) if csv_row and isinstance(value, str) else value

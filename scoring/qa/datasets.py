@@ -11,17 +11,9 @@ from collections.abc import Iterator
 from dataclasses import dataclass, fields, replace
 from pathlib import Path
 
-from scoring.csvrows import (
-    POSITIONAL_COLUMN,
-    csv_rows,
-    listed_names,
-    looks_like_data,
-    no_header_problem,
-    positional_header,
-    repeated_columns,
-)
-from scoring.fieldpath import MISSING, find, parse_container, root
-from scoring.jsonarray import JsonArrayError, kind, read_json_array
+from scoring.csvrows import csv_rows, header_of, listed_names, repeated_columns
+from scoring.fieldpath import MISSING, find, kind, parse_container, root
+from scoring.jsonarray import JsonArrayError, read_json_array
 from scoring.logfile import (
     ErrorCollector,
     LineError,
@@ -285,23 +277,22 @@ def _csv_rows(
         raise DatasetError(f"{path}: line 1 is not CSV ({error})") from None
     if first is None:
         return
-    header = [name.strip() for name in first]
     if task == "mc" and not columns.options:
-        columns = replace(columns, options=detected_options(header) or (DEFAULT_OPTIONS,))
+        found = detected_options(name.strip() for name in first)
+        columns = replace(columns, options=found or (DEFAULT_OPTIONS,))
     roots = [(role, column, root(column)) for role, column in columns.needed(task=task)]
-    if all(POSITIONAL_COLUMN.fullmatch(name) for _, _, name in roots) and not any(
-        name in header for _, _, name in roots
-    ):
+    header, data, problem = header_of(
+        first, [name for _, _, name in roots], example=_positional_example(task, len(first))
+    )
+    if data:
         # No header: the mapping names the columns by position, and the
         # first line is a row like the others.
-        header = positional_header(len(first))
         yield 1, dict(zip(header, first, strict=True))
         yield from csv_rows(reader, header, collector)
         return
     problems = repeated_columns(header)
-    missing = [(role, column, name) for role, column, name in roots if name not in header]
-    if missing and len(missing) == len(roots) and looks_like_data(first):
-        problems.append(no_header_problem(first, _positional_example(task, len(first))))
+    if problem:
+        problems.append(problem)
     else:
         problems += [
             LineError(
@@ -309,7 +300,8 @@ def _csv_rows(
                 column,
                 f"missing: the {role} column {name!r} is not in the header ({listed_names(header)})",
             )
-            for role, column, name in missing
+            for role, column, name in roots
+            if name not in header
         ]
     if problems:
         # Every row would repeat the header's problem: the header is the one

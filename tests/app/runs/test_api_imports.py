@@ -9,6 +9,7 @@ from django.test import TestCase
 
 from reviewapp.models import Answer, ApiToken, Run, SetVersion
 from tests.helpers import make_user
+from tests.scoring.imports.test_tabular import RAGAS_ARRAY
 
 EXAMPLES = Path(__file__).resolve().parents[3] / "reviewapp" / "demo" / "imports"
 
@@ -105,21 +106,7 @@ class ImportApiTests(TestCase):
 
     def test_a_ragas_json_array_becomes_a_run(self):
         # Ragas' repository keeps its datasets as one indented JSON array.
-        rows = [
-            {
-                "user_input": "What share of the population was undernourished in 2024?",
-                "retrieved_contexts": ["Undernourishment, percent: 7.6 in 2024."],
-                "response": "About 7.6% in 2024.",
-                "reference": "7.6% in 2024.",
-            },
-            {
-                "user_input": "What was the under-five mortality rate in 2020?",
-                "retrieved_contexts": ["Under-five mortality, per 1,000 live births: 41 in 2020."],
-                "response": "It was 35 per 1,000 live births.",
-                "reference": "41 per 1,000 live births.",
-            },
-        ]
-        upload = SimpleUploadedFile("ragas_dataset.json", json.dumps(rows, indent=4).encode())
+        upload = SimpleUploadedFile("ragas_dataset.json", json.dumps(RAGAS_ARRAY, indent=4).encode())
         response = self.post({"file": upload, "assistant_version": "rag-1", "set_version": "ragas-array-1"})
         self.assertEqual(response.status_code, 201, response.content)
         stored = self.client.get(f"/api/runs/{response.json()['id']}", **self.auth).json()
@@ -127,7 +114,7 @@ class ImportApiTests(TestCase):
         run = Run.objects.get()
         self.assertEqual(
             [answer.record["answer"] for answer in run.answers.order_by("line_number")],
-            ["About 7.6% in 2024.", "It was 35 per 1,000 live births."],
+            [row["response"] for row in RAGAS_ARRAY],
         )
 
     def test_a_nested_mapping_reads_lm_eval_style_lines(self):
