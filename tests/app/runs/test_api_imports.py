@@ -176,3 +176,30 @@ class QaDatasetApiTests(TestCase):
         self.assertEqual(refused.status_code, 400)
         self.assertIn("Q", " ".join(refused.json()["errors"]))
         self.assertFalse(SetVersion.objects.filter(version="mc-2").exists())
+
+    def test_an_arc_dataset_as_a_json_array_becomes_a_set_with_the_lettered_answer(self):
+        user = make_user("pipeline")
+        _, key = ApiToken.issue(user=user, name="ci")
+        items = [
+            {
+                "id": "Mercury_1",
+                "question": {
+                    "stem": "Which gas do plants take in?",
+                    "choices": [{"label": "A", "text": "oxygen"}, {"label": "B", "text": "carbon dioxide"}],
+                },
+                "answerKey": "B",
+            }
+        ]
+        response = self.client.post(
+            "/api/question-sets",
+            {
+                "file": SimpleUploadedFile("arc.json", json.dumps(items, indent=2).encode()),
+                "version": "arc-1",
+                "qa_task": "mc",
+                "qa_columns": "question=question.stem,options=question.choices,correct=answerKey",
+            },
+            HTTP_AUTHORIZATION=f"Bearer {key}",
+        )
+        self.assertEqual(response.status_code, 201, response.content)
+        [question] = SetVersion.objects.get(version="arc-1").questions.all()
+        self.assertEqual((question.question_id, question.reference), ("Mercury_1", "B. carbon dioxide"))
