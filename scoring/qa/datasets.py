@@ -7,6 +7,7 @@ import csv
 import io
 import itertools
 import json
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass, fields, replace
 from pathlib import Path
@@ -392,6 +393,9 @@ def _as_text(value, *, numbers: bool) -> str | None:
     return None
 
 
+# A letter as answer keys write it: "B", "b", "(B)", "B." or "B)".
+_LETTER = re.compile(r"\(?([A-Za-z])[.)]?")
+
 _OPTIONS_SHAPE = (
     'the options must be a list such as ["Lyon", "Paris"], an object such as {"A": "Lyon", "B": "Paris"} '
     'or a list of {"text": ..., "label": ...}'
@@ -515,8 +519,12 @@ def _correct(
             )
             return None
         return position - correct_from
-    if len(text) == 1 and text in OPTION_LETTERS + OPTION_LETTERS.lower():
+    if written := _LETTER.fullmatch(text):
+        text = written.group(1)
         if labels:
+            matched = [index for index, label in enumerate(labels) if label.upper() == text.upper()]
+            if matched:
+                return matched[0]
             refuse(
                 f"the correct option {text!r} names no option: the options are labelled {', '.join(labels)}"
             )

@@ -844,10 +844,13 @@ def test_it_reads_options_as_a_mapping_as_hugging_face_lists_and_the_correct_tex
             "id": "h",
             "question": "Legs?",
             "options": {"text": ["six", "eight"], "label": ["A", "B"]},
-            "correct": "b",
+            "correct": "(b)",
         },
         {"id": "t", "question": "Two plus two?", "options": ["three", "four"], "correct": "four"},
         {"id": "p", "question": "Pick one", "options": ["red", "blue"], "correct": 1},
+        # The letter as answer keys often write it.
+        {"id": "w", "question": "Pick one", "options": ["red", "blue"], "correct": "(B)"},
+        {"id": "d", "question": "Pick one", "options": ["red", "blue"], "correct": "b."},
     )
     questions = read_dataset(path, task="mc")
     assert [(q.id, q.options, q.correct_letter) for q in questions] == [
@@ -855,6 +858,8 @@ def test_it_reads_options_as_a_mapping_as_hugging_face_lists_and_the_correct_tex
         ("h", ("six", "eight"), "B"),
         ("t", ("three", "four"), "B"),
         ("p", ("red", "blue"), "B"),
+        ("w", ("red", "blue"), "B"),
+        ("d", ("red", "blue"), "B"),
     ]
 
 
