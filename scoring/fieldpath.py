@@ -72,7 +72,8 @@ def lookup(record: Any, path: str, *, default: Any = MISSING) -> Any:
 def find(record: Any, path: str) -> tuple[Any, str | None]:
     """(value, None), or (MISSING, why) where ``why`` says which part of the
     path is not there: "'question' has no 'stemm' (it has 'stem', 'choices')".
-    A path that is not a path (bad brackets) is looked up as a key only."""
+    A text that is no path (bad brackets) is found only as a key spelt so;
+    ``why`` then says what is wrong with it."""
     if isinstance(record, Mapping) and path in record:
         return record[path], None
     try:
