@@ -10,6 +10,7 @@ csv module cannot resynchronise.
 from __future__ import annotations
 
 import csv
+import re
 from collections.abc import Iterator
 
 from scoring.logfile import ErrorCollector, LineError
@@ -60,3 +61,55 @@ def listed_names(header: list[str]) -> str:
     shown = ", ".join(repr(name) for name in names[:20])
     more = f" and {len(names) - 20} more" if len(names) > 20 else ""
     return f"the header has {shown}{more}" if names else "the header names no column"
+
+
+# A CSV without a header row is read by position when the mapping names its
+# columns so: col1 is the first.
+POSITIONAL_COLUMN = re.compile(r"col[1-9][0-9]*")
+
+
+def header_of(
+    first: list[str], named: list[str], *, known=(), example: str
+) -> tuple[list[str], bool, LineError | None]:
+    """(the column names, whether ``first`` is a row of data, the error when
+    it seems to be) for a CSV whose first line is ``first`` and which the
+    mapping reads from the columns ``named``. A first line naming none of
+    ``named`` is data when every name is positional (col1, col2, ...): the
+    columns are then named so; and an error, whose fix shows ``example``,
+    when it looks like data (looks_like_data) and names none of ``known``
+    either."""
+    header = [name.strip() for name in first]
+    if named and not any(name in header for name in named):
+        if all(POSITIONAL_COLUMN.fullmatch(name) for name in named):
+            return [f"col{number}" for number in range(1, len(first) + 1)], True, None
+        if looks_like_data(first) and not any(name in header for name in known):
+            return header, False, no_header_problem(first, example)
+    return header, False, None
+
+
+def looks_like_data(cells: list[str]) -> bool:
+    """Whether a first line's cells look like a row of values rather than
+    column names: one of them is a number or a sentence (a question mark,
+    or longer than 40 characters)."""
+    for cell in (cell.strip() for cell in cells):
+        if len(cell) > 40 or cell.endswith("?"):
+            return True
+        try:
+            float(cell)
+        except ValueError:
+            continue
+        return True
+    return False
+
+
+def no_header_problem(cells: list[str], example: str) -> LineError:
+    """The error for a first line that holds data where a header belongs;
+    ``example`` is a mapping by position that would read the file."""
+    shown = ", ".join(repr(cell if len(cell) <= 30 else cell[:30] + "…") for cell in cells[:4])
+    return LineError(
+        1,
+        None,
+        f"this file seems to have no header row: its first line holds data ({shown}"
+        f"{', ...' if len(cells) > 4 else ''}), not column names; add a header line naming the columns, "
+        f"or map the columns by position, col1 being the first: {example}",
+    )

@@ -10,6 +10,7 @@ from typing import Any
 
 import orjson
 
+from scoring.fieldpath import lookup
 from scoring.imports.common import ImportOptions
 from scoring.logfile import (
     LineError,
@@ -218,19 +219,6 @@ def _numbers(texts: Iterable[str], language: str) -> list[float]:
     return list(seen)
 
 
-def _lookup(metadata: Mapping, key: str) -> Any:
-    """``metadata[key]``, or the value at the dotted path ``key``; _MISSING
-    when neither is there."""
-    if key in metadata:
-        return metadata[key]
-    value: Any = metadata
-    for part in key.split("."):
-        if not isinstance(value, Mapping) or part not in value:
-            return _MISSING
-        value = value[part]
-    return value
-
-
 def json_safe(value: Any) -> Any:
     """``value`` as plain JSON data: non-finite numbers become null, models
     and other objects their JSON form or their text."""
@@ -405,7 +393,7 @@ def convert_sample(sample, columns: Mapping[str, str], options: ImportOptions) -
         if not key:
             return _MISSING
         source = f"metadata.{key}"
-        value = _lookup(metadata, key)
+        value = lookup(metadata, key, default=_MISSING)
         if value is _MISSING:
             # A key taken by default (seen in the first samples) may be
             # absent from others; only a key the person named is required.

@@ -8,6 +8,7 @@ parsed whole here.
 from __future__ import annotations
 
 import csv
+import json
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -49,9 +50,13 @@ CLAIMED = {
 class Look:
     """What the start of a file shows. ``kind`` is one of: empty, zip,
     encoded (compressed or UTF-16/32; ``detail`` says which and what to do),
-    binary, inspect, ragas, lm_eval, app (this app's own run log or question
-    set), json (a JSON object of no known kind, or one spanning lines),
-    json_array, csv (``detail``: the header's first cells), text."""
+    binary, inspect, ragas (``detail`` "array" for one JSON array of Ragas
+    rows), lm_eval (``detail`` "array" for the one array lm-eval before 0.4.3
+    wrote), app (this app's own run log or question set), json (a JSON
+    object of no known kind, ``detail`` its keys, or "document" for one
+    object spread over lines), json_array (of objects
+    of no known kind; ``detail``: the first one's keys), csv (``detail``:
+    the header's first cells), text."""
 
     kind: str
     detail: str = ""
@@ -78,7 +83,7 @@ def look(path: Path, name: str = "") -> Look:
     if text.startswith("{"):
         return _look_json(path, name, text)
     if text.startswith("["):
-        return Look("lm_eval", "array") if _LM_EVAL_ARRAY.match(text) else Look("json_array")
+        return Look("lm_eval", "array") if _LM_EVAL_ARRAY.match(text) else _look_array(path)
     first_line = text.split("\n", 1)[0].rstrip("\r")
     if "," in first_line or name.endswith(".csv"):
         return Look("csv", _header_shown(first_line))
@@ -92,6 +97,9 @@ def _look_json(path: Path, name: str, text: str) -> Look:
     if record is None:
         if name.endswith(".json") and _INSPECT_VERSION.search(text) and _INSPECT_EVAL.search(text):
             return Look("inspect")
+        # A line holding only "{" is never JSON Lines: one indented document.
+        if text.split("\n", 1)[0].strip() == "{":
+            return Look("json", "document")
         return Look("json")
     if "doc_id" in record and any(mark in record for mark in LM_EVAL_MARKS):
         return Look("lm_eval")
@@ -104,6 +112,24 @@ def _look_json(path: Path, name: str, text: str) -> Look:
     if "question_id" in record and "expected_behaviour" in record:
         return Look("app", "a question set")
     return Look("json", ", ".join(list(record)[:8]))
+
+
+def _look_array(path: Path) -> Look:
+    """A JSON array: "ragas" when its first item is an object with Ragas'
+    fields (Ragas' repository keeps datasets so), else "json_array" with the
+    first object's keys when it has one."""
+    with open(path, "rb") as stream:
+        start = stream.read(FIRST_LINE_MAX_BYTES).decode("utf-8", errors="replace")
+    start = start.removeprefix("\ufeff").lstrip().removeprefix("[").lstrip()
+    try:
+        record, _ = json.JSONDecoder().raw_decode(start)
+    except ValueError:
+        return Look("json_array")
+    if not isinstance(record, dict):
+        return Look("json_array")
+    if any(mark in record for mark in RAGAS_MARKS):
+        return Look("ragas", "array")
+    return Look("json_array", ", ".join(list(record)[:8]))
 
 
 def _first_object(path: Path) -> dict | None:
@@ -164,6 +190,8 @@ def other_tool(path: Path, name: str = "") -> str | None:
     seen = look(path, name)
     if seen.kind == "zip":
         return _OTHER_TOOLS["inspect"] if (name or path.name).lower().endswith(".eval") else None
+    if (seen.kind, seen.detail) == ("ragas", "array"):
+        return "a Ragas dataset, one JSON array (user_input, response, ...)"
     return _OTHER_TOOLS.get(seen.kind)
 
 
@@ -183,7 +211,8 @@ _WHAT = {
 # object of no known kind may still be JSON Lines with other keys, mapped.
 _ACCEPTED = {
     "inspect": {"zip", "inspect", "json", "empty"},
-    "ragas": {"ragas", "json", "empty"},
+    # A JSON array of objects is read as the rows of JSON Lines are.
+    "ragas": {"ragas", "json", "json_array", "empty"},
     "lm-eval": {"lm_eval", "json", "empty"},
     "csv": {"csv", "text", "empty"},
 }
@@ -196,6 +225,11 @@ def format_problem(path: Path, name: str, claimed: str) -> str | None:
     if claimed not in CLAIMED:
         raise ValueError(f"unknown import format {claimed!r}: the formats are {', '.join(CLAIMED)}")
     seen = look(path, name)
+    if (seen.kind, seen.detail) == ("json", "document") and claimed == "ragas":
+        return (
+            "this file is one JSON object spread over many lines, not JSON Lines (one object a line) "
+            "or a JSON array of rows: write the rows one object a line, as Ragas' to_jsonl does"
+        )
     if seen.kind in _ACCEPTED[claimed]:
         return None
     wanted = CLAIMED[claimed]
@@ -207,6 +241,8 @@ def format_problem(path: Path, name: str, claimed: str) -> str | None:
             "it needs no import, upload it as it is"
         )
     if seen.kind == "json":
+        if seen.detail == "document":
+            return f"this file is one JSON object spread over many lines, not {wanted}"
         if seen.detail:
             return f"this file is JSON Lines (its first object has {seen.detail}), not {wanted}"
         return f"this file is JSON, not {wanted}"
@@ -214,11 +250,6 @@ def format_problem(path: Path, name: str, claimed: str) -> str | None:
         header = f" (its first line is a header: {seen.detail})" if seen.detail else ""
         hint = "; import it as csv" if claimed != "csv" else ""
         return f"this file looks like CSV{header}, not {wanted}{hint}"
-    if seen.kind == "json_array" and claimed == "ragas":
-        return (
-            "this file is one JSON array, not JSON Lines: Ragas-style JSON Lines hold one object "
-            "a line (Ragas' to_jsonl writes them so)"
-        )
     hint = ""
     if seen.kind in ("zip", "inspect") and claimed != "inspect":
         hint = "; import it as inspect"

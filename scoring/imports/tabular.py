@@ -24,6 +24,15 @@ under Ragas' name, see DEFAULT_SOURCES):
 - list cells (retrieved_contexts, retrieved_ids, cited_ids): a JSON array, a
   Python list as pandas writes one to CSV, or else one item.
 
+A mapped column may be a path into nested fields (``doc.question``,
+``resps[0][0]``, see scoring.fieldpath), in JSON Lines and in CSV cells that
+hold a JSON or Python literal; a path whose line lacks a part of it is an
+error saying which part. A Ragas file may also be one JSON array of objects
+(as Ragas' repository keeps its datasets), read whole up to
+scoring.jsonarray.MAX_JSON_ARRAY_BYTES, its problems named by item from 1.
+A CSV whose first line holds data, not column names, is refused as having
+no header, unless the mapping names its columns by position (col1, col2...).
+
 Both readers stream: one row at a time, the converted lines spooled to a
 temporary file so that ``out`` receives nothing from a file that turns out to
 be bad, and a header that can declare the repetitions the rows show.
@@ -38,17 +47,19 @@ import shutil
 import tempfile
 from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import BinaryIO
 
 import orjson
 
 import scoring.imports.sniff as sniff
-from scoring.csvrows import csv_reason, csv_rows, listed_names, repeated_columns
+from scoring.csvrows import csv_reason, csv_rows, header_of, listed_names, repeated_columns
+from scoring.fieldpath import kind, paths_in, root
 from scoring.imports.common import TARGET_FIELDS, ImportOptions, Preview
 from scoring.imports.tabular_rows import DEFAULT_SOURCES, NUL_MESSAGE, _values_in, convert_row
 from scoring.imports.tabular_rows import parse_list_cell as parse_list_cell  # this module's name too
+from scoring.jsonarray import JsonArrayError, read_json_array
 from scoring.logfile import (
     ErrorCollector,
     LineError,
@@ -144,12 +155,15 @@ def preview(path: Path, file_format: str, options: ImportOptions, *, rows: int =
     if problem := _file_problem(path, file_format):
         shown.errors = [LineError(1, None, problem)]
         return shown
-    converter = _Converter(options, explicit)
+    converter = _Converter(options, explicit, unit=_unit(path, file_format))
     with _rows(path, file_format, collector, explicit) as (header, source):
         keys: dict[str, None] = dict.fromkeys(header or ())
         for number, row in source if rows > 0 else ():
             shown.rows.append(row)
             keys.update(dict.fromkeys(row))
+            if header is None:
+                # What a mapping can reach inside JSON rows, for the import page to offer.
+                keys.update(dict.fromkeys(paths_in(row)))
             line = converter.add(number, row, header, collector)
             if line is not None:
                 shown.lines.append(line)
@@ -183,7 +197,7 @@ def convert(
     if problem := _file_problem(path, file_format):
         collector.add([LineError(1, None, problem)])
         collector.raise_if_any()
-    converter = _Converter(options, explicit)
+    converter = _Converter(options, explicit, unit=_unit(path, file_format))
     with tempfile.SpooledTemporaryFile(max_size=SPOOL_BYTES) as spool:
         with _rows(path, file_format, collector, explicit) as (header, source):
             for number, row in source:
@@ -258,10 +272,21 @@ def _file_problem(path: Path, file_format: str) -> str | None:
         return f"cannot be read ({error.strerror or error})"
 
 
+def _unit(path: Path, file_format: str) -> str:
+    """What a row's number counts: a "line", or an "item" of a JSON array."""
+    if file_format != "ragas":
+        return "line"
+    seen = sniff.look(path, path.name)
+    return "item" if seen.kind == "json_array" or (seen.kind, seen.detail) == ("ragas", "array") else "line"
+
+
 @contextmanager
 def _rows(path: Path, file_format: str, collector: ErrorCollector, explicit: Mapping[str, str]):
     """(header, rows): the CSV header (None for JSON Lines) and each row as
     (line number, row), file problems going to ``collector``."""
+    if file_format == "ragas" and _unit(path, file_format) == "item":
+        yield None, _json_array_rows(path, collector)
+        return
     if file_format == "ragas":
         with open(path, "rb") as stream:
             yield None, _jsonl_rows(stream, collector)
@@ -292,6 +317,19 @@ def _jsonl_rows(stream: BinaryIO, collector: ErrorCollector) -> Iterator[tuple[i
             collector.add([error])
         else:
             yield number, record
+
+
+def _json_array_rows(path: Path, collector: ErrorCollector) -> Iterator[tuple[int, dict]]:
+    try:
+        items = read_json_array(path)
+    except JsonArrayError as error:
+        collector.add([LineError(0, None, str(error), unit="file")])
+        return
+    for number, item in enumerate(items, start=1):
+        if isinstance(item, dict):
+            yield number, item
+        else:
+            collector.add([LineError(number, None, f"not a JSON object but {kind(item)}", unit="item")])
 
 
 class _Decoded:
@@ -334,12 +372,27 @@ def _csv_table(stream: BinaryIO, collector: ErrorCollector, explicit: Mapping[st
             collector.add([_source_line_too_long(decoded.long_line)])
         yield None, iter(())
         return
-    header = [name.strip() for name in header]
+    first = header
+    named = [root(column) for column in explicit.values() if column] or ["answer"]
+    header, data, problem = header_of(
+        first, named, known=_KNOWN_NAMES, example="--columns question=col1,answer=col2"
+    )
+    if data:
+        # No header: the mapping names the columns by position, and the
+        # first line is a row like the others.
+        yield header, _positional_rows(first, table, decoded, header, collector)
+        return
+    if problem:
+        collector.add([problem])
+        yield header, iter(())
+        return
     problems = repeated_columns(header)
     problems += [
-        LineError(1, column, f"the {target} column {column!r} is not in the header ({listed_names(header)})")
+        LineError(
+            1, column, f"the {target} column {root(column)!r} is not in the header ({listed_names(header)})"
+        )
         for target, column in explicit.items()
-        if column and column not in header
+        if column and root(column) not in header
     ]
     if len(header) == 1 and (separator := next((c for c in ";\t|" if c in header[0]), None)):
         problems.append(
@@ -368,6 +421,17 @@ def _csv_table(stream: BinaryIO, collector: ErrorCollector, explicit: Mapping[st
     yield header, _csv_rows(table, decoded, header, collector)
 
 
+# The column names a header of another tool's CSV is known by.
+_KNOWN_NAMES = frozenset(name for names in DEFAULT_SOURCES.values() for name in names)
+
+
+def _positional_rows(
+    first: list[str], table, decoded: _Decoded, header: list[str], collector: ErrorCollector
+):
+    yield 1, dict(zip(header, first, strict=True))
+    yield from _csv_rows(table, decoded, header, collector)
+
+
 def _csv_rows(table, decoded: _Decoded, header: list[str], collector: ErrorCollector):
     yield from csv_rows(table, header, collector)
     if decoded.bad_line:
@@ -384,8 +448,10 @@ class _Converter:
     """Turns rows into run-log lines, one at a time, and keeps what only the
     whole file can tell: a question id given twice, attempts with gaps."""
 
-    def __init__(self, options: ImportOptions, explicit: dict[str, str]):
+    def __init__(self, options: ImportOptions, explicit: dict[str, str], *, unit: str = "line"):
         self.options = options
+        # What a row's number counts: "line", or "item" of a JSON array.
+        self.unit = unit
         self.explicit = explicit
         self.rows = 0
         self.max_attempt = 0
@@ -425,8 +491,13 @@ class _Converter:
         )
         if line is not None:
             errors += self._repeat_errors(number, line, columns)
-        collector.add(errors)
+        collector.add(self._counted(errors))
         return None if errors else line
+
+    def _counted(self, errors: list[LineError]) -> list[LineError]:
+        if self.unit == "line":
+            return errors
+        return [replace(error, unit=self.unit) if error.unit == "line" else error for error in errors]
 
     def _repeat_errors(self, number: int, line: dict, columns: dict[str, str]) -> list[LineError]:
         question_id = line["question_id"]
@@ -442,13 +513,15 @@ class _Converter:
             if attempt is None:
                 field = columns.get("question_id", "question_id")
                 return [
-                    LineError(number, field, f"{question_id!r} is already the question id on line {first}")
+                    LineError(
+                        number, field, f"{question_id!r} is already the question id on {self.unit} {first}"
+                    )
                 ]
             return [
                 LineError(
                     number,
                     self.attempt_column,
-                    f"attempt {attempt} of {question_id!r} is already on line {first}",
+                    f"attempt {attempt} of {question_id!r} is already on {self.unit} {first}",
                 )
             ]
         given[attempt or 1] = number
@@ -465,13 +538,13 @@ class _Converter:
                 LineError(
                     1,
                     column,
-                    f"the {target} key {column!r} is on no line of the file (the lines have {seen})",
+                    f"the {target} key {root(column)!r} is on no line of the file (the lines have {seen})",
                 )
                 for target, column in self.explicit.items()
-                if column and column not in self.keys_seen
+                if column and root(column) not in self.keys_seen
             ]
         if self.max_attempt < 2:
-            return errors
+            return self._counted(errors)
         errors += [
             LineError(
                 number,
@@ -486,7 +559,9 @@ class _Converter:
                 continue
             missing = [attempt for attempt in range(1, max(given)) if attempt not in given]
             after_gap = min(attempt for attempt in given if attempt > missing[0])
-            lines = ", ".join(f"attempt {attempt} on line {given[attempt]}" for attempt in sorted(given))
+            lines = ", ".join(
+                f"attempt {attempt} on {self.unit} {given[attempt]}" for attempt in sorted(given)
+            )
             shown = ", ".join(map(str, missing))
             errors.append(
                 LineError(
@@ -496,7 +571,7 @@ class _Converter:
                     "from 1 without gaps",
                 )
             )
-        return sorted(errors, key=lambda error: error.line)
+        return self._counted(sorted(errors, key=lambda error: error.line))
 
 
 # --- Spec 001's QA datasets as a question set -----------------------------------------------------------

@@ -3,12 +3,12 @@
 
 from __future__ import annotations
 
-import ast
 import math
 from collections.abc import Iterable, Mapping
 
 import orjson
 
+from scoring.fieldpath import MISSING, find, parse_container, root
 from scoring.logfile import (
     BEHAVIOURS,
     MAX_REPETITIONS,
@@ -106,7 +106,13 @@ def convert_row(
         column = columns.get(target)
         if column is None:
             return _MISSING
-        value = row.get(column, _MISSING)
+        value, problem = find(row, column)
+        if value is MISSING:
+            # A path into a value the line has, which lacks a part of it,
+            # is the mapping's shape not matching: say which part.
+            if root(column) in row:
+                errors.append(LineError(number, column, f"missing: {problem}"))
+            return _MISSING
         # An empty cell or string is a value not given.
         return None if isinstance(value, str) and not value.strip() else value
 
@@ -194,7 +200,7 @@ def _missing_message(what: str, row: Mapping, columns: Mapping[str, str]) -> str
     if column is None:
         names = " or ".join(f'"{name}"' for name in DEFAULT_SOURCES[target])
         return f"missing: no {names} on this line; map the {what} field to the key that holds it"
-    if column not in row:
+    if root(column) not in row:
         return f"missing: the {what} {column!r} is not on this line"
     return f"empty: every row needs {'an' if what[0] in 'aeiou' else 'a'} {what}"
 
@@ -298,17 +304,8 @@ def parse_list_cell(value) -> list:
     text = value.strip()
     if not text:
         return []
-    if text.startswith("[") and text.endswith("]"):
-        try:
-            parsed = orjson.loads(text)
-        except orjson.JSONDecodeError:
-            try:
-                parsed = ast.literal_eval(text)
-            except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
-                parsed = None
-        if isinstance(parsed, list):
-            return parsed
-    return [value]
+    parsed = parse_container(text) if text.startswith("[") else None
+    return parsed if isinstance(parsed, list) else [value]
 
 
 def _string_list(value) -> list[str]:
@@ -379,17 +376,4 @@ def _values_in(texts: Iterable[str], language: str) -> list[float]:
 
 def _kept(value, csv_row: bool):
     """A Ragas field kept as it is, a list or dict cell of a CSV parsed."""
-    if not (csv_row and isinstance(value, str)):
-        return value
-    text = value.strip()
-    if text.startswith("[") or text.startswith("{"):
-        try:
-            return orjson.loads(text)
-        except orjson.JSONDecodeError:
-            try:
-                parsed = ast.literal_eval(text)
-            except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
-                return value
-            if isinstance(parsed, list | dict):
-                return parsed
-    return value
+    return parse_container(value) if csv_row and isinstance(value, str) else value

@@ -16,7 +16,9 @@ question without an answer is a trial answered wrongly, and a verdict the
 judge gave malformed is an error that keeps its raw text, counted apart and
 never guessed.
 
-Datasets are JSON Lines or CSV with configurable column names (``Columns``).
+Datasets are JSON Lines, a JSON array or CSV with configurable column names
+or paths into nested fields (``Columns``); the correct option is given by
+its position, its letter or its text.
 A file-level problem raises DatasetError; bad lines raise
 scoring.logfile.LogFileError listing every one (line, field, reason).
 

@@ -165,12 +165,14 @@ def _parser() -> argparse.ArgumentParser:
     commands = parser.add_subparsers(dest="command", required=True)
 
     def dataset_options(command: argparse.ArgumentParser) -> None:
-        command.add_argument("dataset", type=Path, help="the questions, JSON Lines or CSV")
+        command.add_argument("dataset", type=Path, help="the questions: JSON Lines, a JSON array or CSV")
         command.add_argument(
             "--columns",
             default="",
             help=f"the dataset's column names as key=column,... (keys: {', '.join(COLUMN_KEYS)}); "
-            'several option columns joined by "+"; id= (empty) numbers questions by line',
+            'several option columns joined by "+" or "," (options=A,B,C,D); a column may be a path '
+            "(question=question.stem, options=question.choices); id= (empty) numbers questions by line; "
+            "a CSV without a header is mapped by position, col1 the first",
         )
         command.add_argument(
             "--format", choices=FORMATS, help="the dataset's format (default: from its suffix)"
@@ -180,7 +182,8 @@ def _parser() -> argparse.ArgumentParser:
             type=int,
             choices=(0, 1),
             default=0,
-            help="the correct option's position counts from 0 (default) or from 1",
+            help="the correct option's position counts from 0 (default) or from 1 (a letter or the "
+            "option's text is read as it is)",
         )
 
     for task in TASKS:

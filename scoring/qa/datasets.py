@@ -5,12 +5,16 @@ from __future__ import annotations
 
 import csv
 import io
+import itertools
 import json
+import re
 from collections.abc import Iterator
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, fields, replace
 from pathlib import Path
 
-from scoring.csvrows import csv_rows, listed_names, repeated_columns
+from scoring.csvrows import csv_rows, header_of, listed_names, repeated_columns
+from scoring.fieldpath import MISSING, find, kind, parse_container, root
+from scoring.jsonarray import JsonArrayError, read_json_array
 from scoring.logfile import (
     ErrorCollector,
     LineError,
@@ -33,14 +37,18 @@ class DatasetError(ValueError):
 
 @dataclass(frozen=True)
 class Columns:
-    """The dataset's column names for each field. ``options`` is one column
-    holding a list (a JSON list in JSON Lines, a JSON list as text in CSV) or
-    several columns holding one option each, in order. ``id`` None numbers
-    the questions by their line; ``stratum`` None reports no strata."""
+    """The dataset's column names for each field, each a key or a path into
+    nested fields (``question.stem``, ``question.choices[].text``, see
+    scoring.fieldpath). ``options`` is one column holding a list, a mapping
+    letter -> text, or a list of {text, label} objects (in CSV as JSON or a
+    Python literal), or several columns holding one option each, in order;
+    empty, it is "options" when there is such a column, else the columns
+    named A, B, C, ... in order (an MMLU file). ``id`` None numbers the
+    questions by their line; ``stratum`` None reports no strata."""
 
     question: str = "question"
     reference: str = "reference"
-    options: tuple[str, ...] = ("options",)
+    options: tuple[str, ...] = ()
     correct: str = "correct"
     id: str | None = "id"
     stratum: str | None = None
@@ -52,7 +60,7 @@ class Columns:
         if task == "open":
             needed.append(("reference", self.reference))
         else:
-            needed += [("options", column) for column in self.options]
+            needed += [("options", column) for column in self.options or (DEFAULT_OPTIONS,)]
             needed.append(("correct", self.correct))
         if self.stratum:
             needed.append(("stratum", self.stratum))
@@ -60,20 +68,38 @@ class Columns:
 
 
 COLUMN_KEYS = tuple(column.name for column in fields(Columns))
+DEFAULT_OPTIONS = "options"
+
+
+def detected_options(names) -> tuple[str, ...]:
+    """The option columns of a record or header that ``Columns.options``
+    leaves to be found: "options" when it is there, else A, B, C, ... (at
+    least two, in order, as MMLU names them); () when neither is."""
+    present = set(names)
+    if DEFAULT_OPTIONS in present:
+        return (DEFAULT_OPTIONS,)
+    letters = tuple(itertools.takewhile(present.__contains__, OPTION_LETTERS))
+    return letters if len(letters) >= MIN_OPTIONS else ()
 
 
 def parse_columns(text: str) -> Columns:
     """Columns from ``question=q,reference=ref,options=a+b+c,correct=answer,id=qid,stratum=topic``:
     any of the keys, the rest left at their defaults; several option columns
-    joined by "+", and ``id=`` (empty) to number the questions by their line.
+    joined by "+" or by commas (``options=A,B,C,D``), and ``id=`` (empty) to
+    number the questions by their line. A column may be a path into nested
+    fields: ``question=question.stem``.
 
     Refuses (ValueError) an unknown key, a key given twice, a part without
-    "=", and an empty column name other than id's.
+    "=" (other than an option column after options=), and an empty column
+    name other than id's.
     """
     given: dict[str, object] = {}
     for part in filter(None, (part.strip() for part in text.split(","))):
         key, equals, name = part.partition("=")
         key, name = key.strip(), name.strip()
+        if not equals and isinstance(given.get("options"), tuple) and list(given)[-1] == "options":
+            given["options"] += tuple(option.strip() for option in part.split("+"))
+            continue
         if not equals:
             raise ValueError(f'"{part}" is not key=column (keys: {", ".join(COLUMN_KEYS)})')
         if key not in COLUMN_KEYS:
@@ -123,18 +149,25 @@ def read_dataset(
 ) -> list[Question]:
     """Every question of a dataset for ``task`` ("open" or "mc"), in file order.
 
-    ``file_format`` is "jsonl" or "csv" (None: from the file's suffix, .jsonl,
-    .ndjson or .csv). ``correct_from`` says whether the dataset counts option
-    positions from 0 (the default) or from 1.
+    ``file_format`` is "jsonl", "json" (one JSON array of objects, as Ragas'
+    repository keeps its datasets; problems are named by item, counted from
+    1) or "csv" (None: from the file's suffix, .jsonl, .ndjson, .json or
+    .csv). ``correct_from`` says whether the dataset counts option positions
+    from 0 (the default) or from 1. The correct option is its position, its
+    letter (A to Z, any case; the file's own label when the options carry
+    labels) or its text.
 
-    Raises DatasetError for a file that is missing, not UTF-8 or of an
-    unknown format, and LogFileError listing every bad line (the first
-    ``max_errors``), each naming its line and column: a configured column
-    missing (on the header line for CSV), an empty question, reference or
-    stratum, an id given twice, fewer than 2 or more than 26 options, an
-    empty option, and a correct position that is not a whole number within
-    the options. ``columns`` None takes Columns' defaults. Refuses
-    (ValueError) an unknown task, format or correct_from.
+    Raises DatasetError for a file that is missing, not UTF-8, of an unknown
+    format, or a JSON array over scoring.jsonarray.MAX_JSON_ARRAY_BYTES (64 MB)
+    or that is not one;
+    and LogFileError listing every bad line (the first ``max_errors``), each
+    naming its line and column: a configured column missing (on the header
+    line for CSV, saying which part of a path is not there), a CSV whose
+    first line seems to be data rather than a header, an empty question,
+    reference or stratum, an id given twice, fewer than 2 or more than 26
+    options, an empty option, and a correct option that names none of the
+    options. ``columns`` None takes Columns' defaults. Refuses (ValueError)
+    an unknown task, format or correct_from.
     """
     _check_task(task)
     columns = columns or Columns()
@@ -145,11 +178,15 @@ def read_dataset(
     path = Path(path)
     file_format = file_format or _format_from_suffix(path)
     if file_format not in FORMATS:
-        raise ValueError(f'the format is "jsonl" or "csv", not {file_format!r}')
+        raise ValueError(f'the format is "jsonl", "json" or "csv", not {file_format!r}')
     collector = ErrorCollector(max_errors)
-    rows = (
-        _jsonl_rows(path, collector) if file_format == "jsonl" else _csv_rows(path, columns, task, collector)
-    )
+    unit = "item" if file_format == "json" else "line"
+    if file_format == "jsonl":
+        rows = _jsonl_rows(path, collector)
+    elif file_format == "json":
+        rows = _json_array_rows(path, collector)
+    else:
+        rows = _csv_rows(path, columns, task, collector)
     questions: list[Question] = []
     first_line: dict[str, int] = {}
     for line, row in rows:
@@ -160,13 +197,13 @@ def read_dataset(
                     LineError(
                         line,
                         columns.id,
-                        f"{question.id!r} is already the id on line {first_line[question.id]}",
+                        f"{question.id!r} is already the id on {unit} {first_line[question.id]}",
                     )
                 )
             else:
                 first_line[question.id] = line
                 questions.append(question)
-        collector.add(errors)
+        collector.add(replace(error, unit=unit) for error in errors)
     if not questions and not collector.total:
         collector.add([LineError(1, None, "the file holds no questions")])
     collector.raise_if_any()
@@ -182,9 +219,9 @@ def _format_from_suffix(path: Path) -> str:
     suffix = path.suffix.lower()
     if suffix in (".jsonl", ".ndjson"):
         return "jsonl"
-    if suffix == ".csv":
-        return "csv"
-    raise DatasetError(f"{path}: the format cannot be told from the name: give it, jsonl or csv")
+    if suffix in (".json", ".csv"):
+        return suffix[1:]
+    raise DatasetError(f"{path}: the format cannot be told from the name: give it, jsonl, json or csv")
 
 
 def _read_bytes(path: Path) -> bytes:
@@ -209,6 +246,22 @@ def _jsonl_rows(path: Path, collector: ErrorCollector) -> Iterator[tuple[int, di
             yield number, record
 
 
+def _json_array_rows(path: Path, collector: ErrorCollector) -> Iterator[tuple[int, dict]]:
+    try:
+        items = read_json_array(path)
+    except FileNotFoundError:
+        raise DatasetError(f"{path}: no such file") from None
+    except OSError as error:
+        raise DatasetError(f"{path}: cannot be read ({error.strerror or error})") from None
+    except JsonArrayError as error:
+        raise DatasetError(f"{path}: {error}") from None
+    for number, record in enumerate(items, start=1):
+        if isinstance(record, dict):
+            yield number, record
+        else:
+            collector.add([LineError(number, None, f"not a JSON object but {kind(record)}", unit="item")])
+
+
 def _csv_rows(
     path: Path, columns: Columns, task: str, collector: ErrorCollector
 ) -> Iterator[tuple[int, dict]]:
@@ -220,20 +273,37 @@ def _csv_rows(
         raise DatasetError(f"{path}: line {line} is not UTF-8 text; save the file as UTF-8") from None
     reader = csv.reader(io.StringIO(text, newline=""))
     try:
-        header = next(reader, None)
+        first = next(reader, None)
     except csv.Error as error:
         raise DatasetError(f"{path}: line 1 is not CSV ({error})") from None
-    if header is None:
+    if first is None:
         return
-    header = [name.strip() for name in header]
+    if task == "mc" and not columns.options:
+        found = detected_options(name.strip() for name in first)
+        columns = replace(columns, options=found or (DEFAULT_OPTIONS,))
+    roots = [(role, column, root(column)) for role, column in columns.needed(task=task)]
+    header, data, problem = header_of(
+        first, [name for _, _, name in roots], example=_positional_example(task, len(first))
+    )
+    if data:
+        # No header: the mapping names the columns by position, and the
+        # first line is a row like the others.
+        yield 1, dict(zip(header, first, strict=True))
+        yield from csv_rows(reader, header, collector)
+        return
     problems = repeated_columns(header)
-    problems += [
-        LineError(
-            1, column, f"missing: the {role} column {column!r} is not in the header ({listed_names(header)})"
-        )
-        for role, column in columns.needed(task=task)
-        if column not in header
-    ]
+    if problem:
+        problems.append(problem)
+    else:
+        problems += [
+            LineError(
+                1,
+                column,
+                f"missing: the {role} column {name!r} is not in the header ({listed_names(header)})",
+            )
+            for role, column, name in roots
+            if name not in header
+        ]
     if problems:
         # Every row would repeat the header's problem: the header is the one
         # line to fix.
@@ -242,7 +312,11 @@ def _csv_rows(
     yield from csv_rows(reader, header, collector)
 
 
-_MISSING = object()
+def _positional_example(task: str, width: int) -> str:
+    if task == "open" or width < 4:
+        return "--columns id=,question=col1,reference=col2"
+    options = "+".join(f"col{number}" for number in range(2, width))
+    return f"--columns id=,question=col1,options={options},correct=col{width}"
 
 
 def _question(
@@ -250,12 +324,20 @@ def _question(
 ) -> tuple[Question | None, list[LineError]]:
     errors: list[LineError] = []
 
+    def value_of(role: str, column: str):
+        value, problem = find(row, column)
+        if value is MISSING:
+            if root(column) in row:
+                errors.append(LineError(line, column, f"missing: {problem}"))
+            else:
+                errors.append(
+                    LineError(line, column, f"missing: the {role} column {column!r} is not on this line")
+                )
+        return value
+
     def text_of(role: str, column: str, *, numbers: bool) -> str | None:
-        value = row.get(column, _MISSING)
-        if value is _MISSING:
-            errors.append(
-                LineError(line, column, f"missing: the {role} column {column!r} is not on this line")
-            )
+        value = value_of(role, column)
+        if value is MISSING:
             return None
         shown = _as_text(value, numbers=numbers)
         if shown is None:
@@ -280,8 +362,12 @@ def _question(
     if task == "open":
         reference = text_of("reference", columns.reference, numbers=True)
     else:
-        options = _options(line, row, columns.options, errors)
-        correct = _correct(line, row, columns.correct, options, correct_from, errors)
+        names = columns.options or detected_options(row) or (DEFAULT_OPTIONS,)
+        values = [value_of("options", name) for name in names]
+        options, labels = (None, None) if MISSING in values else _options(line, names, values, errors)
+        correct_value = value_of("correct", columns.correct)
+        if correct_value is not MISSING:
+            correct = _correct(line, columns.correct, correct_value, options, labels, correct_from, errors)
     stratum = text_of("stratum", columns.stratum, numbers=True) if columns.stratum else None
     if errors:
         return None, errors
@@ -307,119 +393,166 @@ def _as_text(value, *, numbers: bool) -> str | None:
     return None
 
 
-def _options(line: int, row: dict, names: tuple[str, ...], errors: list[LineError]) -> tuple[str, ...] | None:
+# A letter as answer keys write it: "B", "b", "(B)", "B." or "B)".
+_LETTER = re.compile(r"\(?([A-Za-z])[.)]?")
+
+_OPTIONS_SHAPE = (
+    'the options must be a list such as ["Lyon", "Paris"], an object such as {"A": "Lyon", "B": "Paris"} '
+    'or a list of {"text": ..., "label": ...}'
+)
+
+
+def _options(
+    line: int, names: tuple[str, ...], values: list, errors: list[LineError]
+) -> tuple[tuple[str, ...] | None, tuple[str, ...] | None]:
+    """(the options' texts, their labels when the file gives its own) from
+    the options columns' ``values``; (None, None) after an error."""
+    column = names[0]
+    labels = None
     if len(names) == 1:
-        column = names[0]
-        value = row.get(column, _MISSING)
-        if value is _MISSING:
-            errors.append(
-                LineError(line, column, f"missing: the options column {column!r} is not on this line")
-            )
-            return None
+        value = values[0]
         if isinstance(value, str):
-            try:
-                value = json.loads(value)
-            except ValueError:
-                errors.append(
-                    LineError(line, column, 'the options must be a JSON list such as ["Lyon", "Paris"]')
-                )
-                return None
+            value = parse_container(value)
+        if isinstance(value, dict) and isinstance(value.get("text"), list):
+            # Hugging Face's choices: {"text": [...], "label": [...]}.
+            given = value.get("label")
+            labels = given if isinstance(given, list) and len(given) == len(value["text"]) else None
+            value = value["text"]
+        elif isinstance(value, dict):
+            labels, value = list(value), list(value.values())
+        elif isinstance(value, list) and value and all(isinstance(item, dict) for item in value):
+            if not all("text" in item for item in value):
+                errors.append(LineError(line, column, f'{_OPTIONS_SHAPE}: an object has no "text"'))
+                return None, None
+            if all("label" in item for item in value):
+                labels = [item["label"] for item in value]
+            value = [item["text"] for item in value]
         if not isinstance(value, list):
-            errors.append(
-                LineError(line, column, f"the options must be a list, not {json.dumps(value)[:60]}")
-            )
-            return None
+            shown = json.dumps(value)[:60] if not isinstance(value, str) else json.dumps(value[:60])
+            errors.append(LineError(line, column, f"{_OPTIONS_SHAPE}, not {shown}"))
+            return None, None
         options = []
         for position, option in enumerate(value, start=1):
             shown = _as_text(option, numbers=True)
             if shown is None or not shown.strip():
                 errors.append(LineError(line, column, f"option {position} is empty or not a text"))
-                return None
+                return None, None
             options.append(shown)
     else:
         options = []
         blank_at = None
-        for column in names:
-            value = row.get(column, _MISSING)
-            if value is _MISSING:
-                errors.append(
-                    LineError(line, column, f"missing: the options column {column!r} is not on this line")
-                )
-                return None
+        for name, value in zip(names, values, strict=True):
             shown = "" if value is None else _as_text(value, numbers=True)
             if shown is None:
                 errors.append(
-                    LineError(line, column, f"an option must be a text, not {json.dumps(value)[:60]}")
+                    LineError(line, name, f"an option must be a text, not {json.dumps(value)[:60]}")
                 )
-                return None
+                return None, None
             if not shown.strip():
                 # Questions may have fewer options than there are columns:
                 # the columns after the last option stay empty.
-                blank_at = blank_at or column
+                blank_at = blank_at or name
                 continue
             if blank_at:
                 errors.append(
                     LineError(
                         line,
                         blank_at,
-                        f"the option in {blank_at!r} is empty but {column!r} after it is not; "
+                        f"the option in {blank_at!r} is empty but {name!r} after it is not; "
                         "options fill the columns in order, empty ones only at the end",
                     )
                 )
-                return None
+                return None, None
             options.append(shown)
-        column = names[0]
     if len(options) < MIN_OPTIONS:
         errors.append(
             LineError(
                 line, column, f"a multiple choice question needs at least 2 options, not {len(options)}"
             )
         )
-        return None
+        return None, None
     if len(options) > len(OPTION_LETTERS):
         errors.append(
             LineError(line, column, f"{len(options)} options are more than the 26 letters A to Z can label")
         )
-        return None
-    return tuple(options)
+        return None, None
+    return tuple(options), (tuple(str(label).strip() for label in labels) if labels else None)
 
 
 def _correct(
     line: int,
-    row: dict,
     column: str,
+    value,
     options: tuple[str, ...] | None,
+    labels: tuple[str, ...] | None,
     correct_from: int,
     errors: list[LineError],
 ) -> int | None:
-    value = row.get(column, _MISSING)
-    if value is _MISSING:
-        errors.append(LineError(line, column, f"missing: the correct column {column!r} is not on this line"))
-        return None
-    if isinstance(value, str) and value.strip().isdigit() and value.strip().isascii():
-        value = int(value.strip())
-    if not isinstance(value, int) or isinstance(value, bool):
-        errors.append(
-            LineError(
-                line,
-                column,
-                f"the correct option is given by its position, a whole number, not {json.dumps(value)[:60]}",
-            )
+    """The correct option's index from its position, its letter (or the
+    file's own label) or its text."""
+
+    def refuse(message: str) -> None:
+        errors.append(LineError(line, column, message))
+
+    if isinstance(value, bool) or not isinstance(value, str | int):
+        refuse(
+            "the correct option is given by its letter, its position or its text, "
+            f"not {json.dumps(value)[:60]}"
         )
         return None
     if options is None:
         return None
-    last = correct_from + len(options) - 1
-    if not correct_from <= value <= last:
-        other = 1 - correct_from
-        errors.append(
-            LineError(
-                line,
-                column,
-                f"the correct position {value} is not one of the {len(options)} options' positions "
+    text = value.strip() if isinstance(value, str) else str(value)
+    if labels:
+        matched = [index for index, label in enumerate(labels) if label.casefold() == text.casefold()]
+        if matched:
+            return matched[0]
+    if isinstance(value, int) or (text.isdigit() and text.isascii()):
+        position = int(text)
+        last = correct_from + len(options) - 1
+        if not correct_from <= position <= last:
+            other = 1 - correct_from
+            refuse(
+                f"the correct position {position} is not one of the {len(options)} options' positions "
                 f"{correct_from} to {last} (counting from {correct_from}; "
-                f"say so if the file counts from {other})",
+                f"say so if the file counts from {other})"
             )
+            return None
+        return position - correct_from
+    if written := _LETTER.fullmatch(text):
+        text = written.group(1)
+        if labels:
+            matched = [index for index, label in enumerate(labels) if label.upper() == text.upper()]
+            if matched:
+                return matched[0]
+            refuse(
+                f"the correct option {text!r} names no option: the options are labelled {', '.join(labels)}"
+            )
+            return None
+        index = OPTION_LETTERS.index(text.upper())
+        if index >= len(options):
+            refuse(
+                f"the correct letter {text!r} names no option: this question's {len(options)} options are "
+                f"A to {option_letter(len(options) - 1)}"
+            )
+            return None
+        return index
+    matched = [index for index, option in enumerate(options) if option.strip() == text]
+    if not matched:
+        matched = [
+            index for index, option in enumerate(options) if option.strip().casefold() == text.casefold()
+        ]
+    if len(matched) == 1:
+        return matched[0]
+    if matched:
+        letters = " and ".join(option_letter(index) for index in matched)
+        refuse(
+            f"the correct option {json.dumps(text)[:60]} is the text of options {letters}: give its letter"
         )
         return None
-    return value - correct_from
+    last_letter = option_letter(len(options) - 1)
+    refuse(
+        f"the correct option {json.dumps(text)[:60]} is not a letter (A to {last_letter}), "
+        "a position or the text of one of the options"
+    )
+    return None

@@ -15,7 +15,7 @@ from scoring.llm import IncompleteCompletionError, as_llm
 
 TASKS = ("open", "mc")
 TASK_NAMES = {"open": "open-ended", "mc": "multiple choice"}
-FORMATS = ("jsonl", "csv")
+FORMATS = ("jsonl", "json", "csv")
 
 # Letters label the options, so a question has at most 26 of them; fewer than
 # two is no choice at all and almost surely a slip in the dataset.

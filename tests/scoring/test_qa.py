@@ -14,6 +14,7 @@ from scoring.qa import (
     PROMPT_HASH,
     PROMPT_VERSION,
     Columns,
+    DatasetError,
     LoggedAnswer,
     Question,
     choice_is_correct,
@@ -279,7 +280,7 @@ def test_it_lists_every_bad_line_of_a_multiple_choice_dataset(tmp_path):
                 json.dumps({"id": "ok", "question": "Q", "options": ["a", "b"], "correct": 0}),
                 json.dumps({"id": "one", "question": "Q", "options": ["a"], "correct": 0}),
                 json.dumps({"id": "far", "question": "Q", "options": ["a", "b"], "correct": 2}),
-                json.dumps({"id": "letter", "question": "", "options": ["a", "b"], "correct": "B"}),
+                json.dumps({"id": "letter", "question": "", "options": ["a", "b"], "correct": "E"}),
                 json.dumps(
                     {"id": "many", "question": "Q", "options": [str(n) for n in range(27)], "correct": 0}
                 ),
@@ -295,7 +296,7 @@ def test_it_lists_every_bad_line_of_a_multiple_choice_dataset(tmp_path):
         "line 4, field correct: the correct position 2 is not one of the 2 options' positions 0 to 1 "
         "(counting from 0; say so if the file counts from 1)",
         "line 5, field question: the question is empty",
-        'line 5, field correct: the correct option is given by its position, a whole number, not "B"',
+        "line 5, field correct: the correct letter 'E' names no option: this question's 2 options are A to B",
         "line 6, field options: 27 options are more than the 26 letters A to Z can label",
         "line 7: not a JSON object but list",
     ]
@@ -746,3 +747,195 @@ def test_it_writes_the_prompts_for_collection(mc_files, tmp_path, capsys):
         ("q3", "geo"),
     ]
     assert questions[0]["question"] == SPEC_MC_MESSAGE
+
+
+# --- Multiple choice as other tools' files give it (issue 26) ---
+
+MMLU_ROWS = [
+    {
+        "Question": "Find the degree for the given field extension Q(sqrt(2)) over Q.",
+        "A": "0",
+        "B": "2",
+        "C": "1",
+        "D": "3",
+        "Answer": "B",
+        "Subject": "abstract_algebra",
+    },
+    {
+        "Question": "What is the capital of France?",
+        "A": "Lyon",
+        "B": "Nice",
+        "C": "Paris",
+        "D": "Lille",
+        "Answer": "c",
+        "Subject": "geography",
+    },
+]
+
+
+def mmlu_csv(path):
+    """An MMLU CSV as openai/simple-evals' mmlu.csv is written: pandas' to_csv with its index."""
+    import pandas as pd
+
+    pd.DataFrame(MMLU_ROWS).to_csv(path)
+    return path
+
+
+def test_it_reads_mmlu_letters_from_the_a_to_d_columns_it_finds(tmp_path):
+    path = mmlu_csv(tmp_path / "mmlu.csv")
+    questions = read_dataset(path, task="mc", columns=parse_columns("id=,question=Question,correct=Answer"))
+    assert [(q.id, q.options, q.correct_letter) for q in questions] == [
+        ("2", ("0", "2", "1", "3"), "B"),
+        ("3", ("Lyon", "Nice", "Paris", "Lille"), "C"),
+    ]
+    # The columns named one by one, separated by commas as by "+".
+    named = parse_columns("id=,question=Question,options=A,B,C,D,correct=Answer")
+    assert named.options == ("A", "B", "C", "D")
+    assert read_dataset(path, task="mc", columns=named) == questions
+
+
+def test_it_reads_arc_lines_by_nested_paths_and_their_own_labels(tmp_path):
+    # ARC (and OpenBookQA) as AI2 writes it; some ARC questions label their options 1 to 4.
+    path = jsonl(
+        tmp_path / "arc.jsonl",
+        {
+            "id": "Mercury_1",
+            "question": {
+                "stem": "Which gas do plants take in?",
+                "choices": [
+                    {"text": "oxygen", "label": "A"},
+                    {"text": "carbon dioxide", "label": "B"},
+                    {"text": "helium", "label": "C"},
+                ],
+            },
+            "answerKey": "B",
+        },
+        {
+            "id": "Mercury_2",
+            "question": {
+                "stem": "How many legs has a spider?",
+                "choices": [{"text": "six", "label": "1"}, {"text": "eight", "label": "2"}],
+            },
+            "answerKey": "2",
+        },
+    )
+    columns = parse_columns("question=question.stem,options=question.choices,correct=answerKey")
+    questions = read_dataset(path, task="mc", columns=columns)
+    assert [(q.id, q.text, q.options, q.correct_letter) for q in questions] == [
+        ("Mercury_1", "Which gas do plants take in?", ("oxygen", "carbon dioxide", "helium"), "B"),
+        ("Mercury_2", "How many legs has a spider?", ("six", "eight"), "B"),
+    ]
+    # The texts alone lose the labels: "2" is then a position, and says so.
+    texts = parse_columns("question=question.stem,options=question.choices[].text,correct=answerKey")
+    with pytest.raises(LogFileError) as raised:
+        read_dataset(path, task="mc", columns=texts)
+    assert [str(error) for error in raised.value.errors] == [
+        "line 2, field answerKey: the correct position 2 is not one of the 2 options' positions 0 to 1 "
+        "(counting from 0; say so if the file counts from 1)"
+    ]
+
+
+def test_it_reads_options_as_a_mapping_as_hugging_face_lists_and_the_correct_text(tmp_path):
+    path = jsonl(
+        tmp_path / "mc.jsonl",
+        {"id": "m", "question": "Capital?", "options": {"A": "Lyon", "B": "Paris"}, "correct": "B"},
+        # Hugging Face's ARC: choices as {"text": [...], "label": [...]}.
+        {
+            "id": "h",
+            "question": "Legs?",
+            "options": {"text": ["six", "eight"], "label": ["A", "B"]},
+            "correct": "(b)",
+        },
+        {"id": "t", "question": "Two plus two?", "options": ["three", "four"], "correct": "four"},
+        {"id": "p", "question": "Pick one", "options": ["red", "blue"], "correct": 1},
+        # The letter as answer keys often write it.
+        {"id": "w", "question": "Pick one", "options": ["red", "blue"], "correct": "(B)"},
+        {"id": "d", "question": "Pick one", "options": ["red", "blue"], "correct": "b."},
+    )
+    questions = read_dataset(path, task="mc")
+    assert [(q.id, q.options, q.correct_letter) for q in questions] == [
+        ("m", ("Lyon", "Paris"), "B"),
+        ("h", ("six", "eight"), "B"),
+        ("t", ("three", "four"), "B"),
+        ("p", ("red", "blue"), "B"),
+        ("w", ("red", "blue"), "B"),
+        ("d", ("red", "blue"), "B"),
+    ]
+
+
+def test_it_says_when_a_letter_names_no_option_and_which_part_of_a_path_is_missing(tmp_path):
+    path = jsonl(
+        tmp_path / "mc.jsonl",
+        {"id": "e", "question": {"stem": "Q"}, "options": ["a", "b", "c"], "correct": "E"},
+        {"id": "l", "question": {"stem": "Q"}, "options": {"A": "a", "B": "b"}, "correct": "C"},
+        {"id": "x", "question": {"text": "Q"}, "options": ["a", "b"], "correct": "nothing like it"},
+    )
+    with pytest.raises(LogFileError) as raised:
+        read_dataset(path, task="mc", columns=parse_columns("question=question.stem"))
+    assert [str(error) for error in raised.value.errors] == [
+        "line 1, field correct: the correct letter 'E' names no option: this question's 3 options are A to C",
+        "line 2, field correct: the correct option 'C' names no option: the options are labelled A, B",
+        "line 3, field question.stem: missing: 'question' has no 'stem' (it has 'text')",
+        'line 3, field correct: the correct option "nothing like it" is not a letter (A to B), a position '
+        "or the text of one of the options",
+    ]
+
+
+def test_it_prints_the_table_for_an_mmlu_csv_mapped_on_the_command_line(tmp_path, capsys):
+    dataset = mmlu_csv(tmp_path / "mmlu.csv")
+    run = jsonl(
+        tmp_path / "run.jsonl",
+        {"assistant_version": "a1", "set_version": "s1"},
+        {"question_id": "2", "answer": "B. 2"},
+        {"question_id": "3", "answer": "A. Lyon"},
+    )
+    columns = "id=,question=Question,options=A,B,C,D,correct=Answer"
+    assert main(["mc", str(dataset), "--answers", str(run), "--columns", columns]) == 0
+    assert capsys.readouterr().out.splitlines()[:4] == [
+        "multiple choice QA: 2 questions, 2 trials",
+        "",
+        "task             k/n  accuracy  95 % Wilson interval  random guess  errors",
+        "multiple choice  1/2      0.50           [0.09-0.91]          0.25       0",
+    ]
+
+
+def test_it_reads_a_json_array_naming_bad_items_by_their_number(tmp_path):
+    items = [
+        {"id": "f", "question": "Capital of France?", "options": ["Lyon", "Paris"], "correct": "B"},
+        {"id": "g", "question": "", "options": ["a", "b"], "correct": "A"},
+        ["not", "an", "object"],
+    ]
+    path = write(tmp_path / "mc.json", json.dumps(items, indent=2))
+    with pytest.raises(LogFileError) as raised:
+        read_dataset(path, task="mc")
+    assert [str(error) for error in raised.value.errors] == [
+        "item 2, field question: the question is empty",
+        "item 3: not a JSON object but a list",
+    ]
+    write(path, json.dumps(items[:1]))
+    assert [(q.id, q.line, q.correct_letter) for q in read_dataset(path, task="mc")] == [("f", 1, "B")]
+    write(path, json.dumps({"id": "f"}))
+    with pytest.raises(DatasetError, match="the file is JSON but not an array of objects"):
+        read_dataset(path, task="mc")
+
+
+def test_it_refuses_a_csv_without_header_or_reads_it_by_position(tmp_path):
+    # The MMLU test files as Hendrycks' data.tar holds them: no header row.
+    path = write(
+        tmp_path / "abstract_algebra_test.csv",
+        '"Find the degree for the given field extension Q(sqrt(2)) over Q.",0,4,2,6,C\n'
+        "Let p = (1 2 5 4)(2 3) in S_5 . Find the index of <p> in S_5.,8,2,24,120,C\n",
+    )
+    with pytest.raises(LogFileError) as raised:
+        read_dataset(path, task="mc", columns=parse_columns("id=,correct=answer"))
+    assert [str(error) for error in raised.value.errors] == [
+        "line 1: this file seems to have no header row: its first line holds data ('Find the degree for the given …', "
+        "'0', '4', '2', ...), not column names; add a header line naming the columns, or map the columns by "
+        "position, col1 being the first: --columns id=,question=col1,options=col2+col3+col4+col5,correct=col6"
+    ]
+    columns = parse_columns("id=,question=col1,options=col2+col3+col4+col5,correct=col6")
+    questions = read_dataset(path, task="mc", columns=columns)
+    assert [(q.id, q.options, q.correct_letter) for q in questions] == [
+        ("1", ("0", "4", "2", "6"), "C"),
+        ("2", ("8", "2", "24", "120"), "C"),
+    ]

@@ -173,7 +173,9 @@ def _qa_questions(stored: StoredFile, *, task: str, columns: str, language: str)
     from scoring.imports.tabular import qa_question_set
 
     target = stored.path.with_suffix(".questions.jsonl")
-    file_format = "csv" if stored.name.lower().endswith(".csv") else "jsonl"
+    # The stored copy has a name of its own: the upload's name says the format.
+    suffix = Path(stored.name).suffix.lower()
+    file_format = {".csv": "csv", ".json": "json"}.get(suffix, "jsonl")
     try:
         with open(target, "wb") as out:
             qa_question_set(

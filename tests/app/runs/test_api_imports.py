@@ -1,6 +1,7 @@
 """POST /api/imports: another tool's file becomes a run in one call, or, with
 preview=true, shows what it would become and stores nothing."""
 
+import json
 from pathlib import Path
 
 from django.core.files.uploadedfile import SimpleUploadedFile
@@ -8,6 +9,7 @@ from django.test import TestCase
 
 from reviewapp.models import Answer, ApiToken, Run, SetVersion
 from tests.helpers import make_user
+from tests.scoring.imports.test_tabular import RAGAS_ARRAY
 
 EXAMPLES = Path(__file__).resolve().parents[3] / "reviewapp" / "demo" / "imports"
 
@@ -102,6 +104,54 @@ class ImportApiTests(TestCase):
         )
         self.assertEqual(response.status_code, 403)
 
+    def test_a_ragas_json_array_becomes_a_run(self):
+        # Ragas' repository keeps its datasets as one indented JSON array.
+        upload = SimpleUploadedFile("ragas_dataset.json", json.dumps(RAGAS_ARRAY, indent=4).encode())
+        response = self.post({"file": upload, "assistant_version": "rag-1", "set_version": "ragas-array-1"})
+        self.assertEqual(response.status_code, 201, response.content)
+        stored = self.client.get(f"/api/runs/{response.json()['id']}", **self.auth).json()
+        self.assertEqual(stored["answers"], 2)
+        run = Run.objects.get()
+        self.assertEqual(
+            [answer.record["answer"] for answer in run.answers.order_by("line_number")],
+            [row["response"] for row in RAGAS_ARRAY],
+        )
+
+    def test_a_nested_mapping_reads_nested_json_lines(self):
+        # Shaped like lm-eval's lines but not one (lm-eval's own reader takes
+        # those): a mapping reaches into nested objects and lists.
+        sample = {
+            "id": 3,
+            "doc": {"question": "How many legs has a spider?"},
+            "target": "8",
+            "outputs": [["A spider has 8 legs."]],
+        }
+        columns = "question_id=id,question=doc.question,answer=outputs[0][0],reference=target"
+        upload = SimpleUploadedFile("samples_legs.jsonl", (json.dumps(sample) + "\n").encode())
+        response = self.post({"file": upload, "format": "ragas", "columns": columns, "preview": "true"})
+        self.assertEqual(response.status_code, 200, response.content)
+        [line] = response.json()["lines"]
+        self.assertEqual(
+            (line["question_id"], line["question"], line["answer"]),
+            ("3", "How many legs has a spider?", "A spider has 8 legs."),
+        )
+        self.assertIn("outputs[0][0]", response.json()["fields"])
+        missing = self.post(
+            {
+                "file": SimpleUploadedFile("samples_legs.jsonl", (json.dumps(sample) + "\n").encode()),
+                "format": "ragas",
+                "columns": columns.replace("outputs[0][0]", "outputs[1][0]"),
+                "assistant_version": "lm-1",
+                "set_version": "legs-1",
+            }
+        )
+        self.assertEqual(missing.status_code, 400)
+        self.assertEqual(
+            missing.json()["errors"],
+            ["samples_legs.jsonl: line 1, field outputs[1][0]: missing: 'outputs' has 1 item, no item [1]"],
+        )
+        self.assertFalse(Run.objects.exists())
+
 
 class QaDatasetApiTests(TestCase):
     def test_a_multiple_choice_dataset_becomes_a_set_version(self):
@@ -128,3 +178,30 @@ class QaDatasetApiTests(TestCase):
         self.assertEqual(refused.status_code, 400)
         self.assertIn("Q", " ".join(refused.json()["errors"]))
         self.assertFalse(SetVersion.objects.filter(version="mc-2").exists())
+
+    def test_an_arc_dataset_as_a_json_array_becomes_a_set_with_the_lettered_answer(self):
+        user = make_user("pipeline")
+        _, key = ApiToken.issue(user=user, name="ci")
+        items = [
+            {
+                "id": "Mercury_1",
+                "question": {
+                    "stem": "Which gas do plants take in?",
+                    "choices": [{"label": "A", "text": "oxygen"}, {"label": "B", "text": "carbon dioxide"}],
+                },
+                "answerKey": "B",
+            }
+        ]
+        response = self.client.post(
+            "/api/question-sets",
+            {
+                "file": SimpleUploadedFile("arc.json", json.dumps(items, indent=2).encode()),
+                "version": "arc-1",
+                "qa_task": "mc",
+                "qa_columns": "question=question.stem,options=question.choices,correct=answerKey",
+            },
+            HTTP_AUTHORIZATION=f"Bearer {key}",
+        )
+        self.assertEqual(response.status_code, 201, response.content)
+        [question] = SetVersion.objects.get(version="arc-1").questions.all()
+        self.assertEqual((question.question_id, question.reference), ("Mercury_1", "B. carbon dioxide"))

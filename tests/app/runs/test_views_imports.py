@@ -142,6 +142,39 @@ class ImportPageTests(TestCase):
         self.assertContains(page, "passage 1")
         self.assertContains(page, record["retrieved_contexts"][0][:40])
 
+    def test_nested_fields_are_offered_and_mapped_by_their_paths(self):
+        samples = [
+            {"id": 0, "doc": {"question": "How many legs has a spider?"}, "outputs": [["Eight."]]},
+            {"id": 1, "doc": {"question": "How many legs has an ant?"}, "outputs": [["Six."]]},
+        ]
+        upload = SimpleUploadedFile(
+            "samples_legs.jsonl", "".join(json.dumps(sample) + "\n" for sample in samples).encode()
+        )
+        page = self.start(upload, format="ragas")
+        form = page.context["form"]
+        self.assertIn("doc.question", dict(form.fields["map_question"].choices))
+        self.assertIn("outputs[0][0]", dict(form.fields["map_answer"].choices))
+        self.confirm(
+            form.initial["key"],
+            "lm-1",
+            "legs-1",
+            map_question_id="id",
+            map_question="doc.question",
+            map_answer="outputs[0][0]",
+        )
+        run = Run.objects.get()
+        answers = [
+            json.loads(answer.raw) for answer in Answer.objects.filter(run=run).order_by("line_number")
+        ]
+        self.assertEqual(
+            [(answer["question_id"], answer["answer"]) for answer in answers],
+            [("0", "Eight."), ("1", "Six.")],
+        )
+        self.assertEqual(
+            Question.objects.get(set_version=run.set_version, question_id="1").question,
+            "How many legs has an ant?",
+        )
+
     def test_a_missing_mapped_column_is_named_and_nothing_is_stored(self):
         page = self.start(example("answers_example.csv"))
         key = page.context["form"].initial["key"]

@@ -531,14 +531,36 @@ BAD_INPUTS = [
         id="binary",
     ),
     pytest.param(
-        "a.jsonl",
-        b'[{"user_input": "Q", "response": "A"}]\n',
+        "a.json",
+        b'[{"user_input": "Q", "response": "A"},\n [1, 2],\n {"user_input": "Q3"}]\n',
         ["--format", "ragas"],
         [
-            "this file is one JSON array, not JSON Lines: Ragas-style JSON Lines hold one object a line "
-            "(Ragas' to_jsonl writes them so)"
+            "item 2: not a JSON object but a list",
+            'item 3, field answer: missing: no "answer" or "response" on this line; '
+            "map the answer field to the key that holds it",
         ],
-        id="json-array",
+        id="json-array-items",
+    ),
+    pytest.param(
+        "a.jsonl",
+        b'{"doc": {"question": "Q"}, "resps": [["A"]]}\n{"doc": {"query": "Q2"}, "resps": []}\n',
+        ["--format", "ragas", "--columns", "question=doc.question,answer=resps[0][0]"],
+        [
+            "line 2, field doc.question: missing: 'doc' has no 'question' (it has 'query')",
+            "line 2, field resps[0][0]: missing: 'resps' has 0 items, no item [0]",
+        ],
+        id="nested-path-missing",
+    ),
+    pytest.param(
+        "a.csv",
+        b"What was the poverty rate in 2021?,24.5 percent\nAnd in 2020?,25.1\n",
+        ["--format", "csv"],
+        [
+            "line 1: this file seems to have no header row: its first line holds data ('What was the poverty "
+            "rate in 2…', '24.5 percent'), not column names; add a header line naming the columns, or map "
+            "the columns by position, col1 being the first: --columns question=col1,answer=col2"
+        ],
+        id="csv-without-header",
     ),
 ]
 
@@ -846,3 +868,133 @@ def test_a_line_too_long_to_hold_is_refused_on_its_line_unread(tmp_path, monkeyp
         assert [(error.line, "longer than" in error.message) for error in raised.value.errors] == [
             (line, True)
         ]
+
+
+# --- Nested fields, JSON arrays and files without a header (issue 26) -----------------------------------
+
+# Ragas' repository keeps datasets as one indented JSON array (json.dump(..., indent=4)).
+RAGAS_ARRAY = [
+    {
+        "user_input": "What share of the population was undernourished in 2024?",
+        "retrieved_contexts": ["Undernourishment, percent: 7.6 in 2024, 7.9 in 2023."],
+        "response": "About 7.6% in 2024.",
+        "reference": "7.6% in 2024.",
+    },
+    {
+        "user_input": "What was the under-five mortality rate in 2020?",
+        "retrieved_contexts": ["Under-five mortality, per 1,000 live births: 41 in 2020."],
+        "response": "It was 35 per 1,000 live births.",
+        "reference": "41 per 1,000 live births.",
+    },
+]
+
+
+def test_it_reads_a_ragas_json_array_as_json_lines_are_read(tmp_path):
+    array = tmp_path / "ragas_dataset.json"
+    array.write_text(json.dumps(RAGAS_ARRAY, indent=4), encoding="utf-8")
+    assert imports.detect_format(array, array.name) == "ragas"
+    lines = write_jsonl(tmp_path / "ragas_dataset.jsonl", RAGAS_ARRAY)
+    assert converted(array, "ragas") == converted(lines, "ragas")
+    assert [line["question_id"] for line in converted(array, "ragas")[1:]] == ["row-1", "row-2"]
+    shown = imports.preview(array, "ragas", options(), rows=1)
+    assert (shown.rows, shown.errors) == ([RAGAS_ARRAY[0]], [])
+
+
+def test_it_refuses_a_json_array_over_its_size_limit(tmp_path, monkeypatch):
+    import scoring.jsonarray
+
+    monkeypatch.setattr(scoring.jsonarray, "MAX_JSON_ARRAY_BYTES", 100)
+    array = tmp_path / "big.json"
+    array.write_text(json.dumps(RAGAS_ARRAY), encoding="utf-8")
+    with pytest.raises(LogFileError) as raised:
+        converted(array, "ragas")
+    assert [str(error) for error in raised.value.errors] == [
+        f"the file: a JSON array is read whole, up to 100 bytes, and this one holds {array.stat().st_size} "
+        "bytes: write it as JSON Lines, one object a line (Ragas' to_jsonl does)"
+    ]
+
+
+# An lm-evaluation-harness --log_samples line, cut down to what a mapping reads.
+LM_EVAL_SAMPLE = {
+    "id": 7,
+    "doc": {"question": "How many legs has a spider?", "answer": "8"},
+    "target": "8",
+    "outputs": [["A spider has 8 legs."]],
+    "filtered": ["8"],
+}
+
+
+def test_it_maps_nested_fields_and_list_items_in_json_lines_and_csv(tmp_path):
+    mapping = {
+        "question_id": "id",
+        "question": "doc.question",
+        "answer": "outputs[0][0]",
+        "reference": "target",
+    }
+    source = write_jsonl(tmp_path / "samples_gsm8k.jsonl", [LM_EVAL_SAMPLE])
+    # The preview offers the paths a mapping can name.
+    assert imports.preview(source, "ragas", options()).fields == [
+        "id",
+        "doc",
+        "target",
+        "outputs",
+        "filtered",
+        "doc.question",
+        "doc.answer",
+        "outputs[0]",
+        "outputs[0][0]",
+    ]
+    [_, line] = converted(source, "ragas", mapping)
+    assert (line["question_id"], line["question"], line["answer"], line["reference"]) == (
+        "7",
+        "How many legs has a spider?",
+        "A spider has 8 legs.",
+        "8",
+    )
+    # The same record as pandas writes it to CSV: nested values as Python literals.
+    import pandas as pd
+
+    table = tmp_path / "samples.csv"
+    pd.DataFrame([LM_EVAL_SAMPLE]).to_csv(table, index=False)
+    [_, from_csv] = converted(table, "csv", mapping)
+    assert from_csv == line
+    with pytest.raises(LogFileError) as raised:
+        converted(table, "csv", {**mapping, "question": "document.question"})
+    assert [str(error) for error in raised.value.errors] == [
+        "line 1, field document.question: the question column 'document' is not in the header (the header "
+        "has 'id', 'doc', 'target', 'outputs', 'filtered')"
+    ]
+
+
+def test_it_reads_a_csv_without_header_by_position(tmp_path):
+    source = tmp_path / "no_header.csv"
+    source.write_text(
+        "What was the poverty rate in 2021?,24.5 percent\nAnd in 2020?,25.1\n", encoding="utf-8"
+    )
+    lines = converted(source, "csv", {"question": "col1", "answer": "col2"})
+    assert [(line["question_id"], line["question"], line["answer"]) for line in lines[1:]] == [
+        ("row-1", "What was the poverty rate in 2021?", "24.5 percent"),
+        ("row-2", "And in 2020?", "25.1"),
+    ]
+
+
+def test_it_tells_a_ragas_array_from_json_lines_where_a_run_log_was_expected(tmp_path):
+    array = tmp_path / "dataset.json"
+    array.write_text(json.dumps(RAGAS_ARRAY, indent=2), encoding="utf-8")
+    assert sniff.other_tool(array) == "a Ragas dataset, one JSON array (user_input, response, ...)"
+    other = tmp_path / "other.json"
+    other.write_text(json.dumps([{"stem": "Q", "label": "A"}]), encoding="utf-8")
+    assert sniff.look(other) == sniff.Look("json_array", "stem, label")
+    assert sniff.format_problem(other, other.name, "csv") == "this file is one JSON array, not CSV"
+
+
+def test_it_refuses_one_indented_json_object_as_ragas_rows(tmp_path):
+    # Ragas' annotated runs (docs/_static/edited_chain_runs.json): one object of metric -> runs.
+    document = tmp_path / "edited_chain_runs.json"
+    document.write_text(json.dumps({"answer_correctness": [{"metric_input": RAGAS_ARRAY[0]}]}, indent=4))
+    with pytest.raises(LogFileError) as raised:
+        converted(document, "ragas")
+    assert [str(error) for error in raised.value.errors] == [
+        "line 1: this file is one JSON object spread over many lines, not JSON Lines (one object a line) "
+        "or a JSON array of rows: write the rows one object a line, as Ragas' to_jsonl does"
+    ]
