@@ -295,6 +295,7 @@ def extract_numbers(text: str, *, language: str = "", scale_words: bool = False)
     dot_groups = language[:2].lower() in DOT_GROUPING_LANGUAGES
     scale_text = _IDENTIFIER.sub(_blank, blanked) if scale_words else ""
     numbers = []
+    unspaced_scales = {}  # a number's index: (the factor of its unspaced scale word, where the word ends)
     for match in _TOKEN.finditer(blanked):
         sign, body = match.groups()
         start, end = match.span()
@@ -306,13 +307,46 @@ def extract_numbers(text: str, *, language: str = "", scale_words: bool = False)
         if scale_words and (scale := _SCALE.match(scale_text, end)):
             if scale["unspaced"]:
                 factor = UNSPACED_SCALE_WORDS[scale["unspaced"]]
+                unspaced_scales[len(numbers)] = (factor, scale.end())
             else:
                 word = " ".join(scale["word"].lower().split())
                 factor = 1e9 if word == "mil millones" else SCALE_WORDS[word]
             values += tuple(value * factor for value in values)
         # tuple.__new__ skips the named tuple's Python-level constructor.
         numbers.append(_new(Number, (values[0], text[start:end], start, end, values, decimals, bool(sign))))
+    if unspaced_scales:
+        return _joined_parts(numbers, unspaced_scales, text)
     return numbers
+
+
+def _joined_parts(numbers: list[Number], scales: dict[int, tuple[float, int]], text: str) -> list[Number]:
+    """``numbers`` with each number written in parts of falling scale (1万5千,
+    3亿5000万, 2억 5천만) joined into one, read in its first part's scale and
+    in units: (1.5, 15000.0). A part follows the scale word before it at once,
+    or after a space when it has a scale word of its own, and is smaller than
+    that word's scale; "5万 3" and "1万2万" stay two numbers each."""
+    joined: list[Number] = []
+    chain = None  # (first part's factor, sum so far, last part's factor, where its scale word ends)
+    for index, number in enumerate(numbers):
+        scale = scales.get(index)
+        if chain and not number.signed and len(number.readings) == (2 if scale else 1):
+            first_factor, total, last_factor, last_end = chain
+            gap = text[last_end : number.start]
+            part = number.readings[-1]
+            if part < last_factor and (gap == "" or (gap == " " and scale)):
+                total += part if total >= 0 else -part
+                unit = (scale[0] if scale else 1.0) / 10**number.decimals
+                decimals = max(0, round(math.log10(first_factor / unit)))
+                first, end = joined[-1], scale[1] if scale else number.end
+                readings = (total / first_factor, total)
+                joined[-1] = Number(
+                    readings[0], text[first.start : end], first.start, end, readings, decimals, first.signed
+                )
+                chain = (first_factor, total, *scale) if scale else None
+                continue
+        joined.append(number)
+        chain = (scale[0], number.readings[-1], *scale) if scale and len(number.readings) == 2 else None
+    return joined
 
 
 def _holds_unspaced_markers(text: str) -> bool:

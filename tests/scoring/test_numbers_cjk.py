@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 from scoring.logfile import language_problem
 from scoring.measures import Options, check_answer
-from scoring.numbers import extract_numbers
+from scoring.numbers import extract_numbers, match_value
 
 
 def values(text: str, language: str = "zh", **options) -> list[float]:
@@ -174,6 +174,40 @@ def test_it_blanks_per_denominators_in_each_script(text, expected):
 def test_it_adds_scaled_readings_of_unspaced_scale_words_only_when_asked(text, language, expected):
     assert readings(text, language) == [reading[:1] for reading in expected]
     assert readings(text, language, scale_words=True) == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "language", "expected", "texts"),
+    [
+        ("1万5千人", "zh", [(1.5, 15000.0)], ["1万5千"]),
+        ("1万5000人", "zh", [(1.5, 15000.0)], ["1万5000"]),
+        ("3亿5000万元", "zh", [(3.5, 3.5e8)], ["3亿5000万"]),
+        ("1亿2000万5000", "zh", [(1.20005, 120005000.0)], ["1亿2000万5000"]),
+        ("1億2345万円", "ja", [(1.2345, 123450000.0)], ["1億2345万"]),
+        ("2억 5천만 원", "ko", [(2.5, 2.5e8)], ["2억 5천만"]),
+        # Not parts of one number: a rising scale, a space before a bare number, a sign.
+        ("1万2万", "zh", [(1.0, 1e4), (2.0, 2e4)], ["1", "2"]),
+        ("5万 3个城市", "zh", [(5.0, 5e4), (3.0,)], ["5", "3"]),
+        ("1万-5千", "zh", [(1.0, 1e4), (-5.0, -5e3)], ["1", "-5"]),
+        ("1万15000", "zh", [(1.0, 1e4), (15000.0,)], ["1", "15000"]),
+    ],
+)
+def test_it_joins_a_number_written_in_parts_of_falling_scale(text, language, expected, texts):
+    numbers = extract_numbers(text, language=language, scale_words=True)
+    assert [n.readings for n in numbers] == expected
+    assert [n.text for n in numbers] == texts
+    assert [text[n.start : n.end] for n in numbers] == texts
+
+
+def test_it_reads_the_parts_alone_without_scale_words():
+    assert readings("1万5千人") == [(1.0,), (5.0,)]
+
+
+def test_a_joined_number_matches_a_value_rounded_to_its_precision():
+    (number,) = extract_numbers("1万5千人", language="zh", scale_words=True)
+    assert number.decimals == 1
+    assert match_value(number, [1.54], rounding=True) == 1.54
+    assert match_value(number, [15000.0]) == 15000.0
 
 
 @pytest.mark.parametrize(
