@@ -39,7 +39,6 @@ _GROUPERS = _SPACES + _APOSTROPHES + ",."
 DOT_GROUPING_LANGUAGES = frozenset({"fr", "es", "de", "it", "pt", "nl", "da", "id", "tr"})
 
 _SEPARATOR = f"[{re.escape(_GROUPERS)}]"
-_TOKEN_BODY = rf"\d+(?:{_SEPARATOR}\d{{3}})*(?:[.,]\d+)?"
 
 # Scripts written without spaces between words: Han, kana, Hangul and Thai.
 # A number may touch their letters ("每年5天", "ราคา50บาท"), where a Latin
@@ -70,11 +69,16 @@ _ORDINAL = rf"(?:st|nd|rd|th|ST|ND|RD|TH|[\u00ba\u00aa])(?!{_SPACED_WORD})"
 # A token with an optional sign: it must stand alone, not glued to a word, a
 # digit or a preceding dot, and not run into a word (an identifier may follow
 # at once: "12ABCD" reads 12, as if the identifier were blanked; so may an
-# ordinal's suffix). A full stop may follow.
+# ordinal's suffix). A full stop may follow. The pattern opens with the
+# character class its first character is in (a sign or a digit), which the
+# regex engine scans for in C: a quarter faster than trying every position.
+# The lookbehinds then look at the character before that first one.
 _TOKEN = re.compile(
-    rf"(?=[-\u2212\d])(?<!{_SPACED_WORD})(?<!\.)(?P<sign>[-\u2212](?=\d))?(?P<body>{_TOKEN_BODY})"
+    rf"[-\u2212\d](?<!{_SPACED_WORD}.)(?<!\..)"
+    rf"(?:(?<=\d)\d*|(?<=[-\u2212])\d+)(?:{_SEPARATOR}\d{{3}})*(?:[.,]\d+)?"
     rf"(?:(?!{_SPACED_WORD})|(?=[A-Z][A-Z0-9_]{{3}})|(?={_ORDINAL}))"
 )
+_SIGNS = "-\u2212"
 _UNSPACED_LETTER = re.compile(f"[{_UNSPACED_LETTERS}]")
 
 # Blanked before reading, in this order (a date first, so that "per 1,000
@@ -188,10 +192,13 @@ def _longest_first(words) -> str:
 
 # Longest first, so that "mil millones" is a billion and not a thousand, and
 # 千万 ten million and not a thousand. A scale word after a number, looked
-# for once identifiers are blanked too.
+# for once identifiers are blanked too. The lookaheads first turn away most
+# numbers, which have no scale word, at the cost of one character class.
+_UNSPACED_SCALE_STARTS = "".join(sorted({word[0] for word in UNSPACED_SCALE_WORDS}))
 _SCALE = re.compile(
-    rf"\s+(?i:(?P<word>mil\s+millones|{_longest_first(SCALE_WORDS)}))\b"
-    rf"|\s?(?P<unspaced>{_longest_first(UNSPACED_SCALE_WORDS)})"
+    rf"(?=\s|[{_UNSPACED_SCALE_STARTS}])"
+    rf"(?:\s+(?i:(?P<word>mil\s+millones|{_longest_first(SCALE_WORDS)}))\b"
+    rf"|\s?(?=[{_UNSPACED_SCALE_STARTS}])(?P<unspaced>{_longest_first(UNSPACED_SCALE_WORDS)}))"
 )
 _IDENTIFIER = re.compile(r"[A-Z][A-Z0-9_]{3,}")
 
@@ -297,9 +304,12 @@ def extract_numbers(text: str, *, language: str = "", scale_words: bool = False)
     numbers = []
     unspaced_scales = {}  # a number's index: (the factor of its unspaced scale word, where the word ends)
     for match in _TOKEN.finditer(blanked):
-        sign, body = match.groups()
+        token = match.group()
         start, end = match.span()
-        digits_at = end - len(body)
+        if token[0] in _SIGNS:
+            sign, body, digits_at = token[0], token[1:], start + 1
+        else:
+            sign, body, digits_at = None, token, start
         if digits_at >= 2 and blanked[digits_at - 1] in "-\u2010" and _spaced_letter(text[digits_at - 2]):
             continue  # a hyphenated name such as COVID-19 holds no figure; 为-2.5 is a sign
         values, decimals, length = _interpret(sign, body, dot_groups)
