@@ -6,10 +6,11 @@ The answers are the synthetic generator's (scoring/synthetic/: English,
 French and Spanish, as bench_scoring.py's runs hold them), read once each
 per round; with --against, scoring/numbers.py as it stands at that commit
 (git show) is loaded beside the working tree's, and the two are timed in
-interleaved rounds so that the machine's drift falls on both alike. It
-prints the best and median round of each, microseconds per answer and the
-ratio (working tree over the other: above 1 is slower), with and without
-scale words, and checks that both read the same numbers from every answer.
+interleaved rounds so that the machine's drift falls on both alike, each
+round's time being this process's CPU time (other processes on the machine
+count less than in wall time). It prints the best and median round of each, microseconds per answer and the
+ratio (working tree over the other: above 1 is slower), overall and per
+language, with and without scale words, and checks that both read the same numbers from every answer.
 """
 
 from __future__ import annotations
@@ -54,10 +55,10 @@ def module_at(commit: str):
 
 def one_round(module, texts: list[tuple[str, str]], scale_words: bool) -> float:
     extract = module.extract_numbers
-    started = time.perf_counter()
+    started = time.process_time()
     for text, language in texts:
         extract(text, language=language, scale_words=scale_words)
-    return time.perf_counter() - started
+    return time.process_time() - started
 
 
 def main() -> None:
@@ -78,22 +79,35 @@ def main() -> None:
         )
         print(f"answers whose numbers differ from {args.against}: {differ} of {len(texts)}")
     print(f"{len(texts)} answers, {statistics.mean(len(t) for t, _ in texts):.0f} characters on average")
+    by_language: dict[str, list[tuple[str, str]]] = {}
+    for text, language in texts:
+        by_language.setdefault(language, []).append((text, language))
     for scale_words in (False, True):
-        times: dict[str, list[float]] = {name: [] for name in modules}
+        # times[module][language]: one CPU time per round.
+        times = {name: {language: [] for language in by_language} for name in modules}
         for _ in range(args.rounds):
             for name, module in modules.items():
-                times[name].append(one_round(module, texts, scale_words))
-        print(f"scale_words={scale_words}, {args.rounds} interleaved rounds:")
-        for name, rounds in times.items():
+                for language, subset in by_language.items():
+                    times[name][language].append(one_round(module, subset, scale_words))
+        print(f"scale_words={scale_words}, {args.rounds} interleaved rounds, CPU time:")
+        for name, per_language in times.items():
+            rounds = [sum(round_times) for round_times in zip(*per_language.values(), strict=True)]
             best, median = min(rounds), statistics.median(rounds)
             print(
                 f"  {name:>14}: best {best * 1000:.1f} ms, median {median * 1000:.1f} ms,"
                 f" {best / len(texts) * 1e6:.2f} us per answer"
             )
         if args.against:
-            ratio = min(times["working tree"]) / min(times[args.against])
-            median_ratio = statistics.median(times["working tree"]) / statistics.median(times[args.against])
-            print(f"  working tree / {args.against}: {ratio:.3f} (best), {median_ratio:.3f} (median)")
+            for language in ("all", *sorted(by_language)):
+                if language == "all":
+                    ours = [sum(r) for r in zip(*times["working tree"].values(), strict=True)]
+                    theirs = [sum(r) for r in zip(*times[args.against].values(), strict=True)]
+                else:
+                    ours, theirs = times["working tree"][language], times[args.against][language]
+                print(
+                    f"  working tree / {args.against}, {language}: {min(ours) / min(theirs):.3f} (best),"
+                    f" {statistics.median(ours) / statistics.median(theirs):.3f} (median)"
+                )
 
 
 if __name__ == "__main__":
