@@ -96,32 +96,54 @@ _DIGIT = re.compile(r"\d")
 # (2024年3月31日, 2024년 3월 31일): blanked as a whole, as "2024-03-31" is. A
 # month alone ("3月", "3월") is a month's name, as "March" is, and blanked;
 # the year before it stays a year. Months counted (3个月, 3か月, 3개월) are
-# figures.
-_MONTH = r"(?:1[0-2]|0?[1-9])\s?[月월]"
-_DAY = r"(?:3[01]|[12]\d|0?[1-9])\s?[日号일]"
+# figures. Digits may be ASCII or full-width (\d is both). Each pattern here
+# opens with a character class or a literal, which the regex engine scans for
+# in C (a pattern that opens with a lookbehind is tried at every position,
+# five to ten times slower), and a lookbehind after the first character looks
+# at the character before it.
+_TO_FULL_WIDTH = str.maketrans("0123456789", "０１２３４５６７８９")
+
+
+def _either_width(digits: str) -> str:
+    """A character class of ``digits`` ("1-9") in ASCII and in full width."""
+    return f"[{digits}{digits.translate(_TO_FULL_WIDTH)}]"
+
+
+_MONTH_NUMBER = rf"(?:{_either_width('1')}{_either_width('0-2')}|{_either_width('0')}?{_either_width('1-9')})"
+_DAY = (
+    rf"(?:{_either_width('3')}{_either_width('01')}|{_either_width('12')}\d|{_either_width('0')}?"
+    rf"{_either_width('1-9')})\s?[日号일]"
+)
 _UNSPACED_DATE = re.compile(
-    rf"(?<![\d.,])(?:\d{{4}}\s?[年년]\s?(?={_MONTH}\s?{_DAY}))?{_MONTH}(?:\s?{_DAY})?"
+    r"\d(?<![\d.,].)"  # a first digit that is no part of a number
+    rf"(?:\d{{3}}\s?[年년]\s?(?={_MONTH_NUMBER}\s?[月월]\s?{_DAY}){_MONTH_NUMBER}"  # a year before both
+    # or a month from 1 to 12, its first digit read
+    rf"|(?<={_either_width('1')}){_either_width('0-2')}|(?<={_either_width('0')}){_either_width('1-9')}"
+    rf"|(?<={_either_width('1-9')}))"
+    rf"\s?[月월](?:\s?{_DAY})?"
 )
 # Their "per 1,000": 每 and ต่อ before the number, 当たり/あたり and 당 after
-# it (with a scale and a unit between: 10万人当たり, 1,000명당).
-_PER_NUMBER = r"\d+(?:[ ,]\d{3})*(?:[.,]\d+)?"
-_UNSPACED_DENOMINATOR = re.compile(
-    rf"(?:每|ต่อ)\s*{_PER_NUMBER}"
-    rf"|(?<![\d.,]){_PER_NUMBER}(?=\s?[万萬千만천]?\s?(?:人|名|件|世帯|명|건|가구)?\s?"
+# it (with a scale and a unit between: 10万人当たり, 1,000명당). Those after
+# are blanked first: what follows one of their blanks is never a digit, so
+# the pattern for those before cannot read across it (the other way round,
+# "4每24당" would lose its 4).
+_PER_NUMBER_REST = r"\d*(?:[ ,]\d{3})*(?:[.,]\d+)?"
+_DENOMINATOR_BEFORE = re.compile(rf"(?:每|ต\u0e48\u0e2d)\s*\d{_PER_NUMBER_REST}")
+_DENOMINATOR_AFTER = re.compile(
+    rf"\d(?<![\d.,].){_PER_NUMBER_REST}(?=\s?[万萬千만천]?\s?(?:人|名|件|世帯|명|건|가구)?\s?"
     r"(?:当たり|あたり|当り|당(?![\uac00-\ud7af])))"
 )
 # What these rules and the full-width ones below look for. A text holding
 # none of them (every French or Spanish answer) skips them: "in" looks for
 # each in C, and at once in a text of Latin-1 characters only, where no such
-# character can be. Full-width digits alone need nothing: they are digits.
+# character can be. Full-width digits need nothing: they are digits, which
+# float() reads.
 _UNSPACED_MARKERS = ("．", "，", "－", "月", "월", "每", "ต่อ", "当", "あたり", "당")
-# Full-width digits read as ASCII ones; a full-width full stop between digits
-# is a decimal mark, a full-width comma groups full-width digits by three (in
-# Chinese prose, "5，100" after ASCII digits is a clause comma), and a
-# full-width hyphen before a digit is a minus. Each is one character for
-# one, so offsets stay true.
-_FULL_WIDTH_DIGITS = str.maketrans("０１２３４５６７８９", "0123456789")
-_FULL_WIDTH_MARK = re.compile(r"(?<=\d)．(?=\d)|(?<=[０-９])，(?=[０-９]{3}(?![０-９]))|－(?=\d)")
+# A full-width full stop between digits is a decimal mark, a full-width comma
+# groups full-width digits by three (in Chinese prose, "5，100" after ASCII
+# digits is a clause comma), and a full-width hyphen before a digit is a
+# minus: each is one character for one, so offsets stay true.
+_FULL_WIDTH_MARK = re.compile(r"．(?<=\d．)(?=\d)|，(?<=[０-９]，)(?=[０-９]{3}(?![０-９]))|－(?=\d)")
 _ASCII_MARK = {"．": ".", "，": ",", "－": "-"}
 _SPLIT = re.compile(rf"({_SEPARATOR})")
 
@@ -289,16 +311,19 @@ def extract_numbers(text: str, *, language: str = "", scale_words: bool = False)
     blanked = text
     # Most answers are ASCII, which str.isascii() tells at no cost.
     unspaced = not text.isascii() and _holds_unspaced_markers(text)
-    if unspaced:
-        blanked = _FULL_WIDTH_MARK.sub(_ascii_mark, blanked).translate(_FULL_WIDTH_DIGITS)
+    if unspaced and ("．" in text or "，" in text or "－" in text):
+        blanked = _FULL_WIDTH_MARK.sub(_ascii_mark, blanked)
     if "-" in blanked:
         blanked = _DATE.sub(_DATE_BLANK, blanked)
-    if unspaced:
+    if unspaced and ("月" in text or "월" in text):
         blanked = _UNSPACED_DATE.sub(_blank, blanked)
     if "per" in blanked.lower():
         blanked = _DENOMINATOR.sub(_blank, blanked)
     if unspaced:
-        blanked = _UNSPACED_DENOMINATOR.sub(_blank, blanked)
+        if "当" in text or "あたり" in text or "당" in text:
+            blanked = _DENOMINATOR_AFTER.sub(_blank, blanked)
+        if "每" in text or "ต่อ" in text:
+            blanked = _DENOMINATOR_BEFORE.sub(_blank, blanked)
     dot_groups = language[:2].lower() in DOT_GROUPING_LANGUAGES
     scale_text = _IDENTIFIER.sub(_blank, blanked) if scale_words else ""
     numbers = []
