@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 from scoring.logfile import language_problem
 from scoring.measures import Options, check_answer
 from scoring.numbers import extract_numbers, match_value
+from tests.scoring.test_numbers import written
 
 
 def values(text: str, language: str = "zh", **options) -> list[float]:
@@ -245,15 +246,11 @@ def test_it_accepts_the_codes_of_these_languages_and_reads_english_separators(la
 )
 def test_it_reads_back_any_value_glued_to_unspaced_text(value, decimals, grouping, before, after, wide):
     value = round(value, decimals)
-    whole, _, fraction = f"{value:.{decimals}f}".partition(".")
-    groups = []
-    while len(whole) > 3:
-        whole, groups = whole[:-3], [whole[-3:], *groups]
-    written = grouping.join([whole, *groups]) + ("." + fraction if decimals else "")
+    text = written(value, decimals, grouping, ".")
     if wide:
-        written = written.translate(str.maketrans("0123456789,.", "０１２３４５６７８９，．"))
-    (number,) = extract_numbers(f"{before}{written}{after}", language="zh")
-    assert any(math.isclose(reading, value) for reading in number.readings), (written, number)
+        text = text.translate(str.maketrans("0123456789,.", "０１２３４５６７８９，．"))
+    (number,) = extract_numbers(f"{before}{text}{after}", language="zh")
+    assert any(math.isclose(reading, value) for reading in number.readings), (text, number)
 
 
 def test_a_chinese_answer_scores_as_its_english_twin():
