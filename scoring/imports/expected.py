@@ -59,25 +59,47 @@ _MONTHS = {name for names in _MONTH_NAMES.values() for name in names.split()}
 _MONTH = "(?:" + "|".join(sorted(map(re.escape, _MONTHS), key=len, reverse=True)) + r")\.?"
 _DAY = r"\d{1,2}(?:st|nd|rd|th|er|e|º|°|\.)?"
 _YEAR = r"\d{4}"
-_DATE = re.compile(
+# Dates, in three kinds, each looked for only where it can be (most targets
+# hold no date, and a month-name pattern tried at every word is slow).
+_NUMERIC_DATE = re.compile(
+    # 2021-07-30, 2021/07/30, 30/07/2021, 30.07.2021, 7/30/21
+    rf"\b{_YEAR}[-/.]\d{{1,2}}[-/.]\d{{1,2}}\b|\b\d{{1,2}}[-/.]\d{{1,2}}[-/.](?:\d{{4}}|\d{{2}})\b"
+)
+_MONTH_DATE = re.compile(
     "|".join(
         (
-            # 2021-07-30, 2021/07/30, 30/07/2021, 30.07.2021, 7/30/21
-            rf"\b{_YEAR}[-/.]\d{{1,2}}[-/.]\d{{1,2}}\b",
-            r"\b\d{1,2}[-/.]\d{1,2}[-/.](?:\d{4}|\d{2})\b",
             # 30 July, 30th of July 2021, 1er juillet, 30 de julio de 2021, 30. Juli 2021
             rf"\b{_DAY}\s*(?:of\s+|de\s+)?{_MONTH}(?![^\W\d_])(?:,?\s+(?:de\s+)?{_YEAR}\b)?",
             # July 30, July 30th, 2021
             rf"\b{_MONTH}\s+{_DAY}(?!\d)(?:,?\s+{_YEAR}\b)?",
             # July 2021, julio de 2021: a month of a year
             rf"\b{_MONTH}\s+(?:de\s+)?{_YEAR}\b",
-            # 2021年7月30日, 7月30日, 2021년 7월 30일, 2021年7月
-            r"\d{2,4}\s*[年년]\s*\d{1,2}\s*[月월](?:\s*\d{1,2}\s*[日일号])?",
-            r"\d{1,2}\s*[月월]\s*\d{1,2}\s*[日일号]",
         )
     ),
     re.IGNORECASE,
 )
+# 2021年7月30日, 7月30日, 2021년 7월 30일, 2021年7月
+_CJK_DATE = re.compile(
+    r"\d{2,4}\s*[年년]\s*\d{1,2}\s*[月월](?:\s*\d{1,2}\s*[日일号])?|\d{1,2}\s*[月월]\s*\d{1,2}\s*[日일号]"
+)
+_WORD = re.compile(r"[^\W\d_]+")
+_DIGIT = re.compile(r"\d")
+
+
+def _blank(match: re.Match[str]) -> str:
+    return " " * len(match.group())
+
+
+def _without_dates(text: str) -> str:
+    """``text`` with each date blanked, offsets kept."""
+    if "/" in text or "-" in text or "." in text:
+        text = _NUMERIC_DATE.sub(_blank, text)
+    if not _MONTHS.isdisjoint(word.lower() for word in _WORD.findall(text)):
+        text = _MONTH_DATE.sub(_blank, text)
+    if "月" in text or "월" in text:
+        text = _CJK_DATE.sub(_blank, text)
+    return text
+
 
 # Scripts written without spaces between words: each character counts as
 # half a word, so that a Chinese sentence is not one "word".
@@ -93,12 +115,20 @@ def expected_values(
     text, whose numbers a free-text reference restates; ``language`` decides
     how numbers are read (scoring.numbers.extract_numbers)."""
     targets = [target_text] if isinstance(target_text, str) else list(target_text)
-    restated = [
-        reading for number in extract_numbers(question, language=language) for reading in _readings(number)
-    ]
+    restated: list[float] | None = None  # the question's numbers, read when a phrase needs them
     values: dict[float, None] = {}
     for target in targets:
-        for value in _target_values(target, restated, language):
+        text = _reference_phrase(target)
+        if text is None:
+            continue
+        numbers = extract_numbers(text, language=language)
+        if len(numbers) == 1 and _is_number_with_unit(text, numbers[0]):
+            values.setdefault(numbers[0].value, None)
+            continue
+        if restated is None:
+            numbers_asked = extract_numbers(question, language=language)
+            restated = [reading for number in numbers_asked for reading in _readings(number)]
+        if (value := _one_value(numbers, restated)) is not None:
             values.setdefault(value, None)
     return list(values)
 
@@ -118,20 +148,25 @@ def _readings(number: Number) -> tuple[float, ...]:
     return number.readings or (number.value,)
 
 
-def _target_values(target: str, restated: list[float], language: str) -> list[float]:
+def _reference_phrase(target: str) -> str | None:
+    """The target with its dates blanked when it is a phrase that may hold
+    a number (short, one line, no code or markup), else None."""
     text = target.strip()
-    if not text or _STRUCTURE.search(text) or _words(text) > MAX_WORDS:
-        return []
+    if not _DIGIT.search(text) or _STRUCTURE.search(text) or _words(text) > MAX_WORDS:
+        return None
     # A date's pieces are blanked, not read: the date is one value, not a number.
-    text = _DATE.sub(lambda match: " " * len(match.group()), text)
-    numbers = extract_numbers(text, language=language)
-    if len(numbers) == 1 and _is_number_with_unit(text, numbers[0]):
-        return [numbers[0].value]
+    return _without_dates(text)
+
+
+def _one_value(numbers: list[Number], restated: list[float]) -> float | None:
+    """The one value a phrase's numbers leave once those the question
+    holds are left out, and years beside another number; None for none or
+    several."""
     kept = [number for number in numbers if match_value(number, restated) is None]
     if any(not number.is_year for number in kept):
         kept = [number for number in kept if not number.is_year]
-    values = list(dict.fromkeys(number.value for number in kept))
-    return values if len(values) == 1 else []
+    values = set(number.value for number in kept)
+    return values.pop() if len(values) == 1 else None
 
 
 def _is_number_with_unit(text: str, number: Number) -> bool:
