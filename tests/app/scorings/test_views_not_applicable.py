@@ -5,7 +5,7 @@ reason, never as 0 % of 0 (issue 26, point 11): a task without numbers
 from django.test import TestCase
 from django.urls import reverse
 
-from reviewapp.models import Run, Score
+from reviewapp.models import ApiToken, Run, Score
 from tests.helpers import PASSWORD, jsonl, make_user
 
 
@@ -68,3 +68,10 @@ class NotApplicableCellTests(TestCase):
             count=2,
             html=True,
         )
+
+    def test_the_api_names_numeric_accuracy_as_not_applicable_as_the_cli_does(self):
+        _, key = ApiToken.issue(user=make_user("pipeline"), name="ci")
+        body = self.client.get(f"/api/runs/{self.run_obj.id}", HTTP_AUTHORIZATION=f"Bearer {key}").json()
+        (scoring,) = body["scorings"]
+        self.assertNotIn("numeric_accuracy", scoring["scores"]["all"])
+        self.assertEqual(scoring["not_applicable"]["numeric_accuracy"], "no question has an expected number")
