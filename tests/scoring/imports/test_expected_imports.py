@@ -120,3 +120,15 @@ def test_a_csv_reference_restating_the_question_s_numbers_and_dates_gives_only_t
         ("r2", []),
         ("r3", [45.0]),
     ]
+
+
+def test_a_sample_to_decline_expects_no_value_whatever_its_target_says(tmp_path):
+    sample = inspect_sample(
+        "district",
+        question="What was poverty in the Eastern district in 2021?",
+        target="41",
+        answer="The series has no district values.",
+        metadata={"expected_behaviour": "decline", "declined": True},
+    )
+    (line,) = converted_inspect(write_inspect_log(tmp_path / "log.eval", samples=[sample]))[1:]
+    assert (line["expected_behaviour"], line["expected_values"]) == ("decline", [])
