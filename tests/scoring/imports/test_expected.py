@@ -119,3 +119,10 @@ def test_written_values_reads_every_number_of_passages_but_years():
         7.9,
         41.0,
     ]
+
+
+def test_it_counts_the_words_of_a_script_written_without_spaces():
+    # Four runs between spaces, but a sentence of 30 characters: prose, not a phrase.
+    prose = "该国统计局每两年在住户调查加权并经方法部门核对后 发布 3 项贫困人口比例数据"
+    assert expected_values(prose, question="发布多少项？", language="zh") == []
+    assert expected_values("3 项", question="发布多少项？", language="zh") == [3.0]
