@@ -10,7 +10,7 @@ import orjson
 from scoring import imports
 from scoring.__main__ import main as score_main
 from scoring.imports import ImportOptions, inspect_log
-from tests.inspect_logs import inspect_sample, write_inspect_log
+from tests.inspect_logs import inspect_sample, statistics_samples, write_inspect_log
 from tests.scoring.imports.test_expected import CLASS_EVAL_TARGET, PR_ARENA_TARGET
 from tests.scoring.imports.test_tabular import write_csv
 
@@ -132,3 +132,19 @@ def test_a_sample_to_decline_expects_no_value_whatever_its_target_says(tmp_path)
     )
     (line,) = converted_inspect(write_inspect_log(tmp_path / "log.eval", samples=[sample]))[1:]
     assert (line["expected_behaviour"], line["expected_values"]) == ("decline", [])
+
+
+def test_an_attempt_an_incomplete_log_did_not_make_expects_what_its_sample_expects(tmp_path):
+    samples = [sample for sample in statistics_samples(2, epochs=2) if (sample.id, sample.epoch) != (1, 2)]
+    path = write_inspect_log(
+        tmp_path / "log.eval", samples=samples, sample_ids=[1, 2, 3], epochs=2, status="cancelled"
+    )
+    lines = converted_inspect(path)[1:]
+    assert [(line["question_id"], line["attempt"], line["expected_values"]) for line in lines] == [
+        ("1", 1, [5.2]),
+        ("2", 1, [7.1]),
+        ("2", 2, [7.1]),
+        ("3", 1, []),
+        ("1", 2, [5.2]),
+        ("3", 2, []),
+    ]
