@@ -11,6 +11,9 @@ expected.json mapping each file's name to:
   "args" (or "command"): the CLI arguments, "{file}" where the file goes
                           (default: the file alone; for "qa" commands the
                           file goes after the task);
+  "numeric_accuracy": "k/n" or "n/a" (optional): what scoring the converted
+                          file must give, "n/a" where no question has an
+                          expected number (code, JSON, words, dates);
   "source": where the file came from (repository, path, commit, licence).
 The files go through scoring.imports' own command line, the same path as
 the app's import page and POST /api/imports, so what passes here is what a
@@ -29,6 +32,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from scoring.imports.__main__ import main as imports_main
+from scoring.runner import score_file
 
 CORPUS = Path(__file__).resolve().parent / "corpus"
 _WRITTEN = re.compile(r": (\d+) (answers|questions) written to ")
@@ -57,13 +61,17 @@ def check(folder: Path, name: str, entry: dict) -> Outcome:
     family, path = folder.name, folder / name
     if not path.is_file():
         return Outcome(family, name, False, "listed in expected.json but not in the folder")
+    numeric = None
     with tempfile.TemporaryDirectory() as folder:
         err = io.StringIO()
+        out = Path(folder) / "out.jsonl"
         with contextlib.redirect_stderr(err), contextlib.redirect_stdout(io.StringIO()):
             try:
-                code = imports_main(arguments(entry, path, Path(folder) / "out.jsonl"))
+                code = imports_main(arguments(entry, path, out))
             except SystemExit as exit_:  # argparse refuses bad arguments this way
                 code = exit_.code
+        if code == 0 and "numeric_accuracy" in entry and "questions" not in entry:
+            numeric = _numeric_accuracy(out)
     said = " ".join(err.getvalue().split())
     if "refused" in entry:
         ok = code != 0 and entry["refused"].lower() in said.lower()
@@ -71,7 +79,16 @@ def check(folder: Path, name: str, entry: dict) -> Outcome:
     written = _WRITTEN.search(said)
     want = entry.get("answers", entry.get("questions"))
     ok = code == 0 and written is not None and int(written.group(1)) == want
+    if ok and numeric != entry.get("numeric_accuracy", numeric):
+        return Outcome(family, name, False, f"numeric accuracy {numeric}, not {entry['numeric_accuracy']}")
     return Outcome(family, name, ok, said[:300] if not ok else written.group(0).strip(": "))
+
+
+def _numeric_accuracy(run_log: Path) -> str:
+    """Numeric accuracy of a converted run log over all its answers: "k/n",
+    or "n/a" where it applies to no question."""
+    counts = score_file(run_log, None).slices.get("all", {}).get("numeric_accuracy")
+    return "n/a" if counts is None else f"{counts['k']}/{counts['n']}"
 
 
 def run(families: list[str] | None = None, corpus: Path = CORPUS) -> list[Outcome]:

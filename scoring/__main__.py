@@ -18,7 +18,15 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from scoring.logfile import BEHAVIOURS, ErrorCollector, LogFileError, is_combined_form, iter_questions
-from scoring.measures import FAILURE_MEASURES, MEASURE_LABELS, MEASURES, Options, RunScores, denominator
+from scoring.measures import (
+    FAILURE_MEASURES,
+    MEASURE_LABELS,
+    MEASURES,
+    Options,
+    RunScores,
+    denominator,
+    not_applicable,
+)
 from scoring.runner import FINDINGS_JSON, FINDINGS_TEXT, score_file
 from scoring.stats.rates import INTERVAL_METHODS, counted_rate, rate
 
@@ -92,19 +100,25 @@ def with_intervals(scores: RunScores, *, method: str) -> dict:
         result["options"] = scores.options.as_dict()
     result["interval"] = {"method": method, "confidence": 0.95}
     result["denominators"] = {measure: denominator(measure, scores.options) for measure in MEASURES}
+    # A measure no question or answer of the run counts in is absent from the
+    # slices: named here with the reason, so that it is read as n/a, not 0.
+    result["not_applicable"] = not_applicable(scores.slices.get("all", {}))
     return result
 
 
 def format_table(scores: RunScores, *, method: str = "wilson") -> str:
     """One row per slice, each measure as rate (n=…) [low–high], then the findings."""
     width = max([len("slice"), *(len(name) for name in scores.slices)]) + 2
+    # "n/a": the measure applies to no question of the run; "-": to none of
+    # this slice (as spec 000's table marks it).
+    absent = not_applicable(scores.slices.get("all", {}))
     cells_by_slice = {}
     for slice_name, measures in scores.slices.items():
         cells = []
         for measure in MEASURES:
             counts = measures.get(measure)
             if counts is None:
-                cells.append("-")
+                cells.append("n/a" if measure in absent else "-")
                 continue
             r = counted_rate(counts, method=method)
             effective = f", eff. {r.effective_n:.0f}" if r.clustered else ""
@@ -117,8 +131,8 @@ def format_table(scores: RunScores, *, method: str = "wilson") -> str:
     lines = [f"{scores.answers} answers", ""]
     if scores.not_run:
         lines[1:1] = [
-            f"{scores.not_run} questions of the set not run: counted as failures of numeric accuracy, "
-            "answer rate and refusal accuracy"
+            f"{scores.not_run} questions of the set not run: counted as failures of numeric accuracy "
+            "(where a number is expected), answer rate and refusal accuracy"
         ]
     lines.append(
         "slice".ljust(width)
@@ -130,6 +144,7 @@ def format_table(scores: RunScores, *, method: str = "wilson") -> str:
         )
     failures = ", ".join(MEASURE_LABELS[m] for m in MEASURES if m in FAILURE_MEASURES)
     lines.append("")
+    lines += [f"n/a: {MEASURE_LABELS[m]} does not apply: {reason}" for m, reason in absent.items()]
     lines.append(
         f"rate (n=denominator) [95 % {method.replace('_', '-')} interval]; lower is better for {failures}"
     )

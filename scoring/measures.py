@@ -35,12 +35,23 @@ MEASURE_LABELS = {
 # What each denominator counts, written next to the figure. Questions the run
 # holds no answer for ("not run") count as failures where a question counts.
 DENOMINATORS = {
-    "numeric_accuracy": "questions expecting an answer, not run included",
+    "numeric_accuracy": "questions expecting an answer with an expected number, not run included",
     "citation_validity": "citations, every occurrence",
     "refusal_accuracy": "questions expecting a refusal, not run included",
     "answer_rate": "questions expecting an answer, not run included",
     "unsupported_numbers": "numbers stated, every occurrence, years left out",
     "unsupported_answers": "answers given, and declined answers that state a number",
+}
+
+# Why a measure with no denominator does not apply: shown as "n/a" with its
+# reason, never as 0 (a run of a task without numbers has no numeric accuracy).
+NOT_APPLICABLE = {
+    "numeric_accuracy": "no question has an expected number",
+    "citation_validity": "no answer cited anything",
+    "refusal_accuracy": "no question expected a refusal",
+    "answer_rate": "no question expected an answer",
+    "unsupported_numbers": "no figures in the answers",
+    "unsupported_answers": "every answer declined without stating a figure",
 }
 
 # The denominators that counting each distinct value once changes.
@@ -86,6 +97,12 @@ def denominator(measure: str, options: Options = DEFAULT_OPTIONS) -> str:
     if options.distinct and measure in DISTINCT_DENOMINATORS:
         return DISTINCT_DENOMINATORS[measure]
     return DENOMINATORS[measure]
+
+
+def not_applicable(measures: Mapping[str, Mapping]) -> dict[str, str]:
+    """The measures a slice's counts (slice_counts) leave out, n = 0, each
+    with the reason it does not apply (NOT_APPLICABLE), in MEASURES order."""
+    return {measure: NOT_APPLICABLE[measure] for measure in MEASURES if measure not in measures}
 
 
 def format_value(value: float) -> str:
@@ -211,6 +228,10 @@ def check_answer(
 
     ``answer`` has the fields of recipe 4.1; ``question`` has
     ``expected_behaviour`` ("answer" or "decline") and ``expected_values``.
+    Numeric accuracy counts a question expecting an answer only when it has
+    expected values: for the rest (a reference that is code, a word, a date)
+    it does not apply, and n stays 0. Spec 000's reference script counts
+    such a question as a miss; its example has none, so its counts stand.
     ``keep_numbers`` keeps each number with what it matched (for showing the
     answer); scoring alone does without.
 
@@ -233,12 +254,19 @@ def check_answer(
     numbers = extract_numbers(text, language=answer.get("language") or "", scale_words=options.scale_words)
 
     if question["expected_behaviour"] == "answer":
-        hit = not declined and _any_supported(numbers, expected_values, options.rounding)
-        counts[NUMERIC_N] = counts[ANSWER_N] = 1
-        counts[NUMERIC_K] = int(hit)
+        counts[ANSWER_N] = 1
         counts[ANSWER_K] = int(not declined)
-        if not hit:
-            expected = ", ".join(format_value(v) for v in expected_values) or "no value"
+        # Numeric accuracy applies to a question with an expected number only:
+        # one whose reference is code, a word or a date has nothing to match.
+        hit = (
+            bool(expected_values)
+            and not declined
+            and _any_supported(numbers, expected_values, options.rounding)
+        )
+        counts[NUMERIC_N] = int(bool(expected_values))
+        counts[NUMERIC_K] = int(hit)
+        if expected_values and not hit:
+            expected = ", ".join(format_value(v) for v in expected_values)
             if declined:
                 gave = "the answer declined"
             elif numbers:
@@ -299,10 +327,12 @@ def _any_supported(numbers: Sequence[Number], values: Collection[float], roundin
 
 
 def _question_failure_counts(question: Mapping) -> list[int]:
-    """Counts of an attempt with no answer: n = 1, k = 0 where a question counts."""
+    """Counts of an attempt with no answer: n = 1, k = 0 where a question
+    counts (numeric accuracy only with an expected number)."""
     counts = [0] * len(COUNT_COLUMNS)
     if question["expected_behaviour"] == "answer":
-        counts[NUMERIC_N] = counts[ANSWER_N] = 1
+        counts[ANSWER_N] = 1
+        counts[NUMERIC_N] = int(bool(question.get("expected_values")))
     else:
         counts[REFUSAL_N] = 1
     return counts

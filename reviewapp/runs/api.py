@@ -19,6 +19,7 @@ from reviewapp.runs.services.runs import run_receive
 from reviewapp.scorings import selectors
 from reviewapp.scorings.api import ScoringOut
 from scoring import imports, logfile
+from scoring.measures import not_applicable
 
 router = Router()
 
@@ -61,6 +62,14 @@ class SetVersionOut(Schema):
     questions: int
 
 
+def _scores_out(scoring: Scoring) -> dict:
+    """A scoring's figures, and the measures that apply to none of its questions."""
+    if scoring.status != Scoring.Status.DONE:
+        return {"scores": {}, "not_applicable": {}}
+    scores = selectors.scores_as_dict(scoring)
+    return {"scores": scores, "not_applicable": not_applicable(scores.get("all", {}))}
+
+
 def _run_out(request, run: Run, *, duplicate: bool = False) -> dict:
     scorings = run.scorings.select_related("set_version").order_by("created_at", "id")
     return {
@@ -100,7 +109,7 @@ def _run_out(request, run: Run, *, duplicate: bool = False) -> dict:
                 "timing": s.timing,
                 "options": s.options,
                 "slice_fields": s.slice_fields,
-                "scores": selectors.scores_as_dict(s) if s.status == Scoring.Status.DONE else {},
+                **_scores_out(s),
             }
             for s in scorings
         ],

@@ -57,6 +57,11 @@ class ScoringOut(Schema):
     options: dict[str, bool]
     slice_fields: list[str]
     scores: dict[str, dict[str, MeasureOut]]
+    not_applicable: dict[str, str] = Field(
+        default={},
+        description="each measure that applies to no question or answer of the scoring, with why "
+        "(numeric accuracy where no question has an expected number): read as n/a, not 0",
+    )
 
 
 CHECK_MAX_ANSWERS = 1000

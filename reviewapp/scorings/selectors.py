@@ -15,22 +15,16 @@ from reviewapp.core import progress
 from reviewapp.core.work import stale_before
 from reviewapp.models import Answer, AnswerCheck, Finding, Question, Run, Scoring, ScoringChunk
 from scoring import timing
-from scoring.measures import COUNT_COLUMNS, MEASURE_LABELS, MEASURES, Options, denominator
+from scoring.measures import COUNT_COLUMNS, MEASURE_LABELS, MEASURES, NOT_APPLICABLE, Options, denominator
 from scoring.repeats import QuestionTally, with_question_clusters
 from scoring.stats.rates import Rate, counted_rate, rate
 
 # Slices of the sealed split are stored under this prefix, apart from the tuning ones.
 SEALED_PREFIX = "sealed:"
 
-# What an empty cell means, so that a blank is never a mystery.
-EMPTY_REASONS = {
-    "numeric_accuracy": "no question expected an answer",
-    "citation_validity": "no answer cited anything",
-    "refusal_accuracy": "no question expected a refusal",
-    "answer_rate": "no question expected an answer",
-    "unsupported_numbers": "no figures in the answers",
-    "unsupported_answers": "every answer declined without stating a figure",
-}
+# What an empty cell means, so that a blank is never a mystery: a measure
+# with no denominator does not apply, and is shown as n/a, never as 0 %.
+EMPTY_REASONS = NOT_APPLICABLE
 
 
 @dataclass(frozen=True)
@@ -108,7 +102,12 @@ def pooled_table(
         SliceRow(
             name,
             [
-                Cell(m, counted_rate(counts[name][m], method=method) if m in counts[name] else None)
+                Cell(
+                    m,
+                    counted_rate(counts[name][m], method=method)
+                    if counts[name].get(m, {}).get("n")
+                    else None,
+                )
                 for m in MEASURES
             ],
         )

@@ -376,13 +376,14 @@ def _not_run(scoring: Scoring) -> tuple[dict, int]:
     answer_table = connection.ops.quote_name(Answer._meta.db_table)
     # Each question's attempts counted once for all, not once per question.
     query = (
-        "SELECT q.question_id, q.language, q.expected_behaviour, q.stratum, q.split, COALESCE(m.made, 0) "
+        "SELECT q.question_id, q.language, q.expected_behaviour, q.expected_values, q.stratum, q.split, "
+        "COALESCE(m.made, 0) "
         f"FROM {question_table} q LEFT JOIN ("
         f"SELECT question_id, COUNT(*) AS made FROM {answer_table} WHERE run_id = %s GROUP BY question_id"
         ") m ON m.question_id = q.question_id "
         "WHERE q.set_version_id = %s AND COALESCE(m.made, 0) < %s ORDER BY q.id"
     )
-    names = ("question_id", "language", "expected_behaviour", "stratum", "split", "made")
+    names = ("question_id", "language", "expected_behaviour", "expected_values", "stratum", "split", "made")
     checks = {False: [], True: []}
     check_rows, finding_rows = [], []
     with connection.cursor() as cursor:
@@ -390,6 +391,8 @@ def _not_run(scoring: Scoring) -> tuple[dict, int]:
         for batch in iter(lambda: cursor.fetchmany(20000), []):
             for values in batch:
                 question = dict(zip(names, values, strict=True))
+                # Numeric accuracy counts a question only with an expected number.
+                question["expected_values"] = json.loads(question["expected_values"])
                 sealed = question["split"] == Question.Split.SEALED
                 for _ in range(repetitions - question["made"]):
                     check = not_run_check(question, slice_fields=slice_fields)

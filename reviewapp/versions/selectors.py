@@ -32,7 +32,7 @@ from reviewapp.versions.records import (
     record_timing,
     version_record,
 )
-from scoring.measures import FAILURE_MEASURES, MEASURE_LABELS, MEASURES
+from scoring.measures import FAILURE_MEASURES, MEASURE_LABELS, MEASURES, NOT_APPLICABLE
 from scoring.stats.rates import (
     CLUSTER_METHOD,
     Rate,
@@ -457,6 +457,7 @@ def versions_chart(set_version: SetVersion) -> list[dict]:
                 "measure": measure,
                 "label": MEASURE_LABELS[measure],
                 "lower_is_better": measure in FAILURE_MEASURES,
+                "empty_reason": NOT_APPLICABLE[measure],
                 "rows": rows,
                 "height": 40 + 22 * len(rows),
             }

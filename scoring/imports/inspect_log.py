@@ -658,10 +658,12 @@ def convert(path: Path, out: BinaryIO, options: ImportOptions, *, max_errors: in
     workers = min(os.cpu_count() or 1, MAX_WORKERS) if _may_fork() else 1
     # A chunked log is read through Inspect's public reader, in one process.
     if log.samples is not None or log.chunked or workers < 2 or len(log.keys) < PARALLEL_FROM:
-        written, first_seen = _convert_part(log, 1, columns, options, repetitions, out, collector)
+        written, first_seen, expected = _convert_part(log, 1, columns, options, repetitions, out, collector)
     else:
-        written, first_seen = _convert_parallel(log, workers, columns, options, repetitions, out, collector)
-    written += _write_not_run(log, options, repetitions, out, collector, first_seen)
+        written, first_seen, expected = _convert_parallel(
+            log, workers, columns, options, repetitions, out, collector
+        )
+    written += _write_not_run(log, options, repetitions, out, collector, first_seen, expected)
     if repetitions > 1:
         collector.add(_gap_errors(first_seen))
     collector.raise_if_any()
@@ -692,10 +694,12 @@ def _convert_part(
     repetitions: int,
     out: BinaryIO,
     collector: ErrorCollector,
-) -> tuple[int, dict[tuple[str, int], int]]:
+) -> tuple[int, dict[tuple[str, int], int], dict[str, list]]:
     """Convert the samples of ``log`` (numbered from ``first_number``) to
-    ``out``; (lines written, the sample number of each (question, attempt))."""
+    ``out``; (lines written, the sample number of each (question, attempt),
+    the expected values of each question as its first sample gives them)."""
     first_seen: dict[tuple[str, int], int] = {}
+    expected: dict[str, list] = {}
     written = 0
     for number, (sample, error) in enumerate(log.read(), start=first_number):
         if error is not None:
@@ -711,9 +715,10 @@ def _convert_part(
         if errors:
             collector.add(errors)
             continue
+        expected.setdefault(line["question_id"], line["expected_values"])
         out.write(data)
         written += 1
-    return written, first_seen
+    return written, first_seen, expected
 
 
 def _write_not_run(
@@ -723,13 +728,17 @@ def _write_not_run(
     out: BinaryIO,
     collector: ErrorCollector,
     first_seen: dict[tuple[str, int], int],
+    expected: Mapping[str, list],
 ) -> int:
     """Write a cancelled attempt for each (id, epoch) an incomplete log
     planned and does not hold, numbered after its samples, so that every
-    measure's N counts the whole plan; the number written."""
+    measure's N counts the whole plan: with the expected values its question
+    has in the epochs the log holds (``expected``), none for a sample it
+    holds in no epoch; the number written."""
     written = 0
     for number, (sample_id, epoch) in enumerate(log.not_run, start=len(log.keys) + 1):
         line = not_run_line(sample_id, epoch, options, log.header.status)
+        line["expected_values"] = list(expected.get(line["question_id"], ()))
         key = (line["question_id"], epoch)
         where = f"(sample id {sample_id!r}, epoch {epoch}, not run)"
         errors = [
@@ -782,7 +791,10 @@ def _convert_parallel(log, workers, columns, options, repetitions, out, collecto
             results = [part.result() for part in parts]
         written = 0
         first_seen: dict[tuple[str, int], int] = {}
-        for (part_written, part_seen, errors, total), start in zip(results, starts, strict=True):
+        expected: dict[str, list] = {}
+        for (part_written, part_seen, part_expected, errors, total), start in zip(
+            results, starts, strict=True
+        ):
             collector.add(errors)
             collector.total += total - len(errors)
             for key, number in part_seen.items():
@@ -790,12 +802,14 @@ def _convert_parallel(log, workers, columns, options, repetitions, out, collecto
                     collector.add([_twice(number, key, first_seen[key])])
                 else:
                     first_seen[key] = number
+            for question_id, values in part_expected.items():
+                expected.setdefault(question_id, values)
             written += part_written
             if not collector.total:
                 with open(Path(folder) / f"{start}.jsonl", "rb") as part_file:
                     shutil.copyfileobj(part_file, out, 1024 * 1024)
     collector.errors.sort(key=lambda error: error.line)
-    return written, first_seen
+    return written, first_seen, expected
 
 
 def _convert_share(path, keys, first_number, columns, options, repetitions, max_errors, target):
@@ -804,10 +818,10 @@ def _convert_share(path, keys, first_number, columns, options, repetitions, max_
     collector = ErrorCollector(max_errors)
     share = _Log(Path(path), "eval", None, keys)
     with open(target, "wb") as out:
-        written, first_seen = _convert_part(
+        written, first_seen, expected = _convert_part(
             share, first_number, columns, options, repetitions, out, collector
         )
-    return written, first_seen, collector.errors, collector.total
+    return written, first_seen, expected, collector.errors, collector.total
 
 
 def _gap_errors(first_seen: Mapping[tuple[str, int], int]) -> list[LineError]:

@@ -12,6 +12,7 @@ import orjson
 
 from scoring.fieldpath import lookup
 from scoring.imports.common import ImportOptions
+from scoring.imports.expected import expected_values, written_values
 from scoring.logfile import (
     LineError,
     LogFileError,
@@ -22,7 +23,6 @@ from scoring.logfile import (
     question_errors,
     set_name_problem,
 )
-from scoring.numbers import extract_numbers
 
 # The run-log fields a metadata key can fill.
 FIELDS = (
@@ -207,16 +207,6 @@ def option_targets(targets: list[str], choices: list[str]) -> list[str]:
     if not targets or any(choice is None for choice in named):
         return targets
     return [f"{target.strip()}. {choice.strip()}" for target, choice in zip(targets, named, strict=True)]
-
-
-def _numbers(texts: Iterable[str], language: str) -> list[float]:
-    """The numbers written in ``texts``, years left out, each once, in order."""
-    seen: dict[float, None] = {}
-    for text in texts:
-        for number in extract_numbers(text, language=language):
-            if not number.is_year:
-                seen.setdefault(number.value, None)
-    return list(seen)
 
 
 def json_safe(value: Any) -> Any:
@@ -417,27 +407,29 @@ def convert_sample(sample, columns: Mapping[str, str], options: ImportOptions) -
     if choices:
         targets = option_targets(targets, choices)
 
-    expected = mapped("expected_values")
-    if expected is _MISSING:
-        # A multiple-choice target names an option: no value is expected of
-        # the answer, whatever numbers the option's text holds.
-        expected = [] if choices else _numbers(targets, language_code)
-    elif isinstance(expected, str):
-        expected = _numbers([expected], language_code)
-    elif _is_number(expected):
-        expected = [expected]
     behaviour = mapped("expected_behaviour")
     if behaviour is _MISSING:
         behaviour = "answer"
     elif isinstance(behaviour, str):
         behaviour = behaviour.strip().lower()
+    question = question_text(sample.input)
+    expected = mapped("expected_values")
+    if expected is _MISSING:
+        # A multiple-choice target names an option, and a question to decline
+        # expects no value: neither whatever numbers the target's text holds.
+        expected = []
+        if behaviour == "answer" and not choices:
+            expected = expected_values(targets, question=question, language=language_code)
+    elif isinstance(expected, str):
+        expected = written_values([expected], language=language_code)
+    elif _is_number(expected):
+        expected = [expected]
 
     line: dict[str, Any] = {
         "question_id": str(question_id) if isinstance(question_id, int | str) else question_id,
         "attempt": sample.epoch,
         "language": language,
     }
-    question = question_text(sample.input)
     if question.startswith("attachment://"):
         raise _SampleError("input", f"refers to {question[:60]}, which the sample's attachments do not hold")
     if choices:
@@ -474,7 +466,7 @@ def convert_sample(sample, columns: Mapping[str, str], options: ImportOptions) -
     retrieved_values = mapped("retrieved_values")
     if retrieved_values is _MISSING:
         values = dict.fromkeys(value for record in records for value in record["values"])
-        values.update(dict.fromkeys(_numbers(passages, language_code)))
+        values.update(dict.fromkeys(written_values(passages, language=language_code)))
         retrieved_values = list(values)
     # JSON has no NaN or infinity (they would be written as null): a mapped
     # value that is one is named, as a record's is.

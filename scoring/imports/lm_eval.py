@@ -58,6 +58,7 @@ from typing import Any, BinaryIO
 import orjson
 
 from scoring.imports.common import ImportOptions, Preview
+from scoring.imports.expected import expected_values
 from scoring.imports.inspect_sample import _check_options as _check_labels
 from scoring.imports.inspect_sample import _label, json_safe, metadata_fields
 from scoring.logfile import (
@@ -71,7 +72,6 @@ from scoring.logfile import (
     parse_object,
     question_errors,
 )
-from scoring.numbers import extract_numbers
 
 FORMAT = "lm-eval"
 
@@ -504,20 +504,11 @@ def _lettered(index: int, options: list[str]) -> str:
     return f"{OPTION_LETTERS[index]}. {options[index]}"
 
 
-def _number_alone(text: str, language: str) -> list[float]:
-    """[the number] when ``text`` is a number (with a currency, a percent or
-    a one-word unit), GSM8K's "#### 18" taking its last line; else []."""
+def _expected(text: str, *, question: str, language: str) -> list[float]:
+    """The expected values of a target by the importers' one rule
+    (scoring.imports.expected), GSM8K's "#### 18" read from its last line."""
     final = _FINAL_ANSWER.search(text)
-    if final:
-        text = final.group(1)
-    numbers = extract_numbers(text, language=language)
-    if len(numbers) != 1:
-        return []
-    number = numbers[0]
-    rest = (text[: number.start] + text[number.end :]).strip(" \t\n$€£¥%.,")
-    if rest and (len(rest.split()) > 1 or not rest.isalpha()):
-        return []
-    return [number.value]
+    return expected_values(final.group(1) if final else text, question=question, language=language)
 
 
 def _chat_prompt(text: str) -> str:
@@ -641,7 +632,10 @@ def convert_sample(
             index = _target_index(reference, sample, options_text, requests)
             if index is not None:
                 reference = _lettered(index, options_text)
-                expected = _number_alone(options_text[index], language if isinstance(language, str) else "")
+                # The option is the reference: the question lists every option.
+                expected = _expected(
+                    options_text[index], question="", language=language if isinstance(language, str) else ""
+                )
         extra["loglikelihoods"] = loglikelihoods
         scored_answer = answers[0]
     else:
@@ -669,7 +663,11 @@ def convert_sample(
                 shown = orjson.dumps(json_safe(answer)).decode()[:60]
                 raise _SampleError(where, f"is {shown}, not text: the answer is the model's text")
         if isinstance(reference, str):
-            expected = _number_alone(reference, language if isinstance(language, str) else "")
+            expected = _expected(
+                reference,
+                question=question if isinstance(question, str) else "",
+                language=language if isinstance(language, str) else "",
+            )
 
     if columns.get("expected_values"):
         mapped = _text_at(sample, columns["expected_values"], "expected_values")

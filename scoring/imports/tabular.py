@@ -57,7 +57,8 @@ import scoring.imports.sniff as sniff
 from scoring.csvrows import csv_reason, csv_rows, header_of, listed_names, repeated_columns
 from scoring.fieldpath import kind, paths_in, root
 from scoring.imports.common import TARGET_FIELDS, ImportOptions, Preview
-from scoring.imports.tabular_rows import DEFAULT_SOURCES, NUL_MESSAGE, _values_in, convert_row
+from scoring.imports.expected import expected_values
+from scoring.imports.tabular_rows import DEFAULT_SOURCES, NUL_MESSAGE, convert_row
 from scoring.imports.tabular_rows import parse_list_cell as parse_list_cell  # this module's name too
 from scoring.jsonarray import JsonArrayError, read_json_array
 from scoring.logfile import (
@@ -636,11 +637,13 @@ def qa_question_set(
             letter = question.correct_letter
             reference = f"{letter}. {question.options[question.correct]}"
             text = qa.mc_prompt(question.text, question.options)
-            values = _values_in([question.options[question.correct]], language)
+            values = expected_values(
+                question.options[question.correct], question=question.text, language=language
+            )
         else:
             reference = question.reference
             text = question.text
-            values = _values_in([reference], language)
+            values = expected_values(reference, question=text, language=language)
         line = {
             "question_id": question.id,
             "language": language,

@@ -4,11 +4,12 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 
 import orjson
 
 from scoring.fieldpath import MISSING, find, parse_container, root
+from scoring.imports.expected import expected_values, written_values
 from scoring.logfile import (
     BEHAVIOURS,
     MAX_REPETITIONS,
@@ -17,7 +18,6 @@ from scoring.logfile import (
     holds_nul,
     question_errors,
 )
-from scoring.numbers import extract_numbers
 
 # Where a field is looked for when the mapping does not name a column: its
 # own name first (a table already in the run log's terms needs no mapping),
@@ -148,16 +148,14 @@ def convert_row(
     contexts = read("retrieved_contexts", _string_list)
     expected = read("expected_values", _numbers)
     if expected is None:
-        expected = (
-            _values_in([reference], line["language"])
-            if reference is not None and behaviour == "answer"
-            else []
-        )
+        expected = []
+        if reference is not None and behaviour == "answer":
+            expected = expected_values(reference, question=question or "", language=line["language"])
     line["expected_values"] = expected
     line["retrieved_ids"] = read("retrieved_ids", _id_list, [])
     retrieved = read("retrieved_values", _numbers)
     if retrieved is None:
-        retrieved = _values_in(contexts or (), line["language"])
+        retrieved = written_values(contexts or (), language=line["language"])
     line["retrieved_values"] = retrieved
     if contexts is not None:
         line["retrieved_contexts"] = contexts
@@ -362,16 +360,6 @@ def _number(item) -> float | None:
     else:
         return None
     return number if math.isfinite(number) else None
-
-
-def _values_in(texts: Iterable[str], language: str) -> list[float]:
-    """The numbers written in ``texts``, years left out, each once, in order."""
-    values: dict[float, None] = {}
-    for text in texts:
-        for number in extract_numbers(text, language=language):
-            if not number.is_year:
-                values[number.value] = None
-    return list(values)
 
 
 def _kept(value, csv_row: bool):

@@ -1,6 +1,14 @@
 import json
 
-from scoring.measures import Options, check_answer, merge_slice_counts, plain_counts, score_run, slice_counts
+from scoring.measures import (
+    Options,
+    check_answer,
+    merge_slice_counts,
+    not_applicable,
+    plain_counts,
+    score_run,
+    slice_counts,
+)
 from tests.conftest import SHARED_DATA
 
 EXPECTED_SLICES = {
@@ -216,3 +224,47 @@ def test_questions_naming_one_cluster_count_as_one_draw():
     # Without the cluster, each answer is its own: six clusters of one.
     plain = score_run(*running_example()).slices["all"]["numeric_accuracy"]
     assert plain["clusters"] == {"clusters": 6, "k2": 5, "kn": 5, "n2": 6}
+
+
+def test_numeric_accuracy_does_not_apply_to_a_question_with_no_expected_number():
+    # A popularity-like task: the reference is a word, the question set has no value.
+    check = check_answer(answer("Yes, I would say that.", retrieved=()), question(values=()))
+    assert (check.count("numeric_accuracy_k"), check.count("numeric_accuracy_n")) == (0, 0)
+    assert (check.count("answer_rate_k"), check.count("answer_rate_n")) == (1, 1)
+    assert [f.kind for f in check.findings] == []
+    declined = check_answer(answer("I cannot say.", declined=True, retrieved=()), question(values=()))
+    assert declined.count("numeric_accuracy_n") == 0
+    assert [f.kind for f in declined.findings] == ["declined"]
+
+
+def test_a_question_with_no_expected_number_that_was_not_run_fails_only_the_answer_rate():
+    questions = {
+        "p1": {"question_id": "p1", "language": "en", "expected_behaviour": "answer", "expected_values": []},
+        "p2": {
+            "question_id": "p2",
+            "language": "en",
+            "expected_behaviour": "answer",
+            "expected_values": [41.0],
+        },
+    }
+    failed = {**answer("", retrieved=()), "question_id": "p1", "status": "timeout", "status_reason": "30 s"}
+    scores = score_run([failed], questions)
+    assert plain_counts(scores.slices)["all"]["answer_rate"] == {"k": 0, "n": 2}
+    assert plain_counts(scores.slices)["all"]["numeric_accuracy"] == {"k": 0, "n": 1}
+
+
+def test_it_names_each_measure_that_does_not_apply_to_a_run_and_why():
+    rows = [
+        {**answer("Yes.", retrieved=()), "question_id": f"p{i}", "expected_behaviour": "answer"}
+        for i in range(3)
+    ]
+    questions = {row["question_id"]: {**row, "expected_values": []} for row in rows}
+    scores = score_run(rows, questions)
+    assert "numeric_accuracy" not in scores.slices["all"]
+    assert not_applicable(scores.slices["all"]) == {
+        "numeric_accuracy": "no question has an expected number",
+        "citation_validity": "no answer cited anything",
+        "refusal_accuracy": "no question expected a refusal",
+        "unsupported_numbers": "no figures in the answers",
+    }
+    assert not_applicable(score_run(*running_example()).slices["all"]) == {}

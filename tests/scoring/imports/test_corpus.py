@@ -55,3 +55,13 @@ def test_the_checker_wants_the_refusal_it_names_and_every_file_listed(tmp_path):
     assert not outcome.ok
     (corpus / "csv" / "stray.csv").write_text(CSV, encoding="utf-8")
     assert [(o.name, o.ok) for o in import_corpus.run(corpus=corpus)][-1] == ("stray.csv", False)
+
+
+def test_the_checker_wants_numeric_accuracy_as_expected_json_gives_it(tmp_path):
+    # The two references hold no number: numeric accuracy does not apply.
+    args = ["--assistant-version", "a1", "--set-version", "s1"]
+    corpus = _corpus(tmp_path, {"two.csv": {"answers": 2, "args": args, "numeric_accuracy": "n/a"}})
+    assert [o.ok for o in import_corpus.run(corpus=corpus)] == [True]
+    corpus = _corpus(tmp_path / "x", {"two.csv": {"answers": 2, "args": args, "numeric_accuracy": "0/2"}})
+    (outcome,) = import_corpus.run(corpus=corpus)
+    assert not outcome.ok and "numeric accuracy n/a, not 0/2" in outcome.said

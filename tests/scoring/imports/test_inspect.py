@@ -410,7 +410,10 @@ def test_a_cancelled_logs_attempts_not_run_count_in_n(tmp_path, capsys):
     assert score_main([str(run), "--json"]) == 0
     scores = json.loads(capsys.readouterr().out)
     counts = {name: (figure["k"], figure["n"]) for name, figure in scores["slices"]["all"].items()}
-    assert (counts["answer_rate"], counts["numeric_accuracy"]) == ((3, 6), (3, 6))
+    # Every planned attempt is in the answer rate's N. Numeric accuracy counts
+    # question 1's attempt not run with the value its epoch 1 expects; sample
+    # 3 is in no epoch, so no target says whether it expects a number.
+    assert (counts["answer_rate"], counts["numeric_accuracy"]) == ((3, 6), (3, 4))
     assert [
         (finding["question_id"], finding["kind"])
         for finding in scores["findings"]

@@ -136,11 +136,8 @@ GSM8K = [
 ]
 
 
-def converted(
-    path: Path, options=VERSIONS, *, out_dir: Path | None = None, **kwargs
-) -> tuple[dict, list[dict]]:
-    # Beside the file by default (a test's tmp_path); a corpus file's folder is never written to.
-    out = (out_dir or path.parent) / "run.jsonl"
+def converted(path: Path, options=VERSIONS, *, out: Path | None = None, **kwargs) -> tuple[dict, list[dict]]:
+    out = out or path.parent / "run.jsonl"
     with open(out, "wb") as stream:
         count = imports.convert(path, stream, "lm-eval", options, **kwargs)
     lines = [orjson.loads(line) for line in out.read_bytes().splitlines()]
@@ -444,7 +441,8 @@ def test_every_real_file_converts_as_its_samples_say_or_is_refused_saying_why(tm
     path = CORPUS / name
     if "refused" in expected:
         with pytest.raises(LogFileError) as caught:
-            converted(path, out_dir=tmp_path)
+            # Written apart: a file beside the corpus's files would be one it does not list.
+            converted(path, out=tmp_path / "run.jsonl")
         assert expected["refused"] in str(caught.value)
         return
     folder = tmp_path / "out"
