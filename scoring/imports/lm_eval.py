@@ -48,7 +48,6 @@ import json
 import math
 import re
 import shutil
-import string
 import tempfile
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
@@ -57,6 +56,8 @@ from typing import Any, BinaryIO
 
 import orjson
 
+from scoring import fieldpath
+from scoring.fieldpath import MISSING
 from scoring.imports.common import ImportOptions, Preview
 from scoring.imports.expected import expected_values
 from scoring.imports.inspect_sample import _check_options as _check_labels
@@ -72,12 +73,9 @@ from scoring.logfile import (
     parse_object,
     question_errors,
 )
+from scoring.qa.prompts import OPTION_LETTERS
 
 FORMAT = "lm-eval"
-
-# Options are lettered as spec 001's questions letter them (scoring.qa's
-# OPTION_LETTERS; scoring.qa itself is not imported for one constant).
-OPTION_LETTERS = string.ascii_uppercase
 
 # The run-log fields a path in a sample can fill.
 FIELDS = (
@@ -151,8 +149,6 @@ SOURCE_LINE_MAX_BYTES = 64 * 1024 * 1024
 SPOOL_BYTES = 8 * 1024 * 1024
 DEFAULTS_FROM = 5
 
-_MISSING = object()
-
 
 def _file_error(message: str, field: str | None = None) -> LogFileError:
     return LogFileError([LineError(0, field, message, unit="file")])
@@ -165,44 +161,25 @@ def _raise_if_any(collector: ErrorCollector, path: Path) -> None:
 
 # -- paths in a sample -------------------------------------------------------
 
-_STEP = re.compile(r"\[(\d+)\]|\.?([^.\[\]]+)")
+
+def find(sample: Any, path: str) -> tuple[Any, str | None]:
+    """(value, None) at ``path`` in ``sample`` as scoring.fieldpath reads
+    every reader's paths ("doc.question", "resps[0][-1]",
+    "arguments.gen_args_0.arg_0"), or (MISSING, why). A list index into the
+    writer's gen_args_N/arg_N mappings reaches the same value as in the
+    lists lm-eval wrote before 0.4.3 ("arguments[0][0]")."""
+    value, why = fieldpath.find(sample, path)
+    arguments = sample.get("arguments") if isinstance(sample, Mapping) else None
+    if value is MISSING and fieldpath.root(path) == "arguments" and isinstance(arguments, Mapping):
+        listed, _ = fieldpath.find({"arguments": _requests(sample)}, path)
+        if listed is not MISSING:
+            return listed, None
+    return value, why
 
 
 def lookup(sample: Any, path: str) -> Any:
-    """The value at ``path`` in ``sample`` ("doc.question", "resps[0][0]",
-    "arguments.gen_args_0.arg_0"); a list index into the writer's
-    gen_args_N/arg_N mappings reaches the same value ("arguments[0][0]").
-    _MISSING when the path leads nowhere."""
-    value = sample
-    position = 0
-    while position < len(path):
-        match = _STEP.match(path, position)
-        if match is None or match.end() == position:
-            return _MISSING
-        position = match.end()
-        index, key = match.groups()
-        if index is not None:
-            number = int(index)
-            if isinstance(value, list) and number < len(value):
-                value = value[number]
-            elif isinstance(value, Mapping) and (named := _indexed_key(value, number)) is not None:
-                value = value[named]
-            else:
-                return _MISSING
-        elif isinstance(value, Mapping) and key in value:
-            value = value[key]
-        elif isinstance(value, list) and key.isdigit() and int(key) < len(value):
-            value = value[int(key)]
-        else:
-            return _MISSING
-    return value
-
-
-def _indexed_key(mapping: Mapping, number: int) -> str | None:
-    for prefix in ("gen_args_", "arg_"):
-        if f"{prefix}{number}" in mapping:
-            return f"{prefix}{number}"
-    return None
+    """The value at ``path`` in ``sample`` (see ``find``), MISSING when the path leads nowhere."""
+    return find(sample, path)[0]
 
 
 def sample_fields(sample: Mapping) -> list[str]:
@@ -213,7 +190,7 @@ def sample_fields(sample: Mapping) -> list[str]:
         if key == "doc" and isinstance(value, Mapping):
             fields.extend(f"doc.{inner}" for inner in metadata_fields(value))
         elif key == "arguments":
-            if lookup(sample, "arguments[0][0]") is not _MISSING:
+            if lookup(sample, "arguments[0][0]") is not MISSING:
                 fields.append(
                     "arguments.gen_args_0.arg_0" if isinstance(value, Mapping) else "arguments[0][0]"
                 )
@@ -558,9 +535,9 @@ def default_columns(samples: list[Mapping], given: Mapping[str, str] | None = No
 
 def _text_at(sample: Mapping, path: str, field_name: str) -> Any:
     """The value at ``path``; raises _SampleError when the sample has none."""
-    value = lookup(sample, path)
-    if value is _MISSING:
-        raise _SampleError(path, f"missing: the sample has no {path!r} (mapped to {field_name})")
+    value, why = find(sample, path)
+    if value is MISSING:
+        raise _SampleError(path, f"missing: {why} (mapped to {field_name})")
     return value
 
 
@@ -598,12 +575,12 @@ def convert_sample(
     question_id = _text_at(sample, columns.get("question_id", "doc_id"), "question_id")
     if isinstance(question_id, int | float) and not isinstance(question_id, bool):
         question_id = str(int(question_id)) if float(question_id).is_integer() else str(question_id)
-    question = _MISSING
+    question = MISSING
     if columns.get("question"):
         question = _text_at(sample, columns["question"], "question")
         if isinstance(question, str) and columns["question"].startswith("arguments"):
             question = _chat_prompt(question)
-    reference = _text_at(sample, columns["reference"], "reference") if columns.get("reference") else _MISSING
+    reference = _text_at(sample, columns["reference"], "reference") if columns.get("reference") else MISSING
     filter_name = filter_name or filter_of(sample)
     answer_path = columns.get("answer", "filtered_resps")
     extra: dict[str, Any] = {}

@@ -216,8 +216,10 @@ def test_it_names_the_line_and_path_a_sample_lacks(tmp_path):
     with pytest.raises(LogFileError) as caught:
         converted(path, options)
     assert [str(error) for error in caught.value.errors] == [
-        "line 1, field doc.problem: missing: the sample has no 'doc.problem' (mapped to question) (doc_id 0)",
-        "line 2, field doc.problem: missing: the sample has no 'doc.problem' (mapped to question) (doc_id 1)",
+        "line 1, field doc.problem: missing: 'doc' has no 'problem' (it has 'question', 'answer') "
+        "(mapped to question) (doc_id 0)",
+        "line 2, field doc.problem: missing: 'doc' has no 'problem' (it has 'question', 'answer') "
+        "(mapped to question) (doc_id 1)",
     ]
 
 
@@ -560,3 +562,40 @@ def test_a_field_a_sample_cannot_fill_is_refused_by_name(tmp_path):
         "the file, field columns: 'cited_ids' is not a field an lm-eval sample can fill; those are "
         "question_id, question, language, answer, reference, expected_values, expected_behaviour, stratum"
     )
+
+
+# -- layouts and values the reader once lost (review 26) ---------------------------------
+
+
+def _mc_requests(contexts, continuations, loglikelihoods):
+    return [
+        ((context, continuation), [(ll, False)], (ll, False))
+        for context, continuation, ll in zip(contexts, continuations, loglikelihoods, strict=True)
+    ]
+
+
+def test_a_path_is_read_as_every_reader_reads_it_negative_indexes_too(tmp_path):
+    samples = [logged(0, {"question": EGGS}, "13", [((EGGS, GEN_KWARGS), ["13 eggs", "12"], "13")])]
+    path = write_samples(tmp_path, "gsm8k", samples)
+    options = imports.ImportOptions(
+        assistant_version="a", set_version="s", columns={"answer": "resps[0][-1]"}
+    )
+    _, lines = converted(path, options)
+    assert lines[0]["answer"] == "12"
+
+
+def test_option_letters_are_the_qa_datasets_own():
+    import inspect
+
+    from scoring.qa import prompts
+
+    assert lm_eval.OPTION_LETTERS is prompts.OPTION_LETTERS
+    assert "OPTION_LETTERS =" not in inspect.getsource(lm_eval)
+
+
+WINO = {
+    "sentence": "The trophy doesn't fit into the suitcase because the _ is too large.",
+    "option1": "trophy",
+    "option2": "suitcase",
+    "answer": "2",
+}
