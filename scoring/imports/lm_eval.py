@@ -142,6 +142,10 @@ SAMPLES_NAME = re.compile(
     r"^samples_(?P<task>.+)_(?P<date>\d{4}-\d{2}-\d{2}T\d{2}-\d{2}-\d{2}(?:\.\d+)?)\.jsonl$"
 )
 
+# What lm-eval's extracting filters (regex, take_first) answer when they
+# found nothing to extract.
+INVALID = "[invalid]"
+
 # GSM8K's answer line, as lm-eval's own gsm8k filter reads it.
 _FINAL_ANSWER = re.compile(r"####\s*(\S[^\n]*)\s*$")
 
@@ -477,6 +481,14 @@ def _target_index(target: str, sample: Mapping, options: list[str], requests: li
     return None
 
 
+def _no_answer(value: Any) -> str:
+    """What a sample holds where lm-eval logs the answers, which holds none."""
+    shown = orjson.dumps(json_safe(value)).decode()[:60]
+    if isinstance(value, list):
+        return f"is {shown}, a list without the answer"
+    return f"is {shown}, not a list holding the answer"
+
+
 def _lettered(index: int, options: list[str]) -> str:
     return f"{OPTION_LETTERS[index]}. {options[index]}"
 
@@ -617,17 +629,25 @@ def convert_sample(
         scored_answer = answers[0]
     else:
         if answer_path in ("filtered_resps", "resps"):
+            held = sample.get(answer_path)
             generations = sample.get("resps")
             generations = generations[0] if isinstance(generations, list) and generations else None
+            if not isinstance(held, list) or not held or (answer_path == "resps" and generations == []):
+                raise _SampleError(answer_path, _no_answer(held))
             filtered = lookup(sample, "filtered_resps[0]")
+            raw = generations[0] if isinstance(generations, list) and len(generations) == 1 else None
             if isinstance(generations, list) and len(generations) > 1:
                 answers = generations
             elif answer_path == "resps":
                 answers = generations if isinstance(generations, list) else [generations]
+            elif filtered == INVALID and isinstance(raw, str):
+                # The filter extracted nothing: the model did answer, in its
+                # whole generation, which "[invalid]" would hide from a judge.
+                answers = [raw]
+                extra["filtered"] = filtered
             else:
                 answers = [filtered]
             scored_answer = filtered if isinstance(filtered, str) else None
-            raw = generations[0] if isinstance(generations, list) and len(generations) == 1 else None
             if len(answers) == 1 and isinstance(raw, str) and raw != answers[0]:
                 extra["response"] = raw
         else:
@@ -737,6 +757,7 @@ class _Plan:
     first_samples: list[dict] = field(default_factory=list)
     repetitions: int = 1
     count: int = 0
+    invalid: int = 0
 
     @property
     def first_filter(self) -> str | None:
@@ -791,6 +812,9 @@ def _plan(path: Path, collector: ErrorCollector, *, keep: int = DEFAULTS_FROM) -
             plan.repetitions = max(plan.repetitions, len(generations))
         if filter_name == plan.first_filter:
             plan.primary[doc_key] = number
+            single = isinstance(generations, list) and len(generations) == 1
+            if single and lookup(sample, "filtered_resps[0]") == INVALID and kind(sample) == "generate":
+                plan.invalid += 1
         else:
             answered = lookup(sample, "filtered_resps[0]")
             later.setdefault(doc_key, number)
@@ -831,6 +855,13 @@ def _notes(plan: _Plan, columns: Mapping[str, str], found: _Suggested) -> list[s
         notes.append(
             f"the answer is lm-eval's filtered answer (filter {plan.first_filter}); map answer to "
             "resps for the model's whole generation"
+        )
+    if plan.invalid and columns.get("answer") == "filtered_resps":
+        answers = f"{plan.invalid} answer is" if plan.invalid == 1 else f"{plan.invalid} answers are"
+        their = "its" if plan.invalid == 1 else "their"
+        notes.append(
+            f"{answers} lm-eval's {INVALID} (the filter {plan.first_filter} extracted nothing): {their} "
+            f"answer is the model's whole generation, and the filtered {INVALID} is kept as lm_eval.filtered"
         )
     if len(plan.filters) > 1:
         # With repeats the answers are the generations, which no filter changes.

@@ -264,7 +264,7 @@ def test_every_filter_of_a_document_is_kept_on_its_one_line(tmp_path):
     path = write_samples(tmp_path, "gsm8k", strict + flexible)
     _, lines = converted(path)
     assert [line["question_id"] for line in lines] == ["0", "1"]
-    assert lines[0]["answer"] == "[invalid]"
+    assert lines[0]["answer"] == "So 13."
     assert lines[0]["lm_eval_scores"] == {
         "exact_match,strict-match": {
             "value": 0.0,
@@ -591,6 +591,37 @@ def test_option_letters_are_the_qa_datasets_own():
 
     assert lm_eval.OPTION_LETTERS is prompts.OPTION_LETTERS
     assert "OPTION_LETTERS =" not in inspect.getsource(lm_eval)
+
+
+def test_an_answer_that_is_no_list_is_named_as_it_is(tmp_path):
+    samples = [dict(GSM8K[0], filtered_resps="13"), dict(GSM8K[1], doc_id=1, resps=[], filtered_resps=[])]
+    path = tmp_path / f"samples_gsm8k_{DATE}.jsonl"
+    path.write_text("".join(json.dumps(sample) + "\n" for sample in samples), encoding="utf-8")
+    with pytest.raises(LogFileError) as caught:
+        converted(path)
+    assert [str(error) for error in caught.value.errors] == [
+        'line 1, field filtered_resps: is "13", not a list holding the answer (doc_id 0)',
+        "line 2, field filtered_resps: is [], a list without the answer (doc_id 1)",
+    ]
+
+
+def test_an_answer_the_filter_found_nothing_in_is_the_whole_generation(tmp_path):
+    samples = [
+        gsm8k(0, EGGS, "#### 13", "So thirteen eggs.", "[invalid]"),
+        gsm8k(1, ROBE, "#### 3", "#### 3", "3"),
+    ]
+    path = write_samples(tmp_path, "gsm8k", samples)
+    _, lines = converted(path)
+    assert lines[0]["answer"] == "So thirteen eggs."
+    assert lines[0]["lm_eval"] == {"filtered": "[invalid]", "filter": "strict-match"}
+    # lm-eval's metric stays what it scored.
+    assert lines[0]["lm_eval_scores"]["exact_match"]["answer"] == "[invalid]"
+    assert lines[1]["answer"] == "3"
+    shown = imports.preview(path, "lm-eval", VERSIONS)
+    assert (
+        "1 answer is lm-eval's [invalid] (the filter strict-match extracted nothing): its answer is the "
+        "model's whole generation, and the filtered [invalid] is kept as lm_eval.filtered"
+    ) in shown.notes
 
 
 WINO = {
