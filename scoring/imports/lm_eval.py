@@ -26,7 +26,8 @@ What each sample becomes (one line of spec 000's combined form):
   ``repeats``), each is an attempt, and lm-eval's filtered answer over them
   is kept with its metrics;
 - reference: the target; expected_values: the target's number when the
-  target is a number (GSM8K's "#### 18" too), else none;
+  target is a number (GSM8K's "#### 18" too), else none, and none for
+  multiple choice, whose option is right by its letter;
 - lm_eval_scores: lm-eval's own per-sample metrics, {metric: {value, answer
   (the filtered answer it scored), explanation (the filter)}}, kept apart
   from this app's measures. A file with several filters logs each document
@@ -96,7 +97,7 @@ DERIVED = {
     "language": "the language option",
     "answer": "none (required)",
     "reference": "none",
-    "expected_values": "the target's number, when the target is a number",
+    "expected_values": "the target's number, when the target is a number (none for multiple choice)",
     "expected_behaviour": '"answer"',
     "stratum": "none",
 }
@@ -620,11 +621,9 @@ def convert_sample(
         if isinstance(reference, str):
             index = _target_index(reference, sample, options_text, requests)
             if index is not None:
+                # The option is right by its letter, as an Inspect choice
+                # is: the numbers its text holds are expected of no answer.
                 reference = _lettered(index, options_text)
-                # The option is the reference: the question lists every option.
-                expected = _expected(
-                    options_text[index], question="", language=language if isinstance(language, str) else ""
-                )
         extra["loglikelihoods"] = loglikelihoods
         scored_answer = answers[0]
     else:

@@ -624,6 +624,15 @@ def test_an_answer_the_filter_found_nothing_in_is_the_whole_generation(tmp_path)
     ) in shown.notes
 
 
+def test_a_multiple_choice_sample_expects_no_value(tmp_path):
+    # An option is right by its letter, as an Inspect choice is: not by the numbers its text holds.
+    doc = {"question": "How many legs has a cat?", "choices": ["2", "4"]}
+    requests = _mc_requests(["Q"] * 2, [" 2", " 4"], [-2.0, -1.0])
+    path = write_samples(tmp_path, "legs", [logged(0, doc, 1, requests, metrics={"acc": 1.0})])
+    _, lines = converted(path)
+    assert (lines[0]["reference"], lines[0]["expected_values"]) == ("B. 4", [])
+
+
 WINO = {
     "sentence": "The trophy doesn't fit into the suitcase because the _ is too large.",
     "option1": "trophy",
