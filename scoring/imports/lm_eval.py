@@ -465,6 +465,26 @@ def _options(sample: Mapping, requests: list[list]) -> list[str]:
     return continuations
 
 
+def _targets(value: Any) -> list[str]:
+    """The texts a target gives: the text; each alias of a list (triviaqa's
+    answer.aliases), also when written as its text "['2', 'two']", which
+    lm-eval's writer logs and its doc_to_target reads back as the list; a
+    number (an option's index, as lm-eval before 0.4.3 logged it) as its
+    text. [] for what is none of these (no target, an object)."""
+    if isinstance(value, str):
+        parsed = fieldpath.parse_container(value)
+        value = parsed if isinstance(parsed, list) and parsed else value
+    items = value if isinstance(value, list) else [value]
+    texts = []
+    for item in items:
+        if isinstance(item, bool) or not isinstance(item, str | int | float):
+            return [value] if isinstance(value, str) and value else []
+        if isinstance(item, float) and item.is_integer():
+            item = int(item)
+        texts.append(str(item))
+    return [text for text in texts if text]
+
+
 def _target_index(target: str, sample: Mapping, options: list[str], requests: list[list]) -> int | None:
     """The option a multiple-choice target names: its position, its label
     (the continuation, or the doc's choices.label) or its text."""
@@ -594,6 +614,7 @@ def convert_sample(
         if isinstance(question, str) and columns["question"].startswith("arguments"):
             question = _chat_prompt(question)
     reference = _text_at(sample, columns["reference"], "reference") if columns.get("reference") else MISSING
+    targets = _targets(reference)
     filter_name = filter_name or filter_of(sample)
     answer_path = columns.get("answer", "filtered_resps")
     extra: dict[str, Any] = {}
@@ -618,12 +639,12 @@ def convert_sample(
             question = "\n".join(
                 [question.rstrip(), *(_lettered(i, options_text) for i in range(len(options_text)))]
             )
-        if isinstance(reference, str):
-            index = _target_index(reference, sample, options_text, requests)
-            if index is not None:
-                # The option is right by its letter, as an Inspect choice
-                # is: the numbers its text holds are expected of no answer.
-                reference = _lettered(index, options_text)
+        if targets:
+            indexes = [_target_index(target, sample, options_text, requests) for target in targets]
+            # The option is right by its letter, as an Inspect choice is:
+            # the numbers its text holds are expected of no answer.
+            named = [_lettered(index, options_text) for index in indexes if index is not None]
+            reference = " | ".join(named if len(named) == len(targets) else targets)
         extra["loglikelihoods"] = loglikelihoods
         scored_answer = answers[0]
     else:
@@ -658,12 +679,18 @@ def convert_sample(
                 where = answer_path if len(answers) == 1 else f"resps[0][{position}]"
                 shown = orjson.dumps(json_safe(answer)).decode()[:60]
                 raise _SampleError(where, f"is {shown}, not text: the answer is the model's text")
-        if isinstance(reference, str):
-            expected = _expected(
-                reference,
-                question=question if isinstance(question, str) else "",
-                language=language if isinstance(language, str) else "",
-            )
+        if targets:
+            # Aliases are joined as Inspect joins a target's parts; the first
+            # alias that is a number gives the value ("2" of ["2", "two"]).
+            reference = " | ".join(targets)
+            for target in targets:
+                expected = _expected(
+                    target,
+                    question=question if isinstance(question, str) else "",
+                    language=language if isinstance(language, str) else "",
+                )
+                if expected:
+                    break
 
     if columns.get("expected_values"):
         mapped = _text_at(sample, columns["expected_values"], "expected_values")

@@ -633,6 +633,44 @@ def test_a_multiple_choice_sample_expects_no_value(tmp_path):
     assert (lines[0]["reference"], lines[0]["expected_values"]) == ("B. 4", [])
 
 
+def test_a_list_of_aliases_is_the_reference_and_its_first_number_the_expected_value(tmp_path):
+    # triviaqa: lm-eval's doc_to_target reads "[...]" as a list; its writer logs str(list).
+    doc = {"question": "How many moons has Mars?"}
+    samples = [
+        logged(0, doc, ["2", "two"], [(("Q", GEN_KWARGS), [" 2"], "2")], "remove_whitespace"),
+        logged(1, doc, ["Jupiter", "jupiter"], [(("Q", GEN_KWARGS), [" J"], "J")], "remove_whitespace"),
+    ]
+    path = write_samples(tmp_path, "triviaqa", samples)
+    assert own_samples(path)[0]["target"] == "['2', 'two']"
+    _, lines = converted(path)
+    assert [(line["reference"], line["expected_values"]) for line in lines] == [
+        ("2 | two", [2.0]),
+        ("Jupiter | jupiter", []),
+    ]
+    # The same as a JSON list, as a file written without str() holds it.
+    listed = tmp_path / "listed" / path.name
+    listed.parent.mkdir()
+    listed.write_text(
+        "".join(json.dumps(dict(sample, target=["two", "2"])) + "\n" for sample in own_samples(path)[:1])
+    )
+    _, lines = converted(listed)
+    assert (lines[0]["reference"], lines[0]["expected_values"]) == ("two | 2", [2.0])
+
+
+def test_a_number_target_is_the_option_it_indexes_or_the_number(tmp_path):
+    # lm-eval 0.4.0 to 0.4.2 logged a multiple-choice target unsanitised: the gold index.
+    doc = {"question": "Capital of France?", "choices": {"text": ["Lyon", "Paris"], "label": ["A", "B"]}}
+    requests = _mc_requests(["Q: Capital of France?\nA:"] * 2, [" Lyon", " Paris"], [-2.0, -1.0])
+    mc = logged(0, doc, 1, requests, metrics={"acc": 1.0}, listed=False)
+    path = write_array(tmp_path, "samples_arc_easy_2024-01-01T00-00-00.000000.jsonl", [mc])
+    _, lines = converted(path)
+    assert lines[0]["reference"] == "B. Paris"
+    generation = logged(0, {"question": EGGS}, 13, [((EGGS, GEN_KWARGS), ["13"], "13")], listed=False)
+    path = write_array(tmp_path, "samples_gsm8k_2024-01-01T00-00-00.000000.jsonl", [generation])
+    _, lines = converted(path)
+    assert (lines[0]["reference"], lines[0]["expected_values"]) == ("13", [13.0])
+
+
 WINO = {
     "sentence": "The trophy doesn't fit into the suitcase because the _ is too large.",
     "option1": "trophy",
