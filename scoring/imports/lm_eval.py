@@ -74,6 +74,8 @@ from scoring.logfile import (
     parse_object,
     question_errors,
 )
+from scoring.qa.datasets import _options as dataset_options
+from scoring.qa.datasets import detected_options
 from scoring.qa.prompts import OPTION_LETTERS
 
 FORMAT = "lm-eval"
@@ -103,10 +105,11 @@ DERIVED = {
 }
 
 # The doc fields that hold the question in lm-eval's common tasks (gsm8k,
-# arc, mmlu: question; MATH: problem; hellaswag: ctx; piqa: goal;
+# arc, mmlu, c-eval: question; cmmlu: Question; MATH: problem; hellaswag: ctx; piqa: goal;
 # winogrande: sentence; ...), looked for in this order.
 QUESTION_KEYS = (
     "question",
+    "Question",
     "query",
     "problem",
     "input",
@@ -446,23 +449,20 @@ class _SampleError(Exception):
         self.message = message
 
 
-def _options(sample: Mapping, requests: list[list]) -> list[str]:
-    """The options of a multiple-choice sample: each continuation, or the
-    doc's choices when the continuations are bare labels (" A", " B" in
-    MMLU)."""
+def _options(sample: Mapping, requests: list[list]) -> tuple[list[str], list[str] | None]:
+    """(the options of a multiple-choice sample, the doc's own labels for
+    them or None): each continuation, or, when the continuations are bare
+    labels (" A", " B" in MMLU, CMMLU, C-Eval), the doc's options as the QA
+    datasets read them: its choices (a list, {text, label} or a mapping) or
+    its keys A, B, C, ..."""
     continuations = [str(request[1]).strip() for request in requests]
-    if all(len(text) <= 2 for text in continuations):
-        doc = sample.get("doc") if isinstance(sample.get("doc"), Mapping) else {}
-        choices = doc.get("choices")
-        if isinstance(choices, Mapping):
-            choices = choices.get("text")
-        if (
-            isinstance(choices, list)
-            and len(choices) == len(continuations)
-            and all(isinstance(choice, str) for choice in choices)
-        ):
-            return [choice.strip() for choice in choices]
-    return continuations
+    doc = sample.get("doc") if isinstance(sample.get("doc"), Mapping) else {}
+    names = ("choices",) if "choices" in doc else detected_options(doc)
+    if names and all(len(text) <= 2 for text in continuations):
+        found, labels = dataset_options(0, names, [doc[name] for name in names], [])
+        if found and len(found) == len(continuations):
+            return [option.strip() for option in found], (list(labels) if labels else None)
+    return continuations, None
 
 
 def _targets(value: Any) -> list[str]:
@@ -485,18 +485,15 @@ def _targets(value: Any) -> list[str]:
     return [text for text in texts if text]
 
 
-def _target_index(target: str, sample: Mapping, options: list[str], requests: list[list]) -> int | None:
+def _target_index(
+    target: str, options: list[str], labels: list[str] | None, requests: list[list]
+) -> int | None:
     """The option a multiple-choice target names: its position, its label
-    (the continuation, or the doc's choices.label) or its text."""
+    (the doc's own, else the continuation) or its text."""
     text = target.strip()
     if text.isdigit() and int(text) < len(options):
         return int(text)
-    labels = [str(request[1]).strip() for request in requests]
-    doc = sample.get("doc") if isinstance(sample.get("doc"), Mapping) else {}
-    choices = doc.get("choices")
-    if isinstance(choices, Mapping) and isinstance(choices.get("label"), list):
-        labels = [str(label).strip() for label in choices["label"]]
-    for candidates in (labels, options):
+    for candidates in (labels or [str(request[1]).strip() for request in requests], options):
         if text in candidates:
             return candidates.index(text)
     return None
@@ -630,7 +627,7 @@ def convert_sample(
         loglikelihoods = [_loglikelihood(response) for response in responses or ()]
         if len(loglikelihoods) != len(requests) or None in loglikelihoods:
             raise _SampleError(answer_path, "must hold one loglikelihood for each option")
-        options_text = _options(sample, requests)
+        options_text, labels = _options(sample, requests)
         if len(options_text) > len(OPTION_LETTERS):
             raise _SampleError("arguments", f"{len(options_text)} options are more than the letters A to Z")
         best = max(range(len(loglikelihoods)), key=lambda index: (loglikelihoods[index], -index))
@@ -640,7 +637,7 @@ def convert_sample(
                 [question.rstrip(), *(_lettered(i, options_text) for i in range(len(options_text)))]
             )
         if targets:
-            indexes = [_target_index(target, sample, options_text, requests) for target in targets]
+            indexes = [_target_index(target, options_text, labels, requests) for target in targets]
             # The option is right by its letter, as an Inspect choice is:
             # the numbers its text holds are expected of no answer.
             named = [_lettered(index, options_text) for index in indexes if index is not None]

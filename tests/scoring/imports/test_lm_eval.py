@@ -671,6 +671,17 @@ def test_a_number_target_is_the_option_it_indexes_or_the_number(tmp_path):
     assert (lines[0]["reference"], lines[0]["expected_values"]) == ("13", [13.0])
 
 
+def test_options_named_by_letter_in_the_doc_are_read_as_the_qa_datasets_read_them(tmp_path):
+    # CMMLU and C-Eval: continuations " A" .. " D", the options in doc.A .. doc.D.
+    doc = {"Question": "中国的首都是哪里?", "A": "上海", "B": "北京", "C": "广州", "D": "深圳", "Answer": "B"}
+    prompt = "题目：中国的首都是哪里?\nA. 上海\nB. 北京\nC. 广州\nD. 深圳\n答案："
+    requests = _mc_requests([prompt] * 4, [" A", " B", " C", " D"], [-2.0, -0.1, -3.0, -4.0])
+    path = write_samples(tmp_path, "cmmlu_chinese", [logged(0, doc, 1, requests, metrics={"acc": 1.0})])
+    _, lines = converted(path)
+    assert lines[0]["question"] == "中国的首都是哪里?\nA. 上海\nB. 北京\nC. 广州\nD. 深圳"
+    assert lines[0]["answer"] == lines[0]["reference"] == "B. 北京"
+
+
 WINO = {
     "sentence": "The trophy doesn't fit into the suitcase because the _ is too large.",
     "option1": "trophy",
