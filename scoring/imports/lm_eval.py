@@ -465,6 +465,37 @@ def _options(sample: Mapping, requests: list[list]) -> tuple[list[str], list[str
     return continuations, None
 
 
+def _several_contexts(requests: list[list]) -> bool:
+    """Whether each option of a multiple-choice sample is another context
+    before one continuation (winogrande's partial evaluation), not one
+    context before each option's continuation."""
+    contexts = {str(request[0]) for request in requests}
+    return len(contexts) > 1 and len({str(request[1]) for request in requests}) == 1
+
+
+def _context_options(sample: Mapping, requests: list[list]) -> tuple[list[str], int | None]:
+    """(the options, the gold option's index or None) of a sample whose
+    options are contexts: the doc's option1, option2, ... with its answer
+    naming one by number (winogrande), else each context's end after the
+    words all of them share ("...because the trophy" -> "trophy")."""
+    doc = sample.get("doc") if isinstance(sample.get("doc"), Mapping) else {}
+    keys = [f"option{number}" for number in range(1, len(requests) + 1)]
+    if all(isinstance(doc.get(key), str) and doc[key].strip() for key in keys):
+        answer = str(doc.get("answer", "")).strip()
+        gold = int(answer) - 1 if answer.isdigit() and 1 <= int(answer) <= len(keys) else None
+        return [doc[key].strip() for key in keys], gold
+    contexts = [str(request[0]) for request in requests]
+    # The contexts differ in length: the shortest bounds the part they share.
+    length = next(
+        (at for at, characters in enumerate(zip(*contexts, strict=False)) if len(set(characters)) > 1),
+        min(map(len, contexts)),
+    )
+    shared = contexts[0][:length]
+    cut = max(shared.rfind(" "), shared.rfind("\n")) + 1
+    ends = [context[cut:].strip() for context in contexts]
+    return (ends if all(ends) else [context.strip() for context in contexts]), None
+
+
 def _targets(value: Any) -> list[str]:
     """The texts a target gives: the text; each alias of a list (triviaqa's
     answer.aliases), also when written as its text "['2', 'two']", which
@@ -627,7 +658,12 @@ def convert_sample(
         loglikelihoods = [_loglikelihood(response) for response in responses or ()]
         if len(loglikelihoods) != len(requests) or None in loglikelihoods:
             raise _SampleError(answer_path, "must hold one loglikelihood for each option")
-        options_text, labels = _options(sample, requests)
+        several_contexts = _several_contexts(requests)
+        if several_contexts:
+            options_text, gold = _context_options(sample, requests)
+            labels: list[str] | None = options_text
+        else:
+            (options_text, labels), gold = _options(sample, requests), None
         if len(options_text) > len(OPTION_LETTERS):
             raise _SampleError("arguments", f"{len(options_text)} options are more than the letters A to Z")
         best = max(range(len(loglikelihoods)), key=lambda index: (loglikelihoods[index], -index))
@@ -636,12 +672,24 @@ def convert_sample(
             question = "\n".join(
                 [question.rstrip(), *(_lettered(i, options_text) for i in range(len(options_text)))]
             )
-        if targets:
+        if targets or gold is not None:
             indexes = [_target_index(target, options_text, labels, requests) for target in targets]
             # The option is right by its letter, as an Inspect choice is:
             # the numbers its text holds are expected of no answer.
             named = [_lettered(index, options_text) for index in indexes if index is not None]
-            reference = " | ".join(named if len(named) == len(targets) else targets)
+            if named and len(named) == len(targets):
+                reference = " | ".join(named)
+            elif gold is not None:
+                reference = _lettered(gold, options_text)
+            elif several_contexts:
+                raise _SampleError(
+                    columns.get("reference", "target"),
+                    f"is {' | '.join(targets)!r}, which names none of the options (each option is another "
+                    "context before the same continuation, as in winogrande): this layout is read when the "
+                    "target is the option's index or the doc gives option1, option2, ... and answer",
+                )
+            else:
+                reference = " | ".join(targets)
         extra["loglikelihoods"] = loglikelihoods
         scored_answer = answers[0]
     else:

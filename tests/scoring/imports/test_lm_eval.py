@@ -688,3 +688,35 @@ WINO = {
     "option2": "suitcase",
     "answer": "2",
 }
+
+
+def test_options_that_are_contexts_before_one_continuation_are_read_from_the_doc(tmp_path):
+    # winogrande: each request is another context, the continuation the same.
+    contexts = ["The trophy doesn't fit into the suitcase because the trophy"]
+    contexts.append("The trophy doesn't fit into the suitcase because the suitcase")
+    requests = _mc_requests(contexts, [" is too large."] * 2, [-3.1, -4.0])
+    path = write_samples(tmp_path, "winogrande", [logged(0, WINO, "is too large.", requests)])
+    _, lines = converted(path)
+    assert lines[0]["question"] == f"{WINO['sentence']}\nA. trophy\nB. suitcase"
+    assert (lines[0]["answer"], lines[0]["reference"]) == ("A. trophy", "B. suitcase")
+    # Without the doc's options, the contexts' differing ends are the options.
+    doc = {"sentence": WINO["sentence"]}
+    requests = _mc_requests(contexts, [" is too large."] * 2, [-4.0, -3.1])
+    (tmp_path / "bare").mkdir()
+    path = write_samples(tmp_path / "bare", "winogrande", [logged(0, doc, 1, requests)])
+    _, lines = converted(path)
+    assert lines[0]["question"] == f"{WINO['sentence']}\nA. trophy\nB. suitcase"
+    assert lines[0]["answer"] == lines[0]["reference"] == "B. suitcase"
+
+
+def test_options_that_are_contexts_without_a_gold_option_are_refused_saying_so(tmp_path):
+    contexts = ["It is the trophy", "It is the suitcase"]
+    requests = _mc_requests(contexts, [" that is large."] * 2, [-3.1, -4.0])
+    path = write_samples(tmp_path, "wino_custom", [logged(0, {"sentence": "_"}, "that is large.", requests)])
+    with pytest.raises(LogFileError) as caught:
+        converted(path)
+    assert str(caught.value) == (
+        "line 1, field target: is 'that is large.', which names none of the options (each option is "
+        "another context before the same continuation, as in winogrande): this layout is read when the "
+        "target is the option's index or the doc gives option1, option2, ... and answer (doc_id 0)"
+    )
