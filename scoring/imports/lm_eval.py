@@ -807,6 +807,32 @@ def _line_errors(
     return lines, errors
 
 
+class _QuestionIds:
+    """The question ids written so far, to refuse two documents that become
+    one question (doc_id 5 and "5", 6.0 and 6), which the scorer would
+    refuse later without saying which lines they came from."""
+
+    def __init__(self, column: str):
+        self.column = column
+        self.seen: dict[str, tuple[int, Any]] = {}
+
+    def repeated(self, number: int, sample: Mapping, lines: list[dict]) -> list[LineError]:
+        """[] when the sample's question id is new, else the error naming both lines."""
+        question_id = lines[0].get("question_id") if lines else None
+        if not isinstance(question_id, str):
+            return []
+        given = lookup(sample, self.column)
+        if question_id not in self.seen:
+            self.seen[question_id] = (number, given)
+            return []
+        line, other = self.seen[question_id]
+        message = (
+            f"{self.column} {given!r} is question_id {question_id!r}, as {self.column} {other!r} on line "
+            f"{line} is: each document needs its own"
+        )
+        return [LineError(number, self.column, message)]
+
+
 def _check_options(options: ImportOptions) -> None:
     _check_labels(options, FIELDS, "an lm-eval sample")
 
@@ -982,6 +1008,7 @@ def preview(path: Path, options: ImportOptions, *, rows: int = 5, name: str = ""
         notes=_notes(plan, columns, found),
     )
     errors: list[LineError] = []
+    question_ids = _QuestionIds(columns.get("question_id", "doc_id"))
     for number, sample in _samples(path, ErrorCollector(0)):
         if len(shown.rows) >= rows:
             break
@@ -991,6 +1018,7 @@ def preview(path: Path, options: ImportOptions, *, rows: int = 5, name: str = ""
         lines, found_errors = _line_errors(
             number, sample, columns, options, plan.repetitions, plan.filter_names[number]
         )
+        found_errors = found_errors or question_ids.repeated(number, sample, lines)
         shown.lines.extend(plan.joined(line, sample) for line in (lines if not found_errors else []))
         errors.extend(found_errors)
     shown.errors = _in_units(list(collector.errors) + errors, path)
@@ -1046,6 +1074,7 @@ def convert(
         _raise_if_any(collector, path)
     columns = default_columns(plan.first_samples, options.columns)
     written = 0
+    question_ids = _QuestionIds(columns.get("question_id", "doc_id"))
     with tempfile.SpooledTemporaryFile(max_size=SPOOL_BYTES) as spool:
         for number, sample in _samples(path, ErrorCollector(0)):
             if not plan.keeps(number, sample):
@@ -1053,6 +1082,7 @@ def convert(
             lines, errors = _line_errors(
                 number, sample, columns, options, plan.repetitions, plan.filter_names[number]
             )
+            errors = errors or question_ids.repeated(number, sample, lines)
             if errors:
                 collector.add(errors)
                 continue

@@ -720,3 +720,22 @@ def test_options_that_are_contexts_without_a_gold_option_are_refused_saying_so(t
         "another context before the same continuation, as in winogrande): this layout is read when the "
         "target is the option's index or the doc gives option1, option2, ... and answer (doc_id 0)"
     )
+
+
+def test_two_documents_that_become_one_question_id_are_refused_naming_both_lines(tmp_path):
+    samples = [
+        dict(GSM8K[0], doc_id=5),
+        dict(GSM8K[1], doc_id="5"),
+        dict(GSM8K[0], doc_id=6.0),
+        dict(GSM8K[1], doc_id=6),
+    ]
+    path = tmp_path / f"samples_gsm8k_{DATE}.jsonl"
+    path.write_text("".join(json.dumps(sample) + "\n" for sample in samples), encoding="utf-8")
+    with pytest.raises(LogFileError) as caught:
+        converted(path)
+    assert [str(error) for error in caught.value.errors] == [
+        "line 2, field doc_id: doc_id '5' is question_id '5', as doc_id 5 on line 1 is: "
+        "each document needs its own",
+        "line 4, field doc_id: doc_id 6 is question_id '6', as doc_id 6.0 on line 3 is: "
+        "each document needs its own",
+    ]
