@@ -150,6 +150,9 @@ SAMPLES_NAME = re.compile(
 # found nothing to extract.
 INVALID = "[invalid]"
 
+# lm-eval's results file, results_<date_id>.json, beside the samples.
+RESULTS_NAME = re.compile(r"^results_(?P<date>\d{4}-\d{2}-\d{2}T\d{2}-\d{2}-\d{2}(?:\.\d+)?)\.json$")
+
 # GSM8K's answer line, as lm-eval's own gsm8k filter reads it.
 _FINAL_ANSWER = re.compile(r"####\s*(\S[^\n]*)\s*$")
 
@@ -411,16 +414,38 @@ def _in_units(errors: list[LineError], path: Path) -> list[LineError]:
     ]
 
 
+def _results_file(path: Path) -> str | None:
+    """What to import instead when ``path`` is lm-eval's results file (its
+    results with the config, versions or n-samples beside them), naming the
+    samples files of the same run beside it; None for any other file."""
+    results = _read_results(path)
+    if not isinstance(results, dict) or "results" not in results:
+        return None
+    if not {"config", "versions", "n-samples"} & set(results):
+        return None
+    match = RESULTS_NAME.match(path.name)
+    beside = sorted(path.parent.glob(f"samples_*_{match['date']}.jsonl")) if match else []
+    named = f" (here {', '.join(sample.name for sample in beside)})" if beside else ""
+    return (
+        "this is lm-eval's results file (each task's scores), not its samples: import the "
+        f"samples_<task>_<date>.jsonl beside it that --log_samples wrote{named}"
+    )
+
+
 def _check_file(path: Path) -> None:
     """Refuse (LogFileError) a file that is not lm-eval samples, or whose
     samples hold no answer, from its first sample."""
     collector = ErrorCollector(1)
     first = next(_samples(path, collector), None)
     if first is None:
+        if collector.errors and (problem := _results_file(path)):
+            raise _file_error(problem)
         if collector.errors:
             raise _file_error(f"this is not lm-eval samples: {collector.errors[0].message}")
         raise _file_error("the file holds no samples")
     _, sample = first
+    if "doc_id" not in sample and (problem := _results_file(path)):
+        raise _file_error(problem)
     if "doc_id" not in sample or not ({"resps", "filtered_resps"} & set(sample)):
         keys = ", ".join(list(sample)[:8])
         raise _file_error(
@@ -934,7 +959,7 @@ def _plan(path: Path, collector: ErrorCollector, *, keep: int = DEFAULTS_FROM) -
     return plan
 
 
-def _notes(plan: _Plan, columns: Mapping[str, str], found: _Suggested) -> list[str]:
+def _notes(plan: _Plan, columns: Mapping[str, str], found: _Suggested, options: ImportOptions) -> list[str]:
     notes = []
     kinds = {kind(sample) for sample in plan.first_samples}
     if "multiple_choice" in kinds:
@@ -973,7 +998,7 @@ def _notes(plan: _Plan, columns: Mapping[str, str], found: _Suggested) -> list[s
             f"the results file beside it says {found.planned} samples were evaluated; this file holds "
             f"{documents}"
         )
-    if not found.model:
+    if not found.model and not options.assistant_version:
         notes.append("the file does not name the model: give the assistant version")
     return notes
 
@@ -1005,7 +1030,7 @@ def preview(path: Path, options: ImportOptions, *, rows: int = 5, name: str = ""
         fields=list(fields),
         columns=columns,
         samples=len(plan.primary),
-        notes=_notes(plan, columns, found),
+        notes=_notes(plan, columns, found, options),
     )
     errors: list[LineError] = []
     question_ids = _QuestionIds(columns.get("question_id", "doc_id"))

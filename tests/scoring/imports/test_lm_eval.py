@@ -427,7 +427,10 @@ def test_a_results_file_is_not_samples(tmp_path):
     write_results(tmp_path, "gsm8k", model="m")
     with pytest.raises(LogFileError) as caught:
         converted(tmp_path / f"results_{DATE}.json")
-    assert str(caught.value.errors[0]).startswith("the file: this is not lm-eval samples: ")
+    assert str(caught.value) == (
+        "the file: this is lm-eval's results file (each task's scores), not its samples: import "
+        "the samples_<task>_<date>.jsonl beside it that --log_samples wrote"
+    )
 
 
 # -- the corpus of real files ----------------------------------------------------------
@@ -739,3 +742,21 @@ def test_two_documents_that_become_one_question_id_are_refused_naming_both_lines
         "line 4, field doc_id: doc_id 6 is question_id '6', as doc_id 6.0 on line 3 is: "
         "each document needs its own",
     ]
+
+
+def test_a_results_file_is_named_for_what_it_is(tmp_path):
+    write_results(tmp_path, "gsm8k", model="m")
+    write_samples(tmp_path, "gsm8k", GSM8K)
+    with pytest.raises(LogFileError) as caught:
+        converted(tmp_path / f"results_{DATE}.json", out=tmp_path / "out.jsonl")
+    assert str(caught.value) == (
+        "the file: this is lm-eval's results file (each task's scores), not its samples: import "
+        f"the samples_<task>_<date>.jsonl beside it that --log_samples wrote (here samples_gsm8k_{DATE}.jsonl)"
+    )
+
+
+def test_the_preview_asks_for_the_model_only_when_none_is_given(tmp_path):
+    path = write_samples(tmp_path, "gsm8k", GSM8K)
+    asked = "the file does not name the model: give the assistant version"
+    assert asked in imports.preview(path, "lm-eval", imports.ImportOptions()).notes
+    assert asked not in imports.preview(path, "lm-eval", VERSIONS).notes
