@@ -20,14 +20,23 @@ What each sample becomes (one line of spec 000's combined form):
   compared): the question lists the options lettered A, B, C, ...; the
   answer is the option with the highest loglikelihood, as lm-eval's ``acc``
   reads it (``acc_norm`` divides by length and may pick another); the
-  reference is the option the target names ("B. Paris");
+  reference is the option the target names ("B. Paris"). The options are
+  the continuations; the doc's, read as the QA datasets read options, when
+  the continuations are bare letters (MMLU's choices, CMMLU's doc.A ..
+  doc.D); and when each option is another context before one continuation
+  (winogrande), the doc's option1, option2, ... (else the contexts'
+  differing ends), the gold named by the target's index or the doc's
+  answer;
 - generation: the answer is filtered_resps[0] (or resps[0][0] when mapped
-  to "resps"); when resps holds several generations (the task's
-  ``repeats``), each is an attempt, and lm-eval's filtered answer over them
-  is kept with its metrics;
-- reference: the target; expected_values: the target's number when the
-  target is a number (GSM8K's "#### 18" too), else none, and none for
-  multiple choice, whose option is right by its letter;
+  to "resps"), the whole generation when the filter found nothing (its
+  ``[invalid]``, kept as lm_eval.filtered); when resps holds several
+  generations (the task's ``repeats``), each is an attempt, and lm-eval's
+  filtered answer over them is kept with its metrics;
+- reference: the target, a list's aliases (triviaqa) joined by " | " as
+  Inspect joins a target's parts; expected_values: the number of the
+  target (of its first alias that is one) when it is a number (GSM8K's
+  "#### 18" too), else none, and none for multiple choice, whose option is
+  right by its letter;
 - lm_eval_scores: lm-eval's own per-sample metrics, {metric: {value, answer
   (the filtered answer it scored), explanation (the filter)}}, kept apart
   from this app's measures. A file with several filters logs each document
@@ -1075,7 +1084,9 @@ def convert(
     that are not run-log fields. A sample is refused for a mapped path it
     lacks, an answer that is not text, a document given twice under one
     filter, one under a later filter that the first does not have, and what
-    the run log's own checks refuse."""
+    the run log's own checks refuse, two documents that become one
+    question id, and a multiple-choice sample whose options are contexts
+    when nothing names its gold option."""
     path = Path(path)
     _check_options(options)
     _check_file(path)
