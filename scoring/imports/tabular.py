@@ -595,8 +595,10 @@ def qa_question_set(
     defaults) to ``out`` as this app's question set, one JSON line each:
     question_id, language, question (for multiple choice the prompt with its
     options labelled A, B, C, ...), reference (multiple choice: "B. Paris"),
-    expected_behaviour "answer", expected_values (the numbers in the
-    reference, years left out) and the stratum when there is one. No header:
+    expected_behaviour "answer", expected_values (open-ended: the
+    reference's number as scoring.imports.expected reads it; multiple
+    choice: none, a question right by its letter) and the stratum when
+    there is one. No header:
     the set's version is given where the set is uploaded. Returns the number
     of questions.
 
@@ -637,9 +639,10 @@ def qa_question_set(
             letter = question.correct_letter
             reference = f"{letter}. {question.options[question.correct]}"
             text = qa.mc_prompt(question.text, question.options)
-            values = expected_values(
-                question.options[question.correct], question=question.text, language=language
-            )
+            # Right by its letter, as an Inspect multiple-choice sample is:
+            # the number in the correct option's text is not asked for (the
+            # prompt asks for a letter), so numeric accuracy does not apply.
+            values = []
         else:
             reference = question.reference
             text = question.text

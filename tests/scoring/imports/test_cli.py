@@ -235,9 +235,11 @@ def test_it_writes_qa_datasets_as_question_sets(tmp_path, capsys):
     assert first["question"] == qa.mc_prompt(
         "What share of the population was undernourished in 2024?", ["5.2%", "7.6%", "9.1%"]
     )
+    # A multiple-choice question is right by its letter: the number in the
+    # correct option's text is no expected value (an answer "B" states none).
     assert (first["reference"], first["expected_values"], first["stratum"]) == (
         "B. 7.6%",
-        [7.6],
+        [],
         "food security",
     )
 
