@@ -16,8 +16,10 @@ under Ragas' name, see DEFAULT_SOURCES):
 - language: the column, else ``options.language``;
 - expected_behaviour: the column ("answer" or "decline"), else "answer";
 - expected_values: the column (a JSON list, one number, or several separated
-  by ";"), else the numbers in the reference, years left out; none for a
-  question to decline;
+  by ";"), else the reference's number when the reference is a number, a
+  number with its unit or a short phrase around one number (a year that is
+  the answer counts, the question's numbers are left out; see
+  scoring.imports.expected); none for a question to decline;
 - retrieved_values: the column, else the numbers in the retrieved contexts,
   years left out;
 - declined: the column (true/false, yes/no, 1/0), else false;
@@ -87,7 +89,9 @@ DERIVED = {
     "cited_ids": "none",
     "declined": "false",
     "reference": "none",
-    "expected_values": "the numbers in the reference, years left out (none for a question to decline)",
+    "expected_values": "the reference's number, when it is a number, a number with its unit or a short "
+    "phrase around one number (a year that is the answer counts, the question's numbers are left out); "
+    "none for a question to decline",
     "expected_behaviour": '"answer"',
     "stratum": "none",
     "attempt": "none (one attempt a question)",

@@ -95,6 +95,11 @@ def test_it_previews_the_mapping_and_the_first_rows_and_writes_nothing(tmp_path,
     )
     assert "  answer             <- Bot answer" in printed
     assert "  retrieved_values   = the numbers in the retrieved contexts, years left out" in printed
+    assert (
+        "  expected_values    = the reference's number, when it is a number, a number with its unit or a "
+        "short phrase around one number (a year that is the answer counts, the question's numbers are left "
+        "out); none for a question to decline"
+    ) in printed
     assert "  stratum            = none" in printed
     assert printed[-3] == "the first 2 rows as run-log lines:"
     assert [orjson.loads(line)["question_id"] for line in printed[-2:]] == ["q01", "q02"]
