@@ -116,9 +116,15 @@ def _convert(argv: list[str]) -> int:
         lambda out: imports.convert(path, out, file_format, options),
         source=path,
     )
+    note, not_run = _inspect_log().log_plan(path) if file_format == "inspect" else ("", 0)
     if args.out:
-        print(f"{path}: {count} answers written to {args.out} ({file_format})", file=sys.stderr)
-    if file_format == "inspect" and (note := _inspect_log().log_note(path)):
+        # The attempts an incomplete log never ran are lines too, but no
+        # answers: said apart, so the count of answers is the log's own.
+        written = f"{count - not_run} answers"
+        if not_run:
+            written += f" and {not_run} attempt{'' if not_run == 1 else 's'} not run"
+        print(f"{path}: {written} written to {args.out} ({file_format})", file=sys.stderr)
+    if note:
         print(f"{path}: {note}", file=sys.stderr)
     return 0
 
