@@ -35,7 +35,9 @@ from scoring.imports.__main__ import main as imports_main
 from scoring.runner import score_file
 
 CORPUS = Path(__file__).resolve().parent / "corpus"
-_WRITTEN = re.compile(r": (\d+) (answers|questions) written to ")
+# "N answers written to", "N questions written to", or for an incomplete
+# Inspect log "N answers and M attempts not run written to": N + M lines.
+_WRITTEN = re.compile(r": (\d+) (answers|questions)(?: and (\d+) attempts? not run)? written to ")
 
 
 @dataclass(frozen=True)
@@ -78,7 +80,8 @@ def check(folder: Path, name: str, entry: dict) -> Outcome:
         return Outcome(family, name, ok, said[:300])
     written = _WRITTEN.search(said)
     want = entry.get("answers", entry.get("questions"))
-    ok = code == 0 and written is not None and int(written.group(1)) == want
+    lines = written and int(written.group(1)) + int(written.group(3) or 0)
+    ok = code == 0 and written is not None and lines == want
     if ok and numeric != entry.get("numeric_accuracy", numeric):
         return Outcome(family, name, False, f"numeric accuracy {numeric}, not {entry['numeric_accuracy']}")
     return Outcome(family, name, ok, said[:300] if not ok else written.group(0).strip(": "))

@@ -21,17 +21,21 @@ options, correct, id, stratum; several option columns joined by "+").
 Output goes to --out (written whole or not at all: a failed conversion leaves
 no file and an existing one as it was), or to standard output. Each problem
 is printed on its own line as "FILE: line N, field F: message"; the exit
-status is then 2.
+status is then 2. --preview checks the whole file as the conversion does
+(the versions aside, which it leaves to be confirmed) and exits 2 when the
+conversion would refuse it.
 """
 
 from __future__ import annotations
 
 import argparse
+import io
 import os
 import shutil
 import sys
 import tempfile
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 from typing import BinaryIO
 
@@ -116,11 +120,26 @@ def _convert(argv: list[str]) -> int:
         lambda out: imports.convert(path, out, file_format, options),
         source=path,
     )
+    note, not_run = _plan(path, file_format)
     if args.out:
-        print(f"{path}: {count} answers written to {args.out} ({file_format})", file=sys.stderr)
-    if file_format == "inspect" and (note := _inspect_log().log_note(path)):
+        print(f"{path}: {_answers(count, not_run)} written to {args.out} ({file_format})", file=sys.stderr)
+    if note:
         print(f"{path}: {note}", file=sys.stderr)
     return 0
+
+
+def _plan(path: Path, file_format: str) -> tuple[str, int]:
+    """(the note on an incomplete Inspect log, its attempts not run); ("", 0) for other formats."""
+    return _inspect_log().log_plan(path) if file_format == "inspect" else ("", 0)
+
+
+def _answers(count: int, not_run: int) -> str:
+    """The ``count`` lines a conversion wrote, "N answers", with the attempts
+    an incomplete log never ran said apart: they are lines too, but no
+    answers, and the count of answers is the log's own."""
+    if not not_run:
+        return f"{count} answers"
+    return f"{count - not_run} answers and {not_run} attempt{'' if not_run == 1 else 's'} not run"
 
 
 def _inspect_log():
@@ -194,10 +213,54 @@ def _preview(path: Path, file_format: str, options: imports.ImportOptions, *, ro
     print(f"the first {read} row{'' if read == 1 else 's'} as run-log lines{failed}:")
     for line in shown.lines:
         print("  " + orjson.dumps(line).decode())
-    if shown.errors:
-        _print_errors(path, shown.errors, len(shown.errors))
+    # The first rows do not show what only the rest of the file holds (an id
+    # given twice on line 8, a metadata key sample 8 lacks): the whole file
+    # goes through the conversion itself, its lines discarded, so a file the
+    # preview passes is not refused later.
+    count, refused, total = _converted(path, file_format, options)
+    errors = list(shown.errors)
+    errors += [error for error in refused if error not in shown.errors]
+    total += len(errors) - len(refused)
+    checked = "the whole file, checked as converting it checks"
+    if total:
+        print(f"{checked}: refused, {total} problem{'' if total == 1 else 's'} (below)")
+        _print_errors(path, errors, total)
         return _USAGE_ERROR
+    print(f"{checked}: {_answers(count, _plan(path, file_format)[1])}, no problems")
     return 0
+
+
+class _Discarded(io.RawIOBase):
+    """A binary stream that takes whatever is written and keeps nothing."""
+
+    def writable(self) -> bool:
+        return True
+
+    def write(self, data) -> int:
+        return len(data)
+
+
+# The versions the preview's conversion runs under when the command line
+# gives none: the preview suggests the file's own, or says it names none,
+# and leaves them to be confirmed (the conversion asks for them then); what
+# it checks is the file.
+_UNNAMED_VERSION = "preview"
+
+
+def _converted(path: Path, file_format: str, options: imports.ImportOptions) -> tuple[int, list, int]:
+    """(lines written, the errors, how many there are in all) of converting
+    ``path`` into nothing, errors bounded as the conversion bounds them."""
+    options = replace(
+        options,
+        assistant_version=options.assistant_version or _UNNAMED_VERSION,
+        set_version=options.set_version or _UNNAMED_VERSION,
+    )
+    try:
+        return imports.convert(path, _Discarded(), file_format, options), [], 0
+    except LogFileError as error:
+        return 0, list(error.errors), error.total
+    except (ValueError, ImportError) as error:
+        raise _Refused(f"{path}: {error}") from None
 
 
 def _qa(argv: list[str]) -> int:

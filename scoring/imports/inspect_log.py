@@ -582,11 +582,19 @@ def log_note(path: Path) -> str:
     much of its plan it holds, when its run did not finish), read from its
     header alone for a finished log: a .json log is read whole only when
     the note has something to say."""
+    return log_plan(path)[0]
+
+
+def log_plan(path: Path) -> tuple[str, int]:
+    """(log_note's note, the number of planned attempts the log does not
+    hold, which convert writes as cancelled ones) for the log at ``path``;
+    ("", 0) for a finished log, read from its header alone."""
     path = Path(path)
     header = _inspect().read_eval_log(str(path), header_only=True)
     if header.status not in INCOMPLETE:
-        return ""
-    return _open(path).note()
+        return "", 0
+    log = _open(path)
+    return log.note(), len(log.not_run)
 
 
 def _check_repetitions(log: _Log) -> None:

@@ -16,8 +16,10 @@ under Ragas' name, see DEFAULT_SOURCES):
 - language: the column, else ``options.language``;
 - expected_behaviour: the column ("answer" or "decline"), else "answer";
 - expected_values: the column (a JSON list, one number, or several separated
-  by ";"), else the numbers in the reference, years left out; none for a
-  question to decline;
+  by ";"), else the reference's number when the reference is a number, a
+  number with its unit or a short phrase around one number (a year that is
+  the answer counts, the question's numbers are left out; see
+  scoring.imports.expected); none for a question to decline;
 - retrieved_values: the column, else the numbers in the retrieved contexts,
   years left out;
 - declined: the column (true/false, yes/no, 1/0), else false;
@@ -87,7 +89,9 @@ DERIVED = {
     "cited_ids": "none",
     "declined": "false",
     "reference": "none",
-    "expected_values": "the numbers in the reference, years left out (none for a question to decline)",
+    "expected_values": "the reference's number, when it is a number, a number with its unit or a short "
+    "phrase around one number (a year that is the answer counts, the question's numbers are left out); "
+    "none for a question to decline",
     "expected_behaviour": '"answer"',
     "stratum": "none",
     "attempt": "none (one attempt a question)",
@@ -595,8 +599,10 @@ def qa_question_set(
     defaults) to ``out`` as this app's question set, one JSON line each:
     question_id, language, question (for multiple choice the prompt with its
     options labelled A, B, C, ...), reference (multiple choice: "B. Paris"),
-    expected_behaviour "answer", expected_values (the numbers in the
-    reference, years left out) and the stratum when there is one. No header:
+    expected_behaviour "answer", expected_values (open-ended: the
+    reference's number as scoring.imports.expected reads it; multiple
+    choice: none, a question right by its letter) and the stratum when
+    there is one. No header:
     the set's version is given where the set is uploaded. Returns the number
     of questions.
 
@@ -637,9 +643,10 @@ def qa_question_set(
             letter = question.correct_letter
             reference = f"{letter}. {question.options[question.correct]}"
             text = qa.mc_prompt(question.text, question.options)
-            values = expected_values(
-                question.options[question.correct], question=question.text, language=language
-            )
+            # Right by its letter, as an Inspect multiple-choice sample is:
+            # the number in the correct option's text is not asked for (the
+            # prompt asks for a letter), so numeric accuracy does not apply.
+            values = []
         else:
             reference = question.reference
             text = question.text

@@ -155,7 +155,8 @@ def read_dataset(
     .csv). ``correct_from`` says whether the dataset counts option positions
     from 0 (the default) or from 1. The correct option is its position, its
     letter (A to Z, any case; the file's own label when the options carry
-    labels) or its text.
+    labels) or its text; a digit that is no position ("18" of four options)
+    is read as the text.
 
     Raises DatasetError for a file that is missing, not UTF-8, of an unknown
     format, or a JSON array over scoring.jsonarray.MAX_JSON_ARRAY_BYTES (64 MB)
@@ -165,8 +166,9 @@ def read_dataset(
     line for CSV, saying which part of a path is not there), a CSV whose
     first line seems to be data rather than a header, an empty question,
     reference or stratum, an id given twice, fewer than 2 or more than 26
-    options, an empty option, and a correct option that names none of the
-    options. ``columns`` None takes Columns' defaults. Refuses (ValueError)
+    options, an empty option, a correct option that names none of the
+    options, and a digit that is one option's position and another's text
+    (options that are numbers: say it by letter or by --correct-from). ``columns`` None takes Columns' defaults. Refuses (ValueError)
     an unknown task, format or correct_from.
     """
     _check_task(task)
@@ -508,17 +510,7 @@ def _correct(
         if matched:
             return matched[0]
     if isinstance(value, int) or (text.isdigit() and text.isascii()):
-        position = int(text)
-        last = correct_from + len(options) - 1
-        if not correct_from <= position <= last:
-            other = 1 - correct_from
-            refuse(
-                f"the correct position {position} is not one of the {len(options)} options' positions "
-                f"{correct_from} to {last} (counting from {correct_from}; "
-                f"say so if the file counts from {other})"
-            )
-            return None
-        return position - correct_from
+        return _correct_digit(int(text), text, options, correct_from, refuse)
     if written := _LETTER.fullmatch(text):
         text = written.group(1)
         if labels:
@@ -554,5 +546,54 @@ def _correct(
     refuse(
         f"the correct option {json.dumps(text)[:60]} is not a letter (A to {last_letter}), "
         "a position or the text of one of the options"
+    )
+    return None
+
+
+def _correct_digit(
+    position: int, text: str, options: tuple[str, ...], correct_from: int, refuse
+) -> int | None:
+    """The correct option's index from a digit, which options that are
+    numbers make either a position or an option's text: the position, or
+    the text where the digit is no position at all ("18" of four options);
+    refused as ambiguous where the two readings name different options."""
+    other = 1 - correct_from
+    by_position = position - correct_from if correct_from <= position < correct_from + len(options) else None
+    by_other_count = position - other if other <= position < other + len(options) else None
+    by_text = [index for index, option in enumerate(options) if option.strip() == text]
+    shown = json.dumps(text)
+    if len(by_text) == 1 and by_position not in (None, by_text[0]):
+        letters = sorted((option_letter(by_text[0]), option_letter(by_position)))
+        switch = (
+            f", or say the file counts positions from {other} (--correct-from {other})"
+            if by_other_count == by_text[0]
+            else ""
+        )
+        refuse(
+            f"the correct option {shown} is ambiguous: counting positions from {correct_from} it is option "
+            f"{option_letter(by_position)} ({json.dumps(options[by_position])[:60]}), and it is the text of "
+            f"option {option_letter(by_text[0])}: give the letter ({' or '.join(letters)}){switch}"
+        )
+        return None
+    if by_position is not None:
+        return by_position
+    if len(by_text) == 1 and by_other_count not in (None, by_text[0]):
+        # Positions counted from 0 may be the default rather than what the
+        # file says: a digit that only counting from 1 makes a position is
+        # not taken as the text without asking.
+        letters = sorted((option_letter(by_text[0]), option_letter(by_other_count)))
+        refuse(
+            f"the correct option {shown} is ambiguous: it is the text of option {option_letter(by_text[0])}, "
+            f"and counting positions from {other} it is option {option_letter(by_other_count)} "
+            f"({json.dumps(options[by_other_count])[:60]}): give the letter ({' or '.join(letters)})"
+        )
+        return None
+    if len(by_text) == 1:
+        return by_text[0]
+    last = correct_from + len(options) - 1
+    refuse(
+        f"the correct position {position} is not one of the {len(options)} options' positions "
+        f"{correct_from} to {last} (counting from {correct_from}; "
+        f"say so if the file counts from {other})"
     )
     return None

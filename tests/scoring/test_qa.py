@@ -863,6 +863,45 @@ def test_it_reads_options_as_a_mapping_as_hugging_face_lists_and_the_correct_tex
     ]
 
 
+def test_it_refuses_a_digit_that_is_a_position_and_another_options_text(tmp_path):
+    # Options that are numbers: a digit may be a position or an option's
+    # text, and taking it as a position alone made "2" read as "C. 3".
+    four = ["1", "2", "3", "4"]
+    path = jsonl(
+        tmp_path / "mc.jsonl",
+        {"id": "legs", "question": "How many legs has a bird?", "options": four, "correct": "2"},
+        {"id": "int", "question": "How many legs has a bird?", "options": four, "correct": 1},
+        {"id": "shift", "question": "Two plus two?", "options": ["2", "3", "4", "5"], "correct": "4"},
+        {"id": "same", "question": "One?", "options": ["0", "1", "2"], "correct": "1"},
+        {"id": "eggs", "question": "How many eggs?", "options": ["16", "18", "20", "22"], "correct": "18"},
+        {"id": "last", "question": "Four?", "options": four, "correct": "4"},
+        {"id": "tens", "question": "Twenty?", "options": ["10", "20", "30"], "correct": "1"},
+    )
+    with pytest.raises(LogFileError) as raised:
+        read_dataset(path, task="mc")
+    assert [str(error) for error in raised.value.errors] == [
+        'line 1, field correct: the correct option "2" is ambiguous: counting positions from 0 it is '
+        'option C ("3"), and it is the text of option B: give the letter (B or C), or say the file '
+        "counts positions from 1 (--correct-from 1)",
+        'line 2, field correct: the correct option "1" is ambiguous: counting positions from 0 it is '
+        'option B ("2"), and it is the text of option A: give the letter (A or B), or say the file '
+        "counts positions from 1 (--correct-from 1)",
+        'line 3, field correct: the correct option "4" is ambiguous: it is the text of option C, and '
+        'counting positions from 1 it is option D ("5"): give the letter (C or D)',
+    ]
+    # Where the two readings agree, or only one is possible, that one.
+    agreeing = jsonl(tmp_path / "agreeing.jsonl", *map(json.loads, path.read_text().splitlines()[3:]))
+    assert [(q.id, q.correct_letter) for q in read_dataset(agreeing, task="mc")] == [
+        ("same", "B"),
+        ("eggs", "B"),
+        ("last", "D"),
+        ("tens", "B"),
+    ]
+    # Counting from 1, "2" and 1 are positions that agree with the texts.
+    counted = jsonl(tmp_path / "counted.jsonl", *map(json.loads, path.read_text().splitlines()[:2]))
+    assert [q.correct_letter for q in read_dataset(counted, task="mc", correct_from=1)] == ["B", "A"]
+
+
 def test_it_says_when_a_letter_names_no_option_and_which_part_of_a_path_is_missing(tmp_path):
     path = jsonl(
         tmp_path / "mc.jsonl",

@@ -58,6 +58,13 @@ class ImportPageTests(TestCase):
         form = page.context["form"]
         # The columns of the file are offered for each field; nothing is stored yet.
         self.assertIn("Bot answer", dict(form.fields["map_answer"].choices))
+        # What a field no column gives is read from, as scoring.imports.expected reads a reference.
+        self.assertEqual(
+            dict(form.fields["map_expected_values"].choices)[""],
+            "default: the reference's number, when it is a number, a number with its unit or a short phrase "
+            "around one number (a year that is the answer counts, the question's numbers are left out); "
+            "none for a question to decline",
+        )
         self.assertFalse(Run.objects.exists())
         self.assertFalse(SetVersion.objects.exists())
         mapping = {
@@ -216,6 +223,16 @@ class ImportPageTests(TestCase):
         self.assertEqual(response.status_code, 400)
         self.assertTrue(response.context["errors"])
         self.assertFalse(any((Path(self.settings_data_dir()) / "imports").glob("*")))
+
+    def test_the_page_says_which_references_give_expected_values(self):
+        page = self.client.get(reverse("run-import"))
+        self.assertContains(
+            page,
+            "A reference that is a number, a number with its unit or a short phrase around one number gives "
+            "the expected value (a year that is the answer counts, the question's numbers are left out)",
+            html=False,
+        )
+        self.assertNotContains(page, "Numbers in the reference become the expected values")
 
     def test_this_apps_own_log_is_sent_to_the_upload_page(self):
         line = {

@@ -95,9 +95,15 @@ def test_it_previews_the_mapping_and_the_first_rows_and_writes_nothing(tmp_path,
     )
     assert "  answer             <- Bot answer" in printed
     assert "  retrieved_values   = the numbers in the retrieved contexts, years left out" in printed
+    assert (
+        "  expected_values    = the reference's number, when it is a number, a number with its unit or a "
+        "short phrase around one number (a year that is the answer counts, the question's numbers are left "
+        "out); none for a question to decline"
+    ) in printed
     assert "  stratum            = none" in printed
-    assert printed[-3] == "the first 2 rows as run-log lines:"
-    assert [orjson.loads(line)["question_id"] for line in printed[-2:]] == ["q01", "q02"]
+    assert printed[-4] == "the first 2 rows as run-log lines:"
+    assert [orjson.loads(line)["question_id"] for line in printed[-3:-1]] == ["q01", "q02"]
+    assert printed[-1] == "the whole file, checked as converting it checks: 5 answers, no problems"
     assert not out.exists()
 
 
@@ -110,6 +116,51 @@ def test_it_previews_the_problems_of_the_first_rows_with_status_2(tmp_path, caps
     assert "  language           = en, the language option" in captured.out
     assert "the first 2 rows as run-log lines, 1 with problems (below):" in captured.out
     assert captured.err == f"{source}: line 2, field response: empty: every row needs an answer\n"
+
+
+def test_its_preview_checks_the_whole_file_as_conversion_does(tmp_path, capsys):
+    # An id given twice on line 8, past the rows shown: convert refuses it,
+    # so the preview says so and exits 2.
+    source = tmp_path / "late.csv"
+    rows = [f"{number},q{number},a{number},{number}" for number in range(1, 7)]
+    source.write_text("\n".join(["id,question,response,reference", *rows, "6,q7,a7,7"]) + "\n")
+    assert main([str(source), "--preview"]) == 2
+    captured = capsys.readouterr()
+    printed = captured.out.splitlines()
+    assert printed[-7] == "the first 5 rows as run-log lines:"
+    assert printed[-1] == "the whole file, checked as converting it checks: refused, 1 problem (below)"
+    assert captured.err == f"{source}: line 8, field id: '6' is already the question id on line 7\n"
+    # The versions are not the file's to name: the preview leaves them to
+    # the conversion, as it did.
+    source.write_text("\n".join(["id,question,response,reference", *rows]) + "\n")
+    assert main([str(source), "--preview"]) == 0
+    captured = capsys.readouterr()
+    assert (
+        captured.out.splitlines()[-1]
+        == "the whole file, checked as converting it checks: 6 answers, no problems"
+    )
+    assert captured.err == ""
+
+
+def test_its_preview_of_an_inspect_log_checks_every_sample(tmp_path, capsys):
+    pytest.importorskip("inspect_ai")
+    from tests.inspect_logs import statistics_samples, write_inspect_log
+
+    samples = list(statistics_samples(8))
+    samples[7] = samples[7].model_copy(update={"metadata": {}})
+    path = write_inspect_log(tmp_path / "late.eval", samples=samples)
+    assert main([str(path), "--columns", "stratum=series", "--preview"]) == 2
+    captured = capsys.readouterr()
+    assert captured.out.splitlines()[-1] == (
+        "the whole file, checked as converting it checks: refused, 1 problem (below)"
+    )
+    assert captured.err == (
+        f"{path}: sample 8, field metadata.series: missing: the sample has no metadata key 'series' "
+        "(mapped to stratum) (sample id 8, epoch 1)\n"
+    )
+    # The problems of the rows shown are said once.
+    assert main([str(path), "--columns", "stratum=series", "--preview", "--rows", "8"]) == 2
+    assert capsys.readouterr().err.count("sample 8,") == 1
 
 
 def test_it_prints_each_problem_on_its_line_and_leaves_an_existing_out_as_it_was(tmp_path, capsys):
@@ -235,9 +286,11 @@ def test_it_writes_qa_datasets_as_question_sets(tmp_path, capsys):
     assert first["question"] == qa.mc_prompt(
         "What share of the population was undernourished in 2024?", ["5.2%", "7.6%", "9.1%"]
     )
+    # A multiple-choice question is right by its letter: the number in the
+    # correct option's text is no expected value (an answer "B" states none).
     assert (first["reference"], first["expected_values"], first["stratum"]) == (
         "B. 7.6%",
-        [7.6],
+        [],
         "food security",
     )
 

@@ -49,6 +49,20 @@ def test_the_checker_counts_the_answers_written(tmp_path):
     assert not outcome.ok and "2 answers written" in outcome.said
 
 
+def test_the_checker_counts_the_attempts_not_run_among_the_lines_written(tmp_path):
+    pytest.importorskip("inspect_ai")
+    from tests.inspect_logs import statistics_samples, write_inspect_log
+
+    family = tmp_path / "corpus" / "inspect"
+    family.mkdir(parents=True)
+    samples = [sample for sample in statistics_samples(2, epochs=2) if sample.epoch == 1]
+    write_inspect_log(family / "cut.eval", samples=samples, sample_ids=[1, 2], epochs=2, status="cancelled")
+    (family / "expected.json").write_text(json.dumps({"cut.eval": {"answers": 4}}), encoding="utf-8")
+    (outcome,) = import_corpus.run(corpus=family.parent)
+    assert outcome.ok, outcome.said
+    assert outcome.said == "2 answers and 2 attempts not run written to"
+
+
 def test_the_checker_wants_the_refusal_it_names_and_every_file_listed(tmp_path):
     corpus = _corpus(tmp_path, {"two.csv": {"refused": "not a csv"}})
     (outcome,) = import_corpus.run(corpus=corpus)

@@ -1216,8 +1216,9 @@ def test_the_command_says_what_an_incomplete_log_holds_of_its_plan(tmp_path, cap
     assert capsys.readouterr().out.splitlines()[2] == note
     out = tmp_path / "run.jsonl"
     assert import_main([str(path), "--out", str(out)]) == 0
+    # The answers the log holds, apart from the attempts it never ran.
     assert capsys.readouterr().err.splitlines() == [
-        f"{path}: 4 answers written to {out} (inspect)",
+        f"{path}: 3 answers and 1 attempt not run written to {out} (inspect)",
         f"{path}: {note}",
     ]
 
