@@ -83,8 +83,8 @@ from scoring.logfile import (
     parse_object,
     question_errors,
 )
-from scoring.qa.datasets import _options as dataset_options
 from scoring.qa.datasets import detected_options
+from scoring.qa.datasets import read_options as dataset_options
 from scoring.qa.prompts import OPTION_LETTERS
 
 FORMAT = "lm-eval"

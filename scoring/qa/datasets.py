@@ -168,8 +168,9 @@ def read_dataset(
     reference or stratum, an id given twice, fewer than 2 or more than 26
     options, an empty option, a correct option that names none of the
     options, and a digit that is one option's position and another's text
-    (options that are numbers: say it by letter or by --correct-from). ``columns`` None takes Columns' defaults. Refuses (ValueError)
-    an unknown task, format or correct_from.
+    (options that are numbers: say it by letter or by --correct-from).
+    ``columns`` None takes Columns' defaults. Refuses (ValueError) an
+    unknown task, format or correct_from.
     """
     _check_task(task)
     columns = columns or Columns()
@@ -366,7 +367,7 @@ def _question(
     else:
         names = columns.options or detected_options(row) or (DEFAULT_OPTIONS,)
         values = [value_of("options", name) for name in names]
-        options, labels = (None, None) if MISSING in values else _options(line, names, values, errors)
+        options, labels = (None, None) if MISSING in values else read_options(line, names, values, errors)
         correct_value = value_of("correct", columns.correct)
         if correct_value is not MISSING:
             correct = _correct(line, columns.correct, correct_value, options, labels, correct_from, errors)
@@ -404,7 +405,7 @@ _OPTIONS_SHAPE = (
 )
 
 
-def _options(
+def read_options(
     line: int, names: tuple[str, ...], values: list, errors: list[LineError]
 ) -> tuple[tuple[str, ...] | None, tuple[str, ...] | None]:
     """(the options' texts, their labels when the file gives its own) from
