@@ -182,8 +182,16 @@ class ImportPreviewOut(Schema):
         description="what an incomplete log holds of its plan, and what the import makes of the rest",
     )
     lines: list[dict] = Field(description="the first answers as run-log lines")
-    errors: list[str] = Field(description="problems of those first answers, by sample or line and field")
+    errors: list[str] = Field(
+        description="problems of the file, by sample or line and field: the whole file is checked "
+        "as the import checks it (the first 200 listed)"
+    )
     notes: list[str] = Field(default=[], description="how the file is read (lm-eval: how answers are chosen)")
+    checked: dict[str, int] = Field(
+        default={},
+        description="the whole file converted as the import would: the lines it writes, and how many "
+        "problems refuse it (0: the import will take it)",
+    )
 
 
 @router.post(
@@ -259,6 +267,9 @@ def import_run(
                     "lines": shown.lines,
                     "errors": [str(error) for error in shown.errors],
                     "notes": shown.notes,
+                    # The whole file converted as the import would: the lines
+                    # it writes, or how many problems refuse it.
+                    "checked": {"lines": shown.checked.lines, "problems": shown.checked.total},
                 },
             )
         received = import_receive(

@@ -32,19 +32,22 @@ from scoring.imports.common import (
     FORMATS,
     MAPPING_FIELDS,
     TARGET_FIELDS,
+    Checked,
     ImportOptions,
     Preview,
     parse_mapping,
 )
-from scoring.imports.readers import convert, detect_format, preview
+from scoring.imports.readers import check, convert, detect_format, preview
 
 __all__ = [
     "FORMATS",
     "FORMAT_LABELS",
     "MAPPING_FIELDS",
     "TARGET_FIELDS",
+    "Checked",
     "ImportOptions",
     "Preview",
+    "check",
     "convert",
     "detect_format",
     "parse_mapping",

@@ -29,13 +29,11 @@ conversion would refuse it.
 from __future__ import annotations
 
 import argparse
-import io
 import os
 import shutil
 import sys
 import tempfile
 from collections.abc import Callable
-from dataclasses import replace
 from pathlib import Path
 from typing import BinaryIO
 
@@ -213,14 +211,13 @@ def _preview(path: Path, file_format: str, options: imports.ImportOptions, *, ro
     print(f"the first {read} row{'' if read == 1 else 's'} as run-log lines{failed}:")
     for line in shown.lines:
         print("  " + orjson.dumps(line).decode())
-    # The first rows do not show what only the rest of the file holds (an id
-    # given twice on line 8, a metadata key sample 8 lacks): the whole file
-    # goes through the conversion itself, its lines discarded, so a file the
-    # preview passes is not refused later.
-    count, refused, total = _converted(path, file_format, options)
-    errors = list(shown.errors)
-    errors += [error for error in refused if error not in shown.errors]
-    total += len(errors) - len(refused)
+    try:
+        whole = imports.check(path, file_format, options)
+    except (ValueError, ImportError) as error:
+        raise _Refused(f"{path}: {error}") from None
+    count, errors = whole.lines, list(shown.errors)
+    errors += [error for error in whole.errors if error not in shown.errors]
+    total = whole.total + len(errors) - len(whole.errors)
     checked = "the whole file, checked as converting it checks"
     if total:
         print(f"{checked}: refused, {total} problem{'' if total == 1 else 's'} (below)")
@@ -228,39 +225,6 @@ def _preview(path: Path, file_format: str, options: imports.ImportOptions, *, ro
         return _USAGE_ERROR
     print(f"{checked}: {_answers(count, _plan(path, file_format)[1])}, no problems")
     return 0
-
-
-class _Discarded(io.RawIOBase):
-    """A binary stream that takes whatever is written and keeps nothing."""
-
-    def writable(self) -> bool:
-        return True
-
-    def write(self, data) -> int:
-        return len(data)
-
-
-# The versions the preview's conversion runs under when the command line
-# gives none: the preview suggests the file's own, or says it names none,
-# and leaves them to be confirmed (the conversion asks for them then); what
-# it checks is the file.
-_UNNAMED_VERSION = "preview"
-
-
-def _converted(path: Path, file_format: str, options: imports.ImportOptions) -> tuple[int, list, int]:
-    """(lines written, the errors, how many there are in all) of converting
-    ``path`` into nothing, errors bounded as the conversion bounds them."""
-    options = replace(
-        options,
-        assistant_version=options.assistant_version or _UNNAMED_VERSION,
-        set_version=options.set_version or _UNNAMED_VERSION,
-    )
-    try:
-        return imports.convert(path, _Discarded(), file_format, options), [], 0
-    except LogFileError as error:
-        return 0, list(error.errors), error.total
-    except (ValueError, ImportError) as error:
-        raise _Refused(f"{path}: {error}") from None
 
 
 def _qa(argv: list[str]) -> int:

@@ -88,6 +88,17 @@ class ImportOptions:
     columns: Mapping[str, str] = field(default_factory=dict)
 
 
+@dataclass(frozen=True)
+class Checked:
+    """What converting a whole file gives, its lines discarded: the ``lines``
+    it would write, or its ``errors`` (the first max_errors) and how many
+    there are in all (``total``)."""
+
+    lines: int = 0
+    errors: list[LineError] = field(default_factory=list)
+    total: int = 0
+
+
 @dataclass
 class Preview:
     """What an import would make of a file, read from its start only.
@@ -118,3 +129,6 @@ class Preview:
     lines: list[dict] = field(default_factory=list)
     errors: list[LineError] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    # The whole file converted, its lines discarded (scoring.imports.check):
+    # set by those who show a preview, so it says what the import will say.
+    checked: Checked | None = None

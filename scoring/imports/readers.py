@@ -5,10 +5,18 @@ Inspect log."""
 
 from __future__ import annotations
 
+import io
+from dataclasses import replace
 from pathlib import Path
 from typing import BinaryIO
 
-from scoring.imports.common import FORMATS, ImportOptions, Preview
+from scoring.imports.common import FORMATS, Checked, ImportOptions, Preview
+from scoring.logfile import LogFileError
+
+# The versions the whole-file check converts under when none are given: a
+# preview suggests the file's own or says it names none, and leaves them to
+# be confirmed (the conversion asks for them then); what it checks is the file.
+UNNAMED_VERSION = "preview"
 
 
 def detect_format(path: Path, name: str = "") -> str | None:
@@ -28,6 +36,34 @@ def preview(
     if file_format == "lm-eval":
         return _reader(file_format).preview(path, options, rows=rows, name=name)
     return _reader(file_format).preview(path, options, rows=rows)
+
+
+class _Discarded(io.RawIOBase):
+    """A binary stream that takes whatever is written and keeps nothing."""
+
+    def writable(self) -> bool:
+        return True
+
+    def write(self, data) -> int:
+        return len(data)
+
+
+def check(
+    path: Path, file_format: str, options: ImportOptions, *, max_errors: int = 200, name: str = ""
+) -> Checked:
+    """Convert the whole of ``path`` into nothing, so that a preview makes
+    the conversion's own checks: the first rows do not show what only the
+    rest of the file holds (an id given twice on line 8, a metadata key
+    sample 8 lacks), and a file the preview passes is not refused later."""
+    options = replace(
+        options,
+        assistant_version=options.assistant_version or UNNAMED_VERSION,
+        set_version=options.set_version or UNNAMED_VERSION,
+    )
+    try:
+        return Checked(convert(path, _Discarded(), file_format, options, max_errors=max_errors, name=name))
+    except LogFileError as error:
+        return Checked(errors=list(error.errors), total=error.total)
 
 
 def convert(

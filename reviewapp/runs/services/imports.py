@@ -193,10 +193,16 @@ def pending_sweep(*, max_age_s: int = PENDING_MAX_AGE_S) -> int:
 
 
 def import_preview(pending: Pending, options: imports.ImportOptions) -> imports.Preview:
+    """The file's first answers as they will be read, and what converting
+    the whole of it gives (``checked``): the problems only later rows hold
+    are added to ``errors``, so a preview that passes is not refused later."""
     try:
-        return imports.preview(pending.path, pending.format, options, name=pending.name)
+        shown = imports.preview(pending.path, pending.format, options, name=pending.name)
     except logfile.LogFileError as error:
         raise _rejected(pending.name, error) from error
+    shown.checked = imports.check(pending.path, pending.format, options, name=pending.name)
+    shown.errors += [error for error in shown.checked.errors if error not in shown.errors]
+    return shown
 
 
 def import_receive(

@@ -51,6 +51,20 @@ class ImportApiTests(TestCase):
         self.assertEqual(again.status_code, 200)
         self.assertTrue(again.json()["duplicate"])
 
+    def test_a_preview_checks_the_whole_file_as_the_import_does(self):
+        rows = "".join(f"{n},q{n},a{n},{n}\n" for n in (1, 2, 3, 4, 5, 6, 6))
+        upload = SimpleUploadedFile("late.csv", f"id,question,response,reference\n{rows}".encode())
+        body = self.post({"file": upload, "preview": "true", "assistant_version": "b", "set_version": "s"}).json()
+        self.assertEqual(len(body["lines"]), 5)
+        self.assertEqual(body["checked"], {"lines": 0, "problems": 1})
+        self.assertEqual(len(body["errors"]), 1)
+        self.assertIn("line 8", body["errors"][0])
+        rows = "".join(f"{n},q{n},a{n},{n}\n" for n in range(1, 7))
+        good = SimpleUploadedFile("good.csv", f"id,question,response,reference\n{rows}".encode())
+        body = self.post({"file": good, "preview": "true", "assistant_version": "b", "set_version": "s"}).json()
+        self.assertEqual((body["checked"], body["errors"]), ({"lines": 6, "problems": 0}, []))
+        self.assertFalse(Run.objects.exists())
+
     def test_a_preview_shows_the_first_answers_and_stores_nothing(self):
         response = self.post({"file": example("ragas_example.jsonl"), "preview": "true"})
         self.assertEqual(response.status_code, 200, response.content)

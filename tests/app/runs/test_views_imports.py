@@ -199,6 +199,19 @@ class ImportPageTests(TestCase):
         self.assertFalse(Run.objects.exists())
         self.assertFalse(SetVersion.objects.exists())
 
+    def test_the_preview_names_a_problem_that_only_a_later_row_holds(self):
+        # The first five rows are fine; line 8 repeats line 7's id. The preview
+        # converts the whole file as the import will, so it says so before Import.
+        rows = "".join(f"{n},q{n},a{n},{n}\n" for n in (1, 2, 3, 4, 5, 6, 6))
+        upload = SimpleUploadedFile("late.csv", f"id,question,response,reference\n{rows}".encode())
+        page = self.start(upload, assistant_version="bot-1", set_version="late-1")
+        self.assertEqual(page.status_code, 200)
+        errors = [str(error) for error in page.context["preview"].errors]
+        self.assertEqual(len(errors), 1, errors)
+        self.assertIn("line 8", errors[0])
+        self.assertContains(page, "problem in the file")
+        self.assertFalse(Run.objects.exists())
+
     def test_a_file_with_a_ragged_row_is_refused_naming_the_line(self):
         text = (
             "question_id,question,answer,reference\nq1,How many?,About 7.6,7.6\nq2,How many?,8.1,8.1,extra\n"
