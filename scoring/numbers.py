@@ -14,7 +14,8 @@ they are unambiguous:
   the sign in words ("fell by 2.5 points" against -2.5);
 - a token that reads two ways ("1,234": 1234 or 1.234) keeps both readings;
 - optionally, a scale word after a number ("1.2 million", "5万", "3억")
-  adds the scaled reading;
+  adds the scaled reading, and a number written in parts of falling scale
+  (1万2千3百, 3천5백, and Chinese 1万5 for 15,000) is one number;
 - in scripts that do not space their words (Han, kana, Hangul, Thai) a
   number may touch a letter ("每年5天", "1.5倍", "ราคา50บาท"), where a Latin
   letter beside digits still makes a name or a code (A1, COVID19); their
@@ -167,7 +168,12 @@ SCALE_WORDS = {
 }
 # Written straight after the number, or after a space: 5万, 1.2亿, 3억, 5 ล้าน.
 UNSPACED_SCALE_WORDS = {
+    "十": 1e1,
+    "拾": 1e1,
+    "百": 1e2,
+    "佰": 1e2,
     "千": 1e3,
+    "仟": 1e3,
     "万": 1e4,
     "萬": 1e4,
     "十万": 1e5,
@@ -187,6 +193,8 @@ UNSPACED_SCALE_WORDS = {
     "万亿": 1e12,
     "萬億": 1e12,
     "兆": 1e12,
+    "십": 1e1,
+    "백": 1e2,
     "천": 1e3,
     "만": 1e4,
     "십만": 1e5,
@@ -206,6 +214,9 @@ UNSPACED_SCALE_WORDS = {
     "แสนล้าน": 1e11,
     "ล้านล้าน": 1e12,
 }
+# In Chinese a lone digit straight after one of these is the next lower
+# unit, its word left unsaid: 1万5 is 1万5千 (15,000), 1千5 is 1,500.
+_UNIT_LEFT_UNSAID_AFTER = frozenset(word for word in UNSPACED_SCALE_WORDS if "\u4e00" <= word[-1] <= "\u9fff")
 
 
 def _longest_first(words) -> str:
@@ -327,7 +338,9 @@ def extract_numbers(text: str, *, language: str = "", scale_words: bool = False)
     dot_groups = language[:2].lower() in DOT_GROUPING_LANGUAGES
     scale_text = _IDENTIFIER.sub(_blank, blanked) if scale_words else ""
     numbers = []
-    unspaced_scales = {}  # a number's index: (the factor of its unspaced scale word, where the word ends)
+    # A number's index: (the factor of its unspaced scale word, where the
+    # word ends, whether a lone digit after it is the next lower unit).
+    unspaced_scales = {}
     for match in _TOKEN.finditer(blanked):
         token = match.group()
         start, end = match.span()
@@ -340,9 +353,9 @@ def extract_numbers(text: str, *, language: str = "", scale_words: bool = False)
         values, decimals, length = _interpret(sign, body, dot_groups)
         end = digits_at + length
         if scale_words and (scale := _SCALE.match(scale_text, end)):
-            if scale["unspaced"]:
-                factor = UNSPACED_SCALE_WORDS[scale["unspaced"]]
-                unspaced_scales[len(numbers)] = (factor, scale.end())
+            if word := scale["unspaced"]:
+                factor = UNSPACED_SCALE_WORDS[word]
+                unspaced_scales[len(numbers)] = (factor, scale.end(), word in _UNIT_LEFT_UNSAID_AFTER)
             else:
                 word = " ".join(scale["word"].lower().split())
                 factor = 1e9 if word == "mil millones" else SCALE_WORDS[word]
@@ -354,23 +367,33 @@ def extract_numbers(text: str, *, language: str = "", scale_words: bool = False)
     return numbers
 
 
-def _joined_parts(numbers: list[Number], scales: dict[int, tuple[float, int]], text: str) -> list[Number]:
+def _joined_parts(
+    numbers: list[Number], scales: dict[int, tuple[float, int, bool]], text: str
+) -> list[Number]:
     """``numbers`` with each number written in parts of falling scale (1万5千,
-    3亿5000万, 2억 5천만) joined into one, read in its first part's scale and
-    in units: (1.5, 15000.0). A part follows the scale word before it at once,
-    or after a space when it has a scale word of its own, and is smaller than
-    that word's scale; "5万 3" and "1万2万" stay two numbers each."""
+    3亿5000万, 2억 5천만, 3천5백) joined into one, read in its first part's
+    scale and in units: (1.5, 15000.0). A part follows the scale word before
+    it at once, or after a space when it has a scale word of its own, and is
+    smaller than that word's scale; "5万 3" and "1万2万" stay two numbers
+    each. A lone digit straight after a Chinese scale word is the next lower
+    unit (1万5 is 15,000): Chinese says it so, and no one writes 10,005 so."""
     joined: list[Number] = []
-    chain = None  # (first part's factor, sum so far, last part's factor, where its scale word ends)
+    # (first part's factor, sum so far, last part's factor, where its scale
+    # word ends, whether a lone digit after that word is the next lower unit)
+    chain = None
     for index, number in enumerate(numbers):
         scale = scales.get(index)
         if chain and not number.signed and len(number.readings) == (2 if scale else 1):
-            first_factor, total, last_factor, last_end = chain
+            first_factor, total, last_factor, last_end, unit_left_unsaid = chain
             gap = text[last_end : number.start]
             part = number.readings[-1]
+            unit = scale[0] if scale else 1.0
+            if not scale and unit_left_unsaid and gap == "" and len(number.text) == 1:
+                unit = last_factor / 10
+                part *= unit
             if part < last_factor and (gap == "" or (gap == " " and scale)):
                 total += part if total >= 0 else -part
-                unit = (scale[0] if scale else 1.0) / 10**number.decimals
+                unit /= 10**number.decimals
                 decimals = max(0, round(math.log10(first_factor / unit)))
                 first, end = joined[-1], scale[1] if scale else number.end
                 readings = (total / first_factor, total)
