@@ -22,7 +22,10 @@ they are unambiguous:
   dates (2024年3月31日) and "per" denominators (每1,000, 1,000명당) are
   blanked, and their separators are English ones (1,234.5);
 - full-width digits and marks (１，２３４．５) read as ASCII ones;
-- an ordinal (37th, 1st, 1º) reads as its number.
+- an ordinal (37th, 1st, 1º) reads as its number, marked ``is_ordinal``:
+  an answer "the 37th" states an expected 37, but "the 21st century" states
+  no figure; a day written as one ("March 3rd", "3rd of March", "1º de
+  marzo", "3. März") is a date, and blanked.
 """
 
 from __future__ import annotations
@@ -66,6 +69,25 @@ _SPACED_WORD = rf"[^\W{_UNSPACED_LETTERS}]"
 # An English ordinal's suffix, or the ordinal indicators º and ª: "37th" and
 # "1º" are 37 and 1, but "3rdparty" is a word.
 _ORDINAL = rf"(?:st|nd|rd|th|ST|ND|RD|TH|[\u00ba\u00aa])(?!{_SPACED_WORD})"
+# What makes a number read an ordinal: the suffix, where º is no ordinal
+# before C or F (Spanish and Portuguese write 30º C for 30 °C).
+_ORDINAL_STARTS = "sSnNrRtT\u00ba\u00aa"
+_ORDINAL_SUFFIX = re.compile(rf"(?:st|nd|rd|th|ST|ND|RD|TH|\u00aa|\u00ba(?!\s?[CF]\b))(?!{_SPACED_WORD})")
+# A month's name, in English and, after "º de", in Spanish and Portuguese;
+# "May" only capitalized, since "the 2nd may" is a verb more often than not.
+_ORDINAL_MONTHS = (
+    r"(?:(?i:january|february|march|april|june|july|august|september|october|november|december"
+    r"|jan|feb|mar|apr|jun|jul|aug|sept|sep|oct|nov|dec"
+    r"|enero|febrero|marzo|abril|mayo|junio|julio|agosto|septiembre|setiembre|octubre|noviembre|diciembre"
+    r"|janeiro|fevereiro|março|marco|maio|junho|julho|setembro|outubro|novembro|dezembro)|May|MAY)"
+)
+_MONTH_BEFORE_ORDINAL = re.compile(rf"(?<![^\W\d_]){_ORDINAL_MONTHS}\.?\s+$")
+# German writes a day as an ordinal with a full stop: "3. März", "1. Mai".
+_GERMAN_MONTH_AFTER_DAY = re.compile(
+    r"\.\s?(?:Januar|Jänner|Februar|März|Maerz|April|Mai|Juni|Juli|August|September|Oktober|November"
+    r"|Dezember|Jan|Feb|Mär|Apr|Jun|Jul|Aug|Sept|Sep|Okt|Nov|Dez)(?![^\W\d_])"
+)
+_MONTH_AFTER_ORDINAL = re.compile(rf"\s+(?:(?i:of|de)\s+)?{_ORDINAL_MONTHS}(?![^\W\d_])")
 
 # A token with an optional sign: it must stand alone, not glued to a word, a
 # digit or a preceding dot, and not run into a word (an identifier may follow
@@ -251,6 +273,9 @@ class Number(NamedTuple):
     readings: tuple[float, ...] = ()
     decimals: int = 0
     signed: bool = False
+    # Written with an ordinal's suffix (37th, 1º): read, to match an expected
+    # value, but no stated figure, as a year is none.
+    is_ordinal: bool = False
 
     @property
     def is_year(self) -> bool:
@@ -352,6 +377,19 @@ def extract_numbers(text: str, *, language: str = "", scale_words: bool = False)
             continue  # a hyphenated name such as COVID-19 holds no figure; 为-2.5 is a sign
         values, decimals, length = _interpret(sign, body, dot_groups)
         end = digits_at + length
+        ordinal = False
+        if (
+            end < len(blanked)
+            and blanked[end] in _ORDINAL_STARTS
+            and (suffix := _ORDINAL_SUFFIX.match(blanked, end))
+        ):
+            if _MONTH_AFTER_ORDINAL.match(blanked, suffix.end()) or _MONTH_BEFORE_ORDINAL.search(
+                blanked, max(0, start - 12), start
+            ):
+                continue  # the day of a date, as "2024-03-03" is blanked
+            ordinal = True
+        elif length <= 2 and blanked[end : end + 1] == "." and _GERMAN_MONTH_AFTER_DAY.match(blanked, end):
+            continue  # "3. März" is a date too
         if scale_words and (scale := _SCALE.match(scale_text, end)):
             if word := scale["unspaced"]:
                 factor = UNSPACED_SCALE_WORDS[word]
@@ -361,7 +399,9 @@ def extract_numbers(text: str, *, language: str = "", scale_words: bool = False)
                 factor = 1e9 if word == "mil millones" else SCALE_WORDS[word]
             values += tuple(value * factor for value in values)
         # tuple.__new__ skips the named tuple's Python-level constructor.
-        numbers.append(_new(Number, (values[0], text[start:end], start, end, values, decimals, bool(sign))))
+        numbers.append(
+            _new(Number, (values[0], text[start:end], start, end, values, decimals, bool(sign), ordinal))
+        )
     if unspaced_scales:
         return _joined_parts(numbers, unspaced_scales, text)
     return numbers

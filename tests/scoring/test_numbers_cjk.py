@@ -252,6 +252,45 @@ def test_it_reads_ordinals(text, expected):
     assert values(text, "en") == expected
 
 
+def test_it_marks_ordinals():
+    numbers = extract_numbers("ranked 37th of 190 in 2024, the 1º and the 2ª", language="es")
+    assert [(n.text, n.is_ordinal, n.is_year) for n in numbers] == [
+        ("37", True, False),
+        ("190", False, False),
+        ("2024", False, True),
+        ("1", True, False),
+        ("2", True, False),
+    ]
+
+
+def test_a_degree_written_with_the_ordinal_indicator_is_no_ordinal():
+    # Spanish and Portuguese often write 30º C for 30 °C.
+    assert [n.is_ordinal for n in extract_numbers("a 30º C y 25º F", language="es")] == [False, False]
+
+
+@pytest.mark.parametrize(
+    ("text", "language", "expected"),
+    [
+        ("on March 3rd, it was 37", "en", [37.0]),
+        ("on 3rd of March, 37", "en", [37.0]),
+        ("the 3rd March, 37", "en", [37.0]),
+        ("the 21ST OF JUNE", "en", []),
+        ("Mar. 3rd, 2024: 37", "en", [2024.0, 37.0]),
+        ("Sept 1st", "en", []),
+        ("el 1º de marzo, 37", "es", [37.0]),
+        ("em 1º de março", "pt", []),
+        ("am 3. März 2024 lag sie bei 37", "de", [2024.0, 37.0]),
+        ("bis 1. Mai", "de", []),
+        # An ordinal that is no day of a month stays, and so does a day
+        # written without one (the reference script reads it).
+        ("the 3rd quarter of May's report", "en", [3.0]),
+        ("March 3", "en", [3.0]),
+    ],
+)
+def test_it_blanks_a_date_written_with_an_ordinal_day(text, language, expected):
+    assert values(text, language) == expected
+
+
 @pytest.mark.parametrize("language", ["zh", "ja", "ko", "th", "zh-Hans", "zh-TW", "ja-JP", "ko-KR", "th-TH"])
 def test_it_accepts_the_codes_of_these_languages_and_reads_english_separators(language):
     assert language_problem(language) is None
