@@ -71,7 +71,7 @@ _SPACED_WORD = rf"[^\W{_UNSPACED_LETTERS}]"
 _ORDINAL = rf"(?:st|nd|rd|th|ST|ND|RD|TH|[\u00ba\u00aa])(?!{_SPACED_WORD})"
 # What makes a number read an ordinal: the suffix, where º is no ordinal
 # before C or F (Spanish and Portuguese write 30º C for 30 °C).
-_ORDINAL_STARTS = "sSnNrRtT\u00ba\u00aa"
+_ORDINAL_OR_DAY_STARTS = frozenset("sSnNrRtT\u00ba\u00aa.")
 _ORDINAL_SUFFIX = re.compile(rf"(?:st|nd|rd|th|ST|ND|RD|TH|\u00aa|\u00ba(?!\s?[CF]\b))(?!{_SPACED_WORD})")
 # A month's name, in English and, after "º de", in Spanish and Portuguese;
 # "May" only capitalized, since "the 2nd may" is a verb more often than not.
@@ -378,18 +378,17 @@ def extract_numbers(text: str, *, language: str = "", scale_words: bool = False)
         values, decimals, length = _interpret(sign, body, dot_groups)
         end = digits_at + length
         ordinal = False
-        if (
-            end < len(blanked)
-            and blanked[end] in _ORDINAL_STARTS
-            and (suffix := _ORDINAL_SUFFIX.match(blanked, end))
-        ):
-            if _MONTH_AFTER_ORDINAL.match(blanked, suffix.end()) or _MONTH_BEFORE_ORDINAL.search(
-                blanked, max(0, start - 12), start
-            ):
-                continue  # the day of a date, as "2024-03-03" is blanked
-            ordinal = True
-        elif length <= 2 and blanked[end : end + 1] == "." and _GERMAN_MONTH_AFTER_DAY.match(blanked, end):
-            continue  # "3. März" is a date too
+        # One slice and one set lookup: most numbers are followed by neither.
+        if (following := blanked[end : end + 1]) in _ORDINAL_OR_DAY_STARTS:
+            if following == ".":
+                if length <= 2 and _GERMAN_MONTH_AFTER_DAY.match(blanked, end):
+                    continue  # "3. März" is a date, as "2024-03-03" is
+            elif suffix := _ORDINAL_SUFFIX.match(blanked, end):
+                if _MONTH_AFTER_ORDINAL.match(blanked, suffix.end()) or _MONTH_BEFORE_ORDINAL.search(
+                    blanked, max(0, start - 12), start
+                ):
+                    continue  # the day of a date: "March 3rd", "3rd of March"
+                ordinal = True
         if scale_words and (scale := _SCALE.match(scale_text, end)):
             if word := scale["unspaced"]:
                 factor = UNSPACED_SCALE_WORDS[word]
