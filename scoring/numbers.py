@@ -239,6 +239,16 @@ UNSPACED_SCALE_WORDS = {
 # In Chinese a lone digit straight after one of these is the next lower
 # unit, its word left unsaid: 1万5 is 1万5千 (15,000), 1千5 is 1,500.
 _UNIT_LEFT_UNSAID_AFTER = frozenset(word for word in UNSPACED_SCALE_WORDS if "\u4e00" <= word[-1] <= "\u9fff")
+# A scale word of a small unit and a large one (百万, 千亿, 천만): after a
+# number in smaller units than its first, its large unit counts them all,
+# so that 1千5百万 is (1千5百)万, 15,000,000.
+_SMALL_UNITS = frozenset("十拾百佰千仟십백천")
+_LARGE_UNITS = frozenset("万萬亿億만억")
+_COUNTED_IN_LARGE_UNIT = {
+    word: (UNSPACED_SCALE_WORDS[word[0]], UNSPACED_SCALE_WORDS[word[1]])
+    for word in UNSPACED_SCALE_WORDS
+    if len(word) == 2 and word[0] in _SMALL_UNITS and word[1] in _LARGE_UNITS
+}
 
 
 def _longest_first(words) -> str:
@@ -364,7 +374,7 @@ def extract_numbers(text: str, *, language: str = "", scale_words: bool = False)
     scale_text = _IDENTIFIER.sub(_blank, blanked) if scale_words else ""
     numbers = []
     # A number's index: (the factor of its unspaced scale word, where the
-    # word ends, whether a lone digit after it is the next lower unit).
+    # word ends, the word).
     unspaced_scales = {}
     for match in _TOKEN.finditer(blanked):
         token = match.group()
@@ -392,7 +402,7 @@ def extract_numbers(text: str, *, language: str = "", scale_words: bool = False)
         if scale_words and (scale := _SCALE.match(scale_text, end)):
             if word := scale["unspaced"]:
                 factor = UNSPACED_SCALE_WORDS[word]
-                unspaced_scales[len(numbers)] = (factor, scale.end(), word in _UNIT_LEFT_UNSAID_AFTER)
+                unspaced_scales[len(numbers)] = (factor, scale.end(), word)
             else:
                 word = " ".join(scale["word"].lower().split())
                 factor = 1e9 if word == "mil millones" else SCALE_WORDS[word]
@@ -407,7 +417,7 @@ def extract_numbers(text: str, *, language: str = "", scale_words: bool = False)
 
 
 def _joined_parts(
-    numbers: list[Number], scales: dict[int, tuple[float, int, bool]], text: str
+    numbers: list[Number], scales: dict[int, tuple[float, int, str]], text: str
 ) -> list[Number]:
     """``numbers`` with each number written in parts of falling scale (1万5千,
     3亿5000万, 2억 5천만, 3천5백) joined into one, read in its first part's
@@ -415,31 +425,39 @@ def _joined_parts(
     it at once, or after a space when it has a scale word of its own, and is
     smaller than that word's scale; "5万 3" and "1万2万" stay two numbers
     each. A lone digit straight after a Chinese scale word is the next lower
-    unit (1万5 is 15,000): Chinese says it so, and no one writes 10,005 so."""
+    unit (1万5 is 15,000): Chinese says it so, and no one writes 10,005 so.
+    A last part in a small unit and a large one (1千5百万) makes the large
+    unit count the parts before it: 15,000,000."""
     joined: list[Number] = []
     # (first part's factor, sum so far, last part's factor, where its scale
-    # word ends, whether a lone digit after that word is the next lower unit)
+    # word ends, that word)
     chain = None
     for index, number in enumerate(numbers):
         scale = scales.get(index)
         if chain and not number.signed and len(number.readings) == (2 if scale else 1):
-            first_factor, total, last_factor, last_end, unit_left_unsaid = chain
+            first_factor, total, last_factor, last_end, last_word = chain
             gap = text[last_end : number.start]
-            part = number.readings[-1]
+            value = number.readings[0]
             unit = scale[0] if scale else 1.0
-            if not scale and unit_left_unsaid and gap == "" and len(number.text) == 1:
+            large = 1.0  # the large unit that counts the whole, for 1千5百万
+            if not scale and gap == "" and len(number.text) == 1 and last_word in _UNIT_LEFT_UNSAID_AFTER:
                 unit = last_factor / 10
-                part *= unit
+            elif scale and scale[2] in _COUNTED_IN_LARGE_UNIT:
+                small, in_large = _COUNTED_IN_LARGE_UNIT[scale[2]]
+                if small < last_factor and first_factor < in_large:
+                    unit, large = small, in_large
+            part = value * unit
             if part < last_factor and (gap == "" or (gap == " " and scale)):
-                total += part if total >= 0 else -part
-                unit /= 10**number.decimals
-                decimals = max(0, round(math.log10(first_factor / unit)))
+                total = (total + (part if total >= 0 else -part)) * large
+                first_factor *= large
+                unit *= large
+                decimals = max(0, round(math.log10(first_factor / (unit / 10**number.decimals))))
                 first, end = joined[-1], scale[1] if scale else number.end
                 readings = (total / first_factor, total)
                 joined[-1] = Number(
                     readings[0], text[first.start : end], first.start, end, readings, decimals, first.signed
                 )
-                chain = (first_factor, total, *scale) if scale else None
+                chain = (first_factor, total, unit, scale[1], scale[2]) if scale else None
                 continue
         joined.append(number)
         chain = (scale[0], number.readings[-1], *scale) if scale and len(number.readings) == 2 else None
