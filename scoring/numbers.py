@@ -238,6 +238,8 @@ UNSPACED_SCALE_WORDS = {
 }
 # In Chinese a lone digit straight after one of these is the next lower
 # unit, its word left unsaid: 1万5 is 1万5千 (15,000), 1千5 is 1,500.
+# Japanese and Korean, which write no 零 for a skipped unit, say 10,005 so
+# (一万五, 만 오): there the digit stays a unit.
 _UNIT_LEFT_UNSAID_AFTER = frozenset(word for word in UNSPACED_SCALE_WORDS if "\u4e00" <= word[-1] <= "\u9fff")
 # A scale word of a small unit and a large one (百万, 千亿, 천만): after a
 # number in smaller units than its first, its large unit counts them all,
@@ -412,12 +414,13 @@ def extract_numbers(text: str, *, language: str = "", scale_words: bool = False)
             _new(Number, (values[0], text[start:end], start, end, values, decimals, bool(sign), ordinal))
         )
     if unspaced_scales:
-        return _joined_parts(numbers, unspaced_scales, text)
+        unit_left_unsaid = language[:2].lower() not in ("ja", "ko")
+        return _joined_parts(numbers, unspaced_scales, text, unit_left_unsaid)
     return numbers
 
 
 def _joined_parts(
-    numbers: list[Number], scales: dict[int, tuple[float, int, str]], text: str
+    numbers: list[Number], scales: dict[int, tuple[float, int, str]], text: str, unit_left_unsaid: bool
 ) -> list[Number]:
     """``numbers`` with each number written in parts of falling scale (1万5千,
     3亿5000万, 2억 5천만, 3천5백) joined into one, read in its first part's
@@ -425,7 +428,8 @@ def _joined_parts(
     it at once, or after a space when it has a scale word of its own, and is
     smaller than that word's scale; "5万 3" and "1万2万" stay two numbers
     each. A lone digit straight after a Chinese scale word is the next lower
-    unit (1万5 is 15,000): Chinese says it so, and no one writes 10,005 so.
+    unit (1万5 is 15,000) with ``unit_left_unsaid``: Chinese says it so, and
+    writes 10,005 as 1万零5.
     A last part in a small unit and a large one (1千5百万) makes the large
     unit count the parts before it: 15,000,000."""
     joined: list[Number] = []
@@ -440,7 +444,13 @@ def _joined_parts(
             value = number.readings[0]
             unit = scale[0] if scale else 1.0
             large = 1.0  # the large unit that counts the whole, for 1千5百万
-            if not scale and gap == "" and len(number.text) == 1 and last_word in _UNIT_LEFT_UNSAID_AFTER:
+            if (
+                unit_left_unsaid
+                and not scale
+                and gap == ""
+                and len(number.text) == 1
+                and last_word in _UNIT_LEFT_UNSAID_AFTER
+            ):
                 unit = last_factor / 10
             elif scale and scale[2] in _COUNTED_IN_LARGE_UNIT:
                 small, in_large = _COUNTED_IN_LARGE_UNIT[scale[2]]
