@@ -71,7 +71,6 @@ _SPACED_WORD = rf"[^\W{_UNSPACED_LETTERS}]"
 _ORDINAL = rf"(?:st|nd|rd|th|ST|ND|RD|TH|[\u00ba\u00aa])(?!{_SPACED_WORD})"
 # What makes a number read an ordinal: the suffix, where º is no ordinal
 # before C or F (Spanish and Portuguese write 30º C for 30 °C).
-_ORDINAL_OR_DAY_STARTS = frozenset("sSnNrRtT\u00ba\u00aa.")
 _ORDINAL_SUFFIX = re.compile(rf"(?:st|nd|rd|th|ST|ND|RD|TH|\u00aa|\u00ba(?!\s?[CF]\b))(?!{_SPACED_WORD})")
 # A month's name, in English and, after "º de", in Spanish and Portuguese;
 # "May" only capitalized, since "the 2nd may" is a verb more often than not.
@@ -82,7 +81,8 @@ _ORDINAL_MONTHS = (
     r"|janeiro|fevereiro|março|marco|maio|junho|julho|setembro|outubro|novembro|dezembro)|May|MAY)"
 )
 _MONTH_BEFORE_ORDINAL = re.compile(rf"(?<![^\W\d_]){_ORDINAL_MONTHS}\.?\s+$")
-# German writes a day as an ordinal with a full stop: "3. März", "1. Mai".
+# German writes a day as an ordinal with a full stop: "3. März", "1. Mai"
+# (looked for in German answers only).
 _GERMAN_MONTH_AFTER_DAY = re.compile(
     r"\.\s?(?:Januar|Jänner|Februar|März|Maerz|April|Mai|Juni|Juli|August|September|Oktober|November"
     r"|Dezember|Jan|Feb|Mär|Apr|Jun|Jul|Aug|Sept|Sep|Okt|Nov|Dez)(?![^\W\d_])"
@@ -99,7 +99,7 @@ _MONTH_AFTER_ORDINAL = re.compile(rf"\s+(?:(?i:of|de)\s+)?{_ORDINAL_MONTHS}(?![^
 _TOKEN = re.compile(
     rf"[-\u2212\d](?<!{_SPACED_WORD}.)(?<!\..)"
     rf"(?:(?<=\d)\d*|(?<=[-\u2212])\d+)(?:{_SEPARATOR}\d{{3}})*(?:[.,]\d+)?"
-    rf"(?:(?!{_SPACED_WORD})|(?=[A-Z][A-Z0-9_]{{3}})|(?={_ORDINAL}))"
+    rf"(?:(?!{_SPACED_WORD})|(?=[A-Z][A-Z0-9_]{{3}})|(?=({_ORDINAL})))"
 )
 _SIGNS = "-\u2212"
 _UNSPACED_LETTER = re.compile(f"[{_UNSPACED_LETTERS}]")
@@ -373,6 +373,7 @@ def extract_numbers(text: str, *, language: str = "", scale_words: bool = False)
         if "每" in text or "ต่อ" in text:
             blanked = _DENOMINATOR_BEFORE.sub(_blank, blanked)
     dot_groups = language[:2].lower() in DOT_GROUPING_LANGUAGES
+    german = language[:2].lower() == "de"
     scale_text = _IDENTIFIER.sub(_blank, blanked) if scale_words else ""
     numbers = []
     # A number's index: (the factor of its unspaced scale word, where the
@@ -390,17 +391,21 @@ def extract_numbers(text: str, *, language: str = "", scale_words: bool = False)
         values, decimals, length = _interpret(sign, body, dot_groups)
         end = digits_at + length
         ordinal = False
-        # One slice and one set lookup: most numbers are followed by neither.
-        if (following := blanked[end : end + 1]) in _ORDINAL_OR_DAY_STARTS:
-            if following == ".":
-                if length <= 2 and _GERMAN_MONTH_AFTER_DAY.match(blanked, end):
-                    continue  # "3. März" is a date, as "2024-03-03" is
-            elif suffix := _ORDINAL_SUFFIX.match(blanked, end):
-                if _MONTH_AFTER_ORDINAL.match(blanked, suffix.end()) or _MONTH_BEFORE_ORDINAL.search(
-                    blanked, max(0, start - 12), start
-                ):
-                    continue  # the day of a date: "March 3rd", "3rd of March"
-                ordinal = True
+        # The token pattern's one group is an ordinal's suffix: most numbers
+        # have none, and cost one attribute to tell.
+        if match.lastindex and (suffix := _ORDINAL_SUFFIX.match(blanked, end)):
+            if _MONTH_AFTER_ORDINAL.match(blanked, suffix.end()) or _MONTH_BEFORE_ORDINAL.search(
+                blanked, max(0, start - 12), start
+            ):
+                continue  # the day of a date: "March 3rd", "3rd of March"
+            ordinal = True
+        elif (
+            german
+            and length <= 2
+            and blanked[end : end + 1] == "."
+            and _GERMAN_MONTH_AFTER_DAY.match(blanked, end)
+        ):
+            continue  # "3. März" is a date, as "2024-03-03" is
         if scale_words and (scale := _SCALE.match(scale_text, end)):
             if word := scale["unspaced"]:
                 factor = UNSPACED_SCALE_WORDS[word]
