@@ -39,7 +39,7 @@ DENOMINATORS = {
     "citation_validity": "citations, every occurrence",
     "refusal_accuracy": "questions expecting a refusal, not run included",
     "answer_rate": "questions expecting an answer, not run included",
-    "unsupported_numbers": "numbers stated, every occurrence, years left out",
+    "unsupported_numbers": "numbers stated, every occurrence, years and ordinals left out",
     "unsupported_answers": "answers given, and declined answers that state a number",
 }
 
@@ -57,7 +57,7 @@ NOT_APPLICABLE = {
 # The denominators that counting each distinct value once changes.
 DISTINCT_DENOMINATORS = {
     "citation_validity": "distinct identifiers cited per answer",
-    "unsupported_numbers": "distinct numbers stated per answer, years left out",
+    "unsupported_numbers": "distinct numbers stated per answer, years and ordinals left out",
 }
 
 FINDING_KINDS = ("numeric", "unsupported", "refusal", "declined", "citation", "not_run", "failed")
@@ -135,8 +135,9 @@ class NumberCheck:
 
     def __init__(self, number: Number, counted: bool, supported: bool | None, matched):
         self.number = number
-        self.counted = counted  # years (and, counting distinct values, repeats) are not counted
-        self.supported = supported  # None for years
+        # Years and ordinals (and, counting distinct values, repeats) are not counted.
+        self.counted = counted
+        self.supported = supported  # None for years and ordinals
         self.matched = matched  # the retrieved or expected value it matched
 
     @property
@@ -151,6 +152,7 @@ class NumberCheck:
             "start": self.number.start,
             "end": self.number.end,
             "counted": self.counted,
+            "ordinal": self.number.is_ordinal,
             "supported": self.supported,
             "matched": self.matched,
             "sign_differs": self.sign_differs,
@@ -160,8 +162,8 @@ class NumberCheck:
 class NumberMatches(NamedTuple):
     """What ``match_numbers`` found in one answer's numbers."""
 
-    checks: list[NumberCheck]  # every number read, years included (empty unless kept)
-    counted: int  # numbers counted: years left out, and repeats with ``distinct``
+    checks: list[NumberCheck]  # every number read, years and ordinals included (empty unless kept)
+    counted: int  # numbers counted: years and ordinals left out, and repeats with ``distinct``
     unsupported: list[Number]  # the counted numbers no value supports, in order
 
 
@@ -177,7 +179,8 @@ def match_numbers(
 
     The one test of spec 000's unsupported numbers, shared by the scorer
     (``check_answer``) and the number check at display time
-    (``scoring.check.check_numbers``): a year is read but not counted; any
+    (``scoring.check.check_numbers``): a year or an ordinal ("the 21st
+    century", "the 2nd time") is read but not counted; any
     other number is supported when a retrieved value, else an expected one,
     matches one of its readings (``match_value``, with ``options.rounding``).
     Every occurrence counts unless ``options.distinct``, which counts a
@@ -192,7 +195,7 @@ def match_numbers(
     distinct = options.distinct
     rounding = options.rounding
     for number in numbers:
-        if number.is_year:
+        if number.is_year or number.is_ordinal:
             if keep_numbers:
                 checks.append(NumberCheck(number, False, None, None))
             continue

@@ -14,14 +14,18 @@ they are unambiguous:
   the sign in words ("fell by 2.5 points" against -2.5);
 - a token that reads two ways ("1,234": 1234 or 1.234) keeps both readings;
 - optionally, a scale word after a number ("1.2 million", "5万", "3억")
-  adds the scaled reading;
+  adds the scaled reading, and a number written in parts of falling scale
+  (1万2千3百, 3천5백, and Chinese 1万5 for 15,000) is one number;
 - in scripts that do not space their words (Han, kana, Hangul, Thai) a
   number may touch a letter ("每年5天", "1.5倍", "ราคา50บาท"), where a Latin
   letter beside digits still makes a name or a code (A1, COVID19); their
   dates (2024年3月31日) and "per" denominators (每1,000, 1,000명당) are
   blanked, and their separators are English ones (1,234.5);
 - full-width digits and marks (１，２３４．５) read as ASCII ones;
-- an ordinal (37th, 1st, 1º) reads as its number.
+- an ordinal (37th, 1st, 1º) reads as its number, marked ``is_ordinal``:
+  an answer "the 37th" states an expected 37, but "the 21st century" states
+  no figure; a day written as one ("March 3rd", "3rd of March", "1º de
+  marzo", "3. März") is a date, and blanked.
 """
 
 from __future__ import annotations
@@ -65,6 +69,25 @@ _SPACED_WORD = rf"[^\W{_UNSPACED_LETTERS}]"
 # An English ordinal's suffix, or the ordinal indicators º and ª: "37th" and
 # "1º" are 37 and 1, but "3rdparty" is a word.
 _ORDINAL = rf"(?:st|nd|rd|th|ST|ND|RD|TH|[\u00ba\u00aa])(?!{_SPACED_WORD})"
+# What makes a number read an ordinal: the suffix, where º is no ordinal
+# before C or F (Spanish and Portuguese write 30º C for 30 °C).
+_ORDINAL_SUFFIX = re.compile(rf"(?:st|nd|rd|th|ST|ND|RD|TH|\u00aa|\u00ba(?!\s?[CF]\b))(?!{_SPACED_WORD})")
+# A month's name, in English and, after "º de", in Spanish and Portuguese;
+# "May" only capitalized, since "the 2nd may" is a verb more often than not.
+_ORDINAL_MONTHS = (
+    r"(?:(?i:january|february|march|april|june|july|august|september|october|november|december"
+    r"|jan|feb|mar|apr|jun|jul|aug|sept|sep|oct|nov|dec"
+    r"|enero|febrero|marzo|abril|mayo|junio|julio|agosto|septiembre|setiembre|octubre|noviembre|diciembre"
+    r"|janeiro|fevereiro|março|marco|maio|junho|julho|setembro|outubro|novembro|dezembro)|May|MAY)"
+)
+_MONTH_BEFORE_ORDINAL = re.compile(rf"(?<![^\W\d_]){_ORDINAL_MONTHS}\.?\s+$")
+# German writes a day as an ordinal with a full stop: "3. März", "1. Mai"
+# (looked for in German answers only).
+_GERMAN_MONTH_AFTER_DAY = re.compile(
+    r"\.\s?(?:Januar|Jänner|Februar|März|Maerz|April|Mai|Juni|Juli|August|September|Oktober|November"
+    r"|Dezember|Jan|Feb|Mär|Apr|Jun|Jul|Aug|Sept|Sep|Okt|Nov|Dez)(?![^\W\d_])"
+)
+_MONTH_AFTER_ORDINAL = re.compile(rf"\s+(?:(?i:of|de)\s+)?{_ORDINAL_MONTHS}(?![^\W\d_])")
 
 # A token with an optional sign: it must stand alone, not glued to a word, a
 # digit or a preceding dot, and not run into a word (an identifier may follow
@@ -76,7 +99,7 @@ _ORDINAL = rf"(?:st|nd|rd|th|ST|ND|RD|TH|[\u00ba\u00aa])(?!{_SPACED_WORD})"
 _TOKEN = re.compile(
     rf"[-\u2212\d](?<!{_SPACED_WORD}.)(?<!\..)"
     rf"(?:(?<=\d)\d*|(?<=[-\u2212])\d+)(?:{_SEPARATOR}\d{{3}})*(?:[.,]\d+)?"
-    rf"(?:(?!{_SPACED_WORD})|(?=[A-Z][A-Z0-9_]{{3}})|(?={_ORDINAL}))"
+    rf"(?:(?!{_SPACED_WORD})|(?=[A-Z][A-Z0-9_]{{3}})|(?=({_ORDINAL})))"
 )
 _SIGNS = "-\u2212"
 _UNSPACED_LETTER = re.compile(f"[{_UNSPACED_LETTERS}]")
@@ -167,7 +190,12 @@ SCALE_WORDS = {
 }
 # Written straight after the number, or after a space: 5万, 1.2亿, 3억, 5 ล้าน.
 UNSPACED_SCALE_WORDS = {
+    "十": 1e1,
+    "拾": 1e1,
+    "百": 1e2,
+    "佰": 1e2,
     "千": 1e3,
+    "仟": 1e3,
     "万": 1e4,
     "萬": 1e4,
     "十万": 1e5,
@@ -187,6 +215,8 @@ UNSPACED_SCALE_WORDS = {
     "万亿": 1e12,
     "萬億": 1e12,
     "兆": 1e12,
+    "십": 1e1,
+    "백": 1e2,
     "천": 1e3,
     "만": 1e4,
     "십만": 1e5,
@@ -205,6 +235,21 @@ UNSPACED_SCALE_WORDS = {
     "หมื่นล้าน": 1e10,
     "แสนล้าน": 1e11,
     "ล้านล้าน": 1e12,
+}
+# In Chinese a lone digit straight after one of these is the next lower
+# unit, its word left unsaid: 1万5 is 1万5千 (15,000), 1千5 is 1,500.
+# Japanese and Korean, which write no 零 for a skipped unit, say 10,005 so
+# (一万五, 만 오): there the digit stays a unit.
+_UNIT_LEFT_UNSAID_AFTER = frozenset(word for word in UNSPACED_SCALE_WORDS if "\u4e00" <= word[-1] <= "\u9fff")
+# A scale word of a small unit and a large one (百万, 千亿, 천만): after a
+# number in smaller units than its first, its large unit counts them all,
+# so that 1千5百万 is (1千5百)万, 15,000,000.
+_SMALL_UNITS = frozenset("十拾百佰千仟십백천")
+_LARGE_UNITS = frozenset("万萬亿億만억")
+_COUNTED_IN_LARGE_UNIT = {
+    word: (UNSPACED_SCALE_WORDS[word[0]], UNSPACED_SCALE_WORDS[word[1]])
+    for word in UNSPACED_SCALE_WORDS
+    if len(word) == 2 and word[0] in _SMALL_UNITS and word[1] in _LARGE_UNITS
 }
 
 
@@ -240,6 +285,9 @@ class Number(NamedTuple):
     readings: tuple[float, ...] = ()
     decimals: int = 0
     signed: bool = False
+    # Written with an ordinal's suffix (37th, 1º): read, to match an expected
+    # value, but no stated figure, as a year is none.
+    is_ordinal: bool = False
 
     @property
     def is_year(self) -> bool:
@@ -325,9 +373,12 @@ def extract_numbers(text: str, *, language: str = "", scale_words: bool = False)
         if "每" in text or "ต่อ" in text:
             blanked = _DENOMINATOR_BEFORE.sub(_blank, blanked)
     dot_groups = language[:2].lower() in DOT_GROUPING_LANGUAGES
+    german = language[:2].lower() == "de"
     scale_text = _IDENTIFIER.sub(_blank, blanked) if scale_words else ""
     numbers = []
-    unspaced_scales = {}  # a number's index: (the factor of its unspaced scale word, where the word ends)
+    # A number's index: (the factor of its unspaced scale word, where the
+    # word ends, the word).
+    unspaced_scales = {}
     for match in _TOKEN.finditer(blanked):
         token = match.group()
         start, end = match.span()
@@ -339,45 +390,89 @@ def extract_numbers(text: str, *, language: str = "", scale_words: bool = False)
             continue  # a hyphenated name such as COVID-19 holds no figure; 为-2.5 is a sign
         values, decimals, length = _interpret(sign, body, dot_groups)
         end = digits_at + length
+        ordinal = False
+        # The token pattern's one group is an ordinal's suffix: most numbers
+        # have none, and cost one attribute to tell.
+        if match.lastindex and (suffix := _ORDINAL_SUFFIX.match(blanked, end)):
+            if _MONTH_AFTER_ORDINAL.match(blanked, suffix.end()) or _MONTH_BEFORE_ORDINAL.search(
+                blanked, max(0, start - 12), start
+            ):
+                continue  # the day of a date: "March 3rd", "3rd of March"
+            ordinal = True
+        elif (
+            german
+            and length <= 2
+            and blanked[end : end + 1] == "."
+            and _GERMAN_MONTH_AFTER_DAY.match(blanked, end)
+        ):
+            continue  # "3. März" is a date, as "2024-03-03" is
         if scale_words and (scale := _SCALE.match(scale_text, end)):
-            if scale["unspaced"]:
-                factor = UNSPACED_SCALE_WORDS[scale["unspaced"]]
-                unspaced_scales[len(numbers)] = (factor, scale.end())
+            if word := scale["unspaced"]:
+                factor = UNSPACED_SCALE_WORDS[word]
+                unspaced_scales[len(numbers)] = (factor, scale.end(), word)
             else:
                 word = " ".join(scale["word"].lower().split())
                 factor = 1e9 if word == "mil millones" else SCALE_WORDS[word]
             values += tuple(value * factor for value in values)
         # tuple.__new__ skips the named tuple's Python-level constructor.
-        numbers.append(_new(Number, (values[0], text[start:end], start, end, values, decimals, bool(sign))))
+        numbers.append(
+            _new(Number, (values[0], text[start:end], start, end, values, decimals, bool(sign), ordinal))
+        )
     if unspaced_scales:
-        return _joined_parts(numbers, unspaced_scales, text)
+        unit_left_unsaid = language[:2].lower() not in ("ja", "ko")
+        return _joined_parts(numbers, unspaced_scales, text, unit_left_unsaid)
     return numbers
 
 
-def _joined_parts(numbers: list[Number], scales: dict[int, tuple[float, int]], text: str) -> list[Number]:
+def _joined_parts(
+    numbers: list[Number], scales: dict[int, tuple[float, int, str]], text: str, unit_left_unsaid: bool
+) -> list[Number]:
     """``numbers`` with each number written in parts of falling scale (1万5千,
-    3亿5000万, 2억 5천만) joined into one, read in its first part's scale and
-    in units: (1.5, 15000.0). A part follows the scale word before it at once,
-    or after a space when it has a scale word of its own, and is smaller than
-    that word's scale; "5万 3" and "1万2万" stay two numbers each."""
+    3亿5000万, 2억 5천만, 3천5백) joined into one, read in its first part's
+    scale and in units: (1.5, 15000.0). A part follows the scale word before
+    it at once, or after a space when it has a scale word of its own, and is
+    smaller than that word's scale; "5万 3" and "1万2万" stay two numbers
+    each. A lone digit straight after a Chinese scale word is the next lower
+    unit (1万5 is 15,000) with ``unit_left_unsaid``: Chinese says it so, and
+    writes 10,005 as 1万零5.
+    A last part in a small unit and a large one (1千5百万) makes the large
+    unit count the parts before it: 15,000,000."""
     joined: list[Number] = []
-    chain = None  # (first part's factor, sum so far, last part's factor, where its scale word ends)
+    # (first part's factor, sum so far, last part's factor, where its scale
+    # word ends, that word)
+    chain = None
     for index, number in enumerate(numbers):
         scale = scales.get(index)
         if chain and not number.signed and len(number.readings) == (2 if scale else 1):
-            first_factor, total, last_factor, last_end = chain
+            first_factor, total, last_factor, last_end, last_word = chain
             gap = text[last_end : number.start]
-            part = number.readings[-1]
+            value = number.readings[0]
+            unit = scale[0] if scale else 1.0
+            large = 1.0  # the large unit that counts the whole, for 1千5百万
+            if (
+                unit_left_unsaid
+                and not scale
+                and gap == ""
+                and len(number.text) == 1
+                and last_word in _UNIT_LEFT_UNSAID_AFTER
+            ):
+                unit = last_factor / 10
+            elif scale and scale[2] in _COUNTED_IN_LARGE_UNIT:
+                small, in_large = _COUNTED_IN_LARGE_UNIT[scale[2]]
+                if small < last_factor and first_factor < in_large:
+                    unit, large = small, in_large
+            part = value * unit
             if part < last_factor and (gap == "" or (gap == " " and scale)):
-                total += part if total >= 0 else -part
-                unit = (scale[0] if scale else 1.0) / 10**number.decimals
-                decimals = max(0, round(math.log10(first_factor / unit)))
+                total = (total + (part if total >= 0 else -part)) * large
+                first_factor *= large
+                unit *= large
+                decimals = max(0, round(math.log10(first_factor / (unit / 10**number.decimals))))
                 first, end = joined[-1], scale[1] if scale else number.end
                 readings = (total / first_factor, total)
                 joined[-1] = Number(
                     readings[0], text[first.start : end], first.start, end, readings, decimals, first.signed
                 )
-                chain = (first_factor, total, *scale) if scale else None
+                chain = (first_factor, total, unit, scale[1], scale[2]) if scale else None
                 continue
         joined.append(number)
         chain = (scale[0], number.readings[-1], *scale) if scale and len(number.readings) == 2 else None

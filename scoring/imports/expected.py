@@ -24,10 +24,14 @@ number: its day and year are never expected numbers, and a target that is a
 date gives none (a judge reads it against the reference). A year that is
 the answer ("1989", "It fell in 1989.") is an expected value: spec 000 leaves
 years out of the numbers an answer states, not out of what a question asks.
+A number too large for a float (over 308 digits) is no value: float() reads
+it as infinite, which JSON cannot hold (it was written as null, and the
+scorer then refused the question set).
 """
 
 from __future__ import annotations
 
+import math
 import re
 import unicodedata
 from collections.abc import Iterable
@@ -123,12 +127,13 @@ def expected_values(
             continue
         numbers = extract_numbers(text, language=language)
         if len(numbers) == 1 and _is_number_with_unit(text, numbers[0]):
-            values.setdefault(numbers[0].value, None)
+            if _finite(numbers[0].value):
+                values.setdefault(numbers[0].value, None)
             continue
         if restated is None:
             numbers_asked = extract_numbers(question, language=language)
             restated = [reading for number in numbers_asked for reading in _readings(number)]
-        if (value := _one_value(numbers, restated)) is not None:
+        if (value := _one_value(numbers, restated)) is not None and _finite(value):
             values.setdefault(value, None)
     return list(values)
 
@@ -139,9 +144,13 @@ def written_values(texts: Iterable[str], *, language: str = "") -> list[float]:
     values: dict[float, None] = {}
     for text in texts:
         for number in extract_numbers(text, language=language):
-            if not number.is_year:
+            if not number.is_year and _finite(number.value):
                 values.setdefault(number.value, None)
     return list(values)
+
+
+def _finite(value: float) -> bool:
+    return math.isfinite(value)
 
 
 def _readings(number: Number) -> tuple[float, ...]:

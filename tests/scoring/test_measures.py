@@ -268,3 +268,32 @@ def test_it_names_each_measure_that_does_not_apply_to_a_run_and_why():
         "unsupported_numbers": "no figures in the answers",
     }
     assert not_applicable(score_run(*running_example()).slices["all"]) == {}
+
+
+def test_it_reads_ordinals_but_does_not_count_them_as_figures():
+    # The review of issue 26, item 14: "21st century" and "2nd time" are prose.
+    check = check_answer(
+        answer("In the 21st century, for the 2nd time, it reached 37.", retrieved=()),
+        question(values=(37.0,)),
+    )
+    assert check.findings == []
+    assert (check.count("unsupported_numbers_k"), check.count("unsupported_numbers_n")) == (0, 1)
+    assert [(n.number.text, n.counted, n.supported) for n in check.numbers] == [
+        ("21", False, None),
+        ("2", False, None),
+        ("37", True, True),
+    ]
+    assert check.numbers[0].as_dict()["ordinal"] is True
+
+
+def test_an_ordinal_still_states_its_expected_value():
+    check = check_answer(answer("It ranked 37th.", retrieved=()), question(values=(37.0,)))
+    assert check.findings == []
+    assert (check.count("numeric_accuracy_k"), check.count("numeric_accuracy_n")) == (1, 1)
+    assert check.count("unsupported_numbers_n") == 0
+
+
+def test_a_date_written_with_an_ordinal_day_states_no_number():
+    check = check_answer(answer("On March 3rd, it was 37.", retrieved=()), question(values=(3.0,)))
+    assert [n.number.text for n in check.numbers] == ["37"]
+    assert [f.kind for f in check.findings] == ["numeric", "unsupported"]

@@ -167,6 +167,13 @@ def test_it_blanks_per_denominators_in_each_script(text, expected):
         ("100万人", "ja", [(100.0, 1e6)]),
         ("5만 명", "ko", [(5.0, 5e4)]),
         ("3억원", "ko", [(3.0, 3e8)]),
+        ("5百人", "zh", [(5.0, 500.0)]),
+        ("2佰", "zh", [(2.0, 200.0)]),
+        ("3十", "zh", [(3.0, 30.0)]),
+        ("4拾", "zh", [(4.0, 40.0)]),
+        ("6仟", "zh", [(6.0, 6000.0)]),
+        ("5백명", "ko", [(5.0, 500.0)]),
+        ("2십", "ko", [(2.0, 20.0)]),
         ("2천", "ko", [(2.0, 2e3)]),
         ("5 ล้าน คน", "th", [(5.0, 5e6)]),
         ("3พันล้านบาท", "th", [(3.0, 3e9)]),
@@ -186,6 +193,31 @@ def test_it_adds_scaled_readings_of_unspaced_scale_words_only_when_asked(text, l
         ("1亿2000万5000", "zh", [(1.20005, 120005000.0)], ["1亿2000万5000"]),
         ("1億2345万円", "ja", [(1.2345, 123450000.0)], ["1億2345万"]),
         ("2억 5천만 원", "ko", [(2.5, 2.5e8)], ["2억 5천만"]),
+        # Hundreds and tens are scale words too (the review of issue 26, item 1).
+        ("一共1千5百元", "zh", [(1.5, 1500.0)], ["1千5百"]),
+        ("约1万2千3百人", "zh", [(1.23, 12300.0)], ["1万2千3百"]),
+        ("3천5백 원", "ko", [(3.5, 3500.0)], ["3천5백"]),
+        ("3百5十", "zh", [(3.5, 350.0)], ["3百5十"]),
+        ("1仟2佰3拾元", "zh", [(1.23, 1230.0)], ["1仟2佰3拾"]),
+        ("2백5십", "ko", [(2.5, 250.0)], ["2백5십"]),
+        # A lone digit after a Han scale word is the next lower unit, as
+        # Chinese says it: 1万5 is 15,000 (1万5千), never 10,005.
+        ("1万5", "zh", [(1.5, 15000.0)], ["1万5"]),
+        ("约3万5人", "zh", [(3.5, 35000.0)], ["3万5"]),
+        ("1千5", "zh", [(1.5, 1500.0)], ["1千5"]),
+        ("1亿5", "zh", [(1.5, 1.5e8)], ["1亿5"]),
+        ("1万2千5", "zh", [(1.25, 12500.0)], ["1万2千5"]),
+        ("1万500", "zh", [(1.05, 10500.0)], ["1万500"]),
+        # Japanese and Korean say 10,005 so (一万五, 만 오).
+        ("1万5", "ja", [(1.0005, 10005.0)], ["1万5"]),
+        ("1만5", "ko", [(1.0005, 10005.0)], ["1만5"]),
+        ("1万5", "", [(1.5, 15000.0)], ["1万5"]),
+        # A count of 万 or 亿 in thousands and hundreds: 1千5百万 is 1,500万.
+        ("1千5百万人", "zh", [(1.5, 1.5e7)], ["1千5百万"]),
+        ("3千2百亿元", "zh", [(3.2, 3.2e11)], ["3千2百亿"]),
+        ("1천5백만 원", "ko", [(1.5, 1.5e7)], ["1천5백만"]),
+        ("1千5百万3千", "zh", [(1.5003, 15003000.0)], ["1千5百万3千"]),
+        ("2百5十万", "zh", [(2.5, 2.5e6)], ["2百5十万"]),
         # Not parts of one number: a rising scale, a space before a bare number, a sign.
         ("1万2万", "zh", [(1.0, 1e4), (2.0, 2e4)], ["1", "2"]),
         ("5万 3个城市", "zh", [(5.0, 5e4), (3.0,)], ["5", "3"]),
@@ -230,6 +262,45 @@ def test_it_reads_ordinals(text, expected):
     assert values(text, "en") == expected
 
 
+def test_it_marks_ordinals():
+    numbers = extract_numbers("ranked 37th of 190 in 2024, the 1º and the 2ª", language="es")
+    assert [(n.text, n.is_ordinal, n.is_year) for n in numbers] == [
+        ("37", True, False),
+        ("190", False, False),
+        ("2024", False, True),
+        ("1", True, False),
+        ("2", True, False),
+    ]
+
+
+def test_a_degree_written_with_the_ordinal_indicator_is_no_ordinal():
+    # Spanish and Portuguese often write 30º C for 30 °C.
+    assert [n.is_ordinal for n in extract_numbers("a 30º C y 25º F", language="es")] == [False, False]
+
+
+@pytest.mark.parametrize(
+    ("text", "language", "expected"),
+    [
+        ("on March 3rd, it was 37", "en", [37.0]),
+        ("on 3rd of March, 37", "en", [37.0]),
+        ("the 3rd March, 37", "en", [37.0]),
+        ("the 21ST OF JUNE", "en", []),
+        ("Mar. 3rd, 2024: 37", "en", [2024.0, 37.0]),
+        ("Sept 1st", "en", []),
+        ("el 1º de marzo, 37", "es", [37.0]),
+        ("em 1º de março", "pt", []),
+        ("am 3. März 2024 lag sie bei 37", "de", [2024.0, 37.0]),
+        ("bis 1. Mai", "de", []),
+        # An ordinal that is no day of a month stays, and so does a day
+        # written without one (the reference script reads it).
+        ("the 3rd quarter of May's report", "en", [3.0]),
+        ("March 3", "en", [3.0]),
+    ],
+)
+def test_it_blanks_a_date_written_with_an_ordinal_day(text, language, expected):
+    assert values(text, language) == expected
+
+
 @pytest.mark.parametrize("language", ["zh", "ja", "ko", "th", "zh-Hans", "zh-TW", "ja-JP", "ko-KR", "th-TH"])
 def test_it_accepts_the_codes_of_these_languages_and_reads_english_separators(language):
     assert language_problem(language) is None
@@ -265,3 +336,14 @@ def test_a_chinese_answer_scores_as_its_english_twin():
     check = check_answer(answer, question, options=Options())
     assert [finding.kind for finding in check.findings] == []
     assert [n.number.text for n in check.numbers] == ["5", "30", "1.5"]
+
+
+@pytest.mark.parametrize(
+    ("answer", "expected"),
+    [("一共1千5百元", 1500.0), ("约1万2千3百人", 12300.0), ("3천5백 원", 3500.0), ("约1万5人", 15000.0)],
+)
+def test_an_amount_in_hundreds_states_its_expected_value_with_scale_words(answer, expected):
+    question = {"expected_behaviour": "answer", "expected_values": [expected]}
+    line = {"question_id": "b1", "language": "zh", "declined": False, "answer": answer}
+    check = check_answer(line, question, options=Options(scale_words=True))
+    assert check.findings == []

@@ -3,8 +3,12 @@ target that is a number, a number with its unit or a short phrase around
 one number gives one; code, JSON, lists, long prose and dates stay
 reference texts."""
 
+import json
+
 import pytest
 
+from scoring.__main__ import main as score
+from scoring.imports.__main__ import main as import_
 from scoring.imports.expected import expected_values, written_values
 
 CLASS_EVAL_TARGET = """class Calculator:
@@ -126,3 +130,37 @@ def test_it_counts_the_words_of_a_script_written_without_spaces():
     prose = "该国统计局每两年在住户调查加权并经方法部门核对后 发布 3 项贫困人口比例数据"
     assert expected_values(prose, question="发布多少项？", language="zh") == []
     assert expected_values("3 项", question="发布多少项？", language="zh") == [3.0]
+
+
+# A figure of over 308 digits is past a float: float() reads it as infinite,
+# which JSON writes as null.
+HUGE = "1" + "0" * 400
+
+
+def test_it_gives_no_expected_value_for_a_number_too_large_for_a_float():
+    assert expected_values(HUGE, question="big?", language="en") == []
+    assert expected_values(f"{HUGE} km", question="big?", language="en") == []
+    assert expected_values([HUGE, "5"], question="big?", language="en") == [5.0]
+    # Still a phrase around two numbers, which gives none.
+    assert expected_values(f"{HUGE} or 5", question="big?", language="en") == []
+
+
+def test_written_values_leave_out_a_number_too_large_for_a_float():
+    assert written_values([f"{HUGE} and 7.6"], language="en") == [7.6]
+
+
+def test_a_huge_reference_imports_as_a_question_without_an_expected_number_that_scores(tmp_path):
+    dataset = tmp_path / "big.jsonl"
+    dataset.write_text(json.dumps({"id": 1, "question": "big?", "reference": HUGE}) + "\n")
+    question_set = tmp_path / "set.jsonl"
+    assert import_(["qa", "open", str(dataset), "--out", str(question_set)]) == 0
+    (question,) = [json.loads(line) for line in question_set.read_text().splitlines()]
+    assert question["expected_values"] == []
+
+    rows = tmp_path / "big.csv"
+    rows.write_text(f"id,question,response,reference\n1,big?,about 5,{HUGE}\n")
+    run = tmp_path / "run.jsonl"
+    assert import_([str(rows), "--assistant-version", "a", "--set-version", "s", "--out", str(run)]) == 0
+    _header, line = [json.loads(text) for text in run.read_text().splitlines()]
+    assert line["expected_values"] == []
+    assert score([str(run), "--json"]) == 0
