@@ -73,8 +73,9 @@ class CheckedNumber(NamedTuple):
     # figure of over 308 digits reads as infinite, which JSON cannot hold.
     readings: tuple[float, ...]
     year: bool  # a year is read but never counted
-    counted: bool  # False for a year (and, counting distinct values, a repeat)
-    supported: bool | None  # None for a year
+    ordinal: bool  # so is an ordinal ("21st century"), though it may match an expected value
+    counted: bool  # False for a year or an ordinal (and, counting distinct values, a repeat)
+    supported: bool | None  # None for a year or an ordinal
     matched: float | None  # the retrieved or expected value that supports it
     matched_in: Literal["retrieved", "expected"] | None
 
@@ -85,6 +86,7 @@ class CheckedNumber(NamedTuple):
             "end": self.end,
             "readings": [reading if math.isfinite(reading) else None for reading in self.readings],
             "year": self.year,
+            "ordinal": self.ordinal,
             "counted": self.counted,
             "supported": self.supported,
             "matched": self.matched,
@@ -168,7 +170,8 @@ def check_numbers(
             number.start,
             number.end,
             number.readings,
-            check.supported is None,  # only a year is neither supported nor not
+            number.is_year,
+            number.is_ordinal,
             check.counted,
             check.supported,
             check.matched,

@@ -115,6 +115,9 @@ class CheckedNumberOut(Schema):
         description='every value it can mean ("1,234": 1234 and 1.234); null for one too large for a float'
     )
     year: bool = Field(description="a year (1900 to 2100, four digits): read, never counted")
+    ordinal: bool = Field(
+        default=False, description='an ordinal ("21st", "1º"): read, never counted as a stated figure'
+    )
     counted: bool
     supported: bool | None = Field(description="null for a year")
     matched: float | None = Field(description="the retrieved or expected value that supports it")

@@ -41,6 +41,15 @@ def test_it_finds_a03s_35_unsupported_and_reads_2020_as_a_year():
     assert [number.text for number in result.unsupported_numbers] == ["35"]
 
 
+def test_an_ordinal_is_marked_as_one_not_as_a_year():
+    # /api/check and the answer pages told "21st" apart from a year by
+    # "neither supported nor not", which an ordinal now also is.
+    line = running_example()["a03"] | {"answer": "In the 21st century the rate was 35 in 2020."}
+    numbers = {n.text: (n.year, n.ordinal, n.counted) for n in check_line(line).numbers}
+    assert numbers == {"21": (False, True, False), "35": (False, False, True), "2020": (True, False, False)}
+    assert check_line(line).numbers[0].as_dict()["ordinal"] is True
+
+
 def test_it_finds_a06s_31_unsupported():
     line = running_example()["a06"]
     result = check_line(line)
