@@ -21,6 +21,7 @@ import numpy as np
 
 import scoring.judge.prompts as prompts
 from scoring.judge.methods import METRICS, JudgeResult, LLMJudge, context_texts
+from scoring.judge.reports import read_document, without_nulls, write_document
 from scoring.judge.text import TEXT_METRICS
 from scoring.llm import check_cache_threads, estimate_tokens
 from scoring.stats.agreement import ALPHA_FLOOR, krippendorff_alpha
@@ -391,40 +392,48 @@ class AnswerEvaluation:
         }
 
     def write(self, path: str | Path) -> None:
-        """Write the report as JSON, or as JSON Lines (a summary line, then one row per item) for .jsonl."""
+        """Write the report as JSON Lines (a summary line, then one row per item) for .jsonl,
+        YAML for .yaml and .yml, TOML for .toml (nulls left out), JSON otherwise.
+
+        Refuses (ValueError) a TOML report with a null inside a list (scoring.judge.reports).
+        """
         path = Path(path)
         rows = [_json_row(row) for row in self.rows]
         if path.suffix == ".jsonl":
             lines = [json.dumps({"report": self.summary()}), *(json.dumps(row) for row in rows)]
             path.write_text("\n".join(lines) + "\n", encoding="utf-8")
         else:
-            path.write_text(json.dumps(dict(self.summary(), rows=rows), indent=2) + "\n", encoding="utf-8")
+            write_document(path, dict(self.summary(), rows=rows))
 
     @classmethod
     def read(cls, path: str | Path) -> AnswerEvaluation:
-        """A report written by ``write``. Refuses (ValueError) a file that is not one."""
+        """A report written by ``write``, read by the path's suffix as it was written.
+
+        Refuses (ValueError) a file that is not one.
+        """
         path = Path(path)
-        text = path.read_text(encoding="utf-8")
         try:
             if path.suffix == ".jsonl":
+                text = path.read_text(encoding="utf-8")
                 lines = [json.loads(line) for line in text.splitlines() if line.strip()]
                 summary, rows = lines[0]["report"], lines[1:]
             else:
-                summary = json.loads(text)
+                summary = read_document(path)
                 rows = summary["rows"]
             columns = summary["columns"]
+            agreement = summary.get("agreement", {})
+            # A TOML report leaves nulls out: an absent score is an undefined
+            # one, and an absent alpha one that is not defined.
+            rows = [{**row, **{column: NAN for column in columns if row.get(column) is None}} for row in rows]
+            agreement = {metric: {"alpha": None, **figure} for metric, figure in agreement.items()}
         except (ValueError, KeyError, IndexError, TypeError) as error:
             raise ValueError(f"{path} is not an answer evaluation report ({error})") from None
-        rows = [
-            {key: NAN if key in columns and value is None else value for key, value in row.items()}
-            for row in rows
-        ]
         return cls(
             rows=rows,
             columns=columns,
             judges=summary.get("judges", {}),
             usage=summary.get("usage", {}),
-            agreement=summary.get("agreement", {}),
+            agreement=agreement,
         )
 
     def compare(self, other: AnswerEvaluation, *, resamples: int = 9999, seed: int = 0) -> Comparison:
@@ -437,7 +446,9 @@ class AnswerEvaluation:
 
         theirs = {row["id"]: row for row in other.rows}
         warnings = []
-        if self.judges != other.judges:
+        # A TOML report holds no null, so an absent key and a null are the same identity.
+        same_judges = without_nulls(self.judges) == without_nulls(other.judges)
+        if not same_judges:
             warnings.append("the reports were scored by different judges; compare judged metrics with care")
         deltas = []
         for column in self.columns:
@@ -467,7 +478,7 @@ class AnswerEvaluation:
                 )
                 p_value = float(test.pvalue)
             judged = "/" in column or column in METRICS
-            basis = "measured" if not judged or self.judges == other.judges else "judged by different judges"
+            basis = "measured" if not judged or same_judges else "judged by different judges"
             deltas.append(
                 MetricDelta(
                     metric=column,

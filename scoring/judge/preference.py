@@ -8,13 +8,13 @@ it judged the same both ways) falls.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from scoring.judge.evaluate import _judges, items_of
+from scoring.judge.reports import write_document
 from scoring.llm import check_cache_threads
 from scoring.stats.rates import wilson_interval
 
@@ -39,7 +39,8 @@ class PreferenceEvaluation:
         }
 
     def write(self, path: str | Path) -> None:
-        Path(path).write_text(json.dumps(self.as_dict(), indent=2) + "\n", encoding="utf-8")
+        """Write the report as YAML for .yaml and .yml, TOML for .toml (nulls left out), JSON otherwise."""
+        write_document(path, self.as_dict())
 
 
 def evaluate_preference(
