@@ -92,7 +92,11 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--max-tokens", type=int, default=DEFAULT_MAX_TOKENS)
     parser.add_argument("--retries", type=int, default=DEFAULT_RETRIES)
     parser.add_argument("--jobs", type=int, default=1, help="calls in flight at once")
-    parser.add_argument("--out", type=Path, help="write the whole report (.json, or .jsonl one row per item)")
+    parser.add_argument(
+        "--out",
+        type=Path,
+        help="write the whole report: .json, .jsonl (one row per item), .yaml/.yml or .toml",
+    )
     parser.add_argument("--json", action="store_true", help="print the summary as JSON")
     parser.add_argument("--yes", action="store_true", help="start without asking after the cost estimate")
     return parser

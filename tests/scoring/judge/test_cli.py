@@ -5,11 +5,12 @@ import json
 import os
 import subprocess
 import sys
+import tomllib
 
 import pytest
 
 from scoring.judge.__main__ import main
-from scoring.judge.evaluate import evidence_texts
+from scoring.judge.evaluate import AnswerEvaluation, evidence_texts
 from tests.provider_servers import ProviderServer, openai_completion
 
 SET_LINES = [
@@ -108,6 +109,22 @@ def test_it_judges_a_run_and_prints_the_cost_first(files, capsys, tmp_path):
         "n_claims": 2,
         "n_supported": 1,
     }
+
+
+def test_it_writes_the_report_as_toml_for_a_toml_path(files, capsys, tmp_path):
+    run, questions = files
+    out = tmp_path / "r.toml"
+    with ProviderServer([claims(True, False), claims(True)]) as server:
+        code = main(
+            [
+                *(str(run), "--questions", str(questions), "--judge", f"openai:judge-model@{server.url}/v1"),
+                *("--metrics", "faithfulness", "--yes", "--json", "--retries", "0", "--out", str(out)),
+            ]
+        )
+    assert code == 0
+    written = tomllib.loads(out.read_text())
+    assert [row["faithfulness/openai:judge-model"] for row in written["rows"]] == [0.5, 1.0]
+    assert AnswerEvaluation.read(out).metrics == json.loads(capsys.readouterr().out)["metrics"]
 
 
 def test_it_sends_the_reference_only_where_the_set_has_one(files, capsys):
