@@ -426,7 +426,7 @@ class AnswerEvaluation:
             # one, and an absent alpha one that is not defined.
             rows = [{**row, **{column: NAN for column in columns if row.get(column) is None}} for row in rows]
             agreement = {metric: {"alpha": None, **figure} for metric, figure in agreement.items()}
-        except (ValueError, KeyError, IndexError, TypeError) as error:
+        except (ValueError, KeyError, IndexError, TypeError, AttributeError) as error:
             raise ValueError(f"{path} is not an answer evaluation report ({error})") from None
         return cls(
             rows=rows,

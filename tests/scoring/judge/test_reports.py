@@ -149,3 +149,9 @@ def test_it_writes_a_preference_report_by_the_suffix_too(tmp_path):
     document = json.loads((tmp_path / "duel.json").read_text())
     assert yaml.safe_load((tmp_path / "duel.yaml").read_text()) == document
     assert tomllib.loads((tmp_path / "duel.toml").read_text()) == without_nulls(document)
+
+
+def test_it_refuses_a_report_whose_agreement_is_not_a_table(tmp_path):
+    (tmp_path / "odd.yaml").write_text("columns: []\nrows: []\nagreement: [0.5]\n")
+    with pytest.raises(ValueError, match=rf"^{tmp_path / 'odd.yaml'} is not an answer evaluation report \("):
+        AnswerEvaluation.read(tmp_path / "odd.yaml")
