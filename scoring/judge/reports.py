@@ -2,7 +2,8 @@
 
 The three hold the same document. TOML has no null, so a TOML file leaves out
 every key whose value is null, and a reader takes a missing key for a null;
-a null inside a list has no such form and is refused before anything is written.
+a null inside a list has no such form: such a report is written as JSON beside
+the path asked for, since the model calls behind it are made and paid for.
 """
 
 from __future__ import annotations
@@ -33,10 +34,7 @@ def without_nulls(value: Any, where: str = "") -> Any:
     if isinstance(value, list | tuple):
         for index, item in enumerate(value):
             if item is None:
-                raise ValueError(
-                    f"{where}[{index}] is null inside a list, which TOML cannot hold; "
-                    "write the report as .json or .yaml"
-                )
+                raise ValueError(f"{where}[{index}] is null inside a list, which TOML cannot hold")
         return [without_nulls(item, f"{where}[{index}]") for index, item in enumerate(value)]
     return value
 
@@ -44,7 +42,8 @@ def without_nulls(value: Any, where: str = "") -> Any:
 def write_document(path: str | Path, document: dict) -> None:
     """Write ``document`` to ``path`` as YAML, TOML or (indented) JSON by the path's suffix.
 
-    Refuses (ValueError) a document TOML cannot hold before the file is touched.
+    A document TOML cannot hold is written as JSON to the same name with
+    .json, and then refused (ValueError, saying where it went).
     """
     path = Path(path)
     suffix = path.suffix.lower()
@@ -55,7 +54,12 @@ def write_document(path: str | Path, document: dict) -> None:
     # (tuples as lists, float subclasses as floats).
     plain = json.loads(json.dumps(document))
     if suffix == TOML_SUFFIX:
-        text = tomli_w.dumps(without_nulls(plain))
+        try:
+            text = tomli_w.dumps(without_nulls(plain))
+        except ValueError as error:
+            kept = path.with_suffix(".json")
+            write_document(kept, document)
+            raise ValueError(f"{error}; the report was written as JSON to {kept} instead") from None
     else:
         text = yaml.safe_dump(plain, sort_keys=False, allow_unicode=True)
     path.write_text(text, encoding="utf-8")

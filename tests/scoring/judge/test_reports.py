@@ -116,7 +116,7 @@ def test_it_compares_a_toml_report_as_scored_by_the_same_judges(tmp_path):
     assert {m.delta for m in comparison.metrics} == {0.0}
 
 
-def test_it_refuses_a_null_in_a_list_for_toml_before_writing(tmp_path):
+def test_it_refuses_a_null_in_a_list_for_toml_and_keeps_the_paid_report_as_json(tmp_path):
     report = AnswerEvaluation(
         rows=[{"id": "q1", "verdicts": {"x": {"verdict": {"notes": ["a", None]}}}}], columns=[]
     )
@@ -124,9 +124,11 @@ def test_it_refuses_a_null_in_a_list_for_toml_before_writing(tmp_path):
         report.write(tmp_path / "answers.toml")
     assert str(caught.value) == (
         "rows[0].verdicts.x.verdict.notes[1] is null inside a list, which TOML cannot hold; "
-        "write the report as .json or .yaml"
+        f"the report was written as JSON to {tmp_path / 'answers.json'} instead"
     )
     assert not (tmp_path / "answers.toml").exists()
+    # The model calls behind it were made and paid for: nothing of them is lost.
+    assert AnswerEvaluation.read(tmp_path / "answers.json").rows == report.rows
 
 
 @pytest.mark.parametrize("name, text", [("bad.yaml", "rows: [unclosed"), ("bad.toml", "rows = [")])
