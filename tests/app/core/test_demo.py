@@ -188,6 +188,8 @@ def test_it_reads_the_running_example_against_the_rubric_as_recipe_4_3_does():
     for label in ("numeric accuracy", "citation validity", "refusal accuracy", "unsupported numbers"):
         assert label in page.lower()
     assert "passes every rubric question <strong>5 of 8</strong>" in page
+    # Every item settled: five read as resolved by the reader, three decided by the lead.
+    assert "graded coverage <strong>8 of 8</strong>" in page
 
     # Counted from the stored judgements: a lead finding a02's unit missing makes it 4 of 8.
     item = sample.items.get(answer__question_id="a02")
