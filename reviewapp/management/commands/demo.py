@@ -16,6 +16,7 @@ from reviewapp.core.roles import grant
 from reviewapp.judges.services import judge_versions, judging
 from reviewapp.judges.services.validation_sets import validation_set_draw
 from reviewapp.models import Adjudication, AnswerCheck, ApiToken, Judge, Run, Sample, SetVersion
+from reviewapp.review.services.adjudication import Decision, adjudication_submit
 from reviewapp.review.services.grading import metrics_from_grade
 from reviewapp.review.services.review import JudgementInput, judgement_submit, rubric_default
 from reviewapp.review.services.samples import Frame, sample_assign, sample_draw
@@ -76,6 +77,38 @@ GENERATED_RUNS = (
 DEMO_REASONS = {
     "partially_resolved": "the figure is right but the caveat on the record is missing",
     "unresolved": "the answer does not give the figure that was asked for",
+}
+
+RECIPE_SAMPLE = "Recipe 4.3: the running example read against the rubric"
+# Recipe 4.3's worked example: the reader's answers to the five rubric
+# questions for each of the running example's eight answers, the grade, and
+# the note. a03 and a06 state figures no record holds (recipe 4.2's
+# findings); a04 omits the provisional status its record carries; a07's
+# figure is in the records (its extra citation is citation validity's
+# finding, not the rubric's); a08 declines rightly, so the figure questions
+# do not apply. Five pass every question, as the recipe records.
+FIGURES_RIGHT = {"series": "yes", "period": "yes", "unit": "yes", "caveat": "na", "unsupported_claim": "no"}
+RECIPE_READINGS = {
+    "a01": (FIGURES_RIGHT, "resolved", ""),
+    "a02": (FIGURES_RIGHT, "resolved", ""),
+    "a03": (
+        FIGURES_RIGHT | {"unsupported_claim": "yes"},
+        "material_error",
+        "states 35 per 1,000 where the record holds 41",
+    ),
+    "a04": (FIGURES_RIGHT | {"caveat": "no"}, "partially_resolved", "provisional status omitted"),
+    "a05": (FIGURES_RIGHT, "resolved", ""),
+    "a06": (
+        FIGURES_RIGHT | {"series": "no", "unsupported_claim": "yes"},
+        "material_error",
+        "a district figure from a national series, which holds no 31",
+    ),
+    "a07": (FIGURES_RIGHT, "resolved", ""),
+    "a08": (
+        {"series": "na", "period": "na", "unit": "na", "caveat": "na", "unsupported_claim": "no"},
+        "resolved",
+        "",
+    ),
 }
 
 
@@ -175,6 +208,10 @@ class Command(BaseCommand):
         if not Judge.objects.exists():
             self.stdout.write(self._model_graders(lead))
 
+        # After the judge's validation set is drawn, so that its items stay the lead's 80 decisions.
+        if not Sample.objects.filter(name=RECIPE_SAMPLE).exists():
+            self.stdout.write(self._recipe_rubric(lead, User.objects.get(username="reviewer")))
+
         token_note = ""
         pipeline, _ = User.objects.get_or_create(username="pipeline")
         # A token acts with its user's role: the pipeline uploads, as a lead does.
@@ -222,6 +259,60 @@ class Command(BaseCommand):
                 )
                 made += 1
         return made
+
+    def _recipe_rubric(self, lead, reader) -> str:
+        """Recipe 4.3's worked example: the reader reads all eight answers of
+        the running example against the five rubric questions (the default
+        rubric is the recipe's), and the lead decides the three that need a
+        lead, so the version's page counts 5 of 8 passing beside the four
+        automatic scores."""
+        run = Run.objects.get(assistant_version__label="assistant-1.3", set_version__version="1.2")
+        sample = sample_draw(
+            frame=Frame(run=run),
+            size=run.answer_count,
+            # The whole run is read, so there is one stratum and nothing to weight.
+            strata_fields=("split",),
+            seed=43,
+            rubric_version=rubric_default(),
+            spot_check_share=0.0,
+            name=RECIPE_SAMPLE,
+            created_by=lead,
+        )
+        sample_assign(sample=sample, reviewers=[reader], readers_per_item=1)
+        for item in sample.items.select_related("answer"):
+            rubric_answers, grade, note = RECIPE_READINGS[item.answer.question_id]
+            material = grade == "material_error"
+            error = {
+                "error_claim": "the figure stated" if material else "",
+                "error_evidence": note if material else "",
+                "error_effect": "the user quotes a figure the statistics do not hold" if material else "",
+                "error_kind": "fabricated_evidence" if material else "",
+            }
+            judgement_submit(
+                assignment=item.assignments.get(),
+                author=reader,
+                data=JudgementInput(
+                    addresses_question=True, rubric_answers=rubric_answers, grade=grade, note=note, **error
+                ),
+                submission_key=uuid.uuid4(),
+            )
+            if grade != "resolved":
+                adjudication_submit(
+                    item=item,
+                    lead=lead,
+                    decision=Decision(
+                        reason=note,
+                        rubric_answers=rubric_answers,
+                        grade=grade,
+                        material_error="yes" if material else "",
+                        **error,
+                    ),
+                    submission_key=uuid.uuid4(),
+                )
+        return (
+            f"  sample #{sample.id}: recipe 4.3, the running example's {sample.size} answers read "
+            "against the five rubric questions (a04 omits the provisional status)\n"
+        )
 
     def _model_graders(self, lead) -> str:
         """A stand-in judge (clearly labelled: no language model runs here)

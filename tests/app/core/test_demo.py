@@ -1,14 +1,19 @@
+import uuid
 from collections import Counter
 from io import StringIO
 
 import pytest
+from django.contrib.auth import get_user_model
 from django.core.management import call_command
+from django.test import Client
+from django.urls import reverse
 
 from reviewapp.judges.validation import judge_validation
 from reviewapp.models import (
     Answer,
     AnswerCheck,
     Assignment,
+    Judgement,
     JudgeRun,
     JudgeVersion,
     ModelVerdict,
@@ -18,8 +23,11 @@ from reviewapp.models import (
     Score,
     Scoring,
 )
+from reviewapp.review.services.adjudication import Decision, adjudication_submit
 from reviewapp.versions.charts import versions_on_set
 from reviewapp.versions.gate import gate_run
+
+RECIPE_SAMPLE = "Recipe 4.3: the running example read against the rubric"
 
 
 # Committed as it goes, as on a real database: each step's tasks run at its commit.
@@ -74,7 +82,8 @@ def test_it_loads_scored_demo_data_once_and_prints_how_to_log_in():
     assert verdict["verdict"] != "cannot judge" and not verdict["not_judged"]
 
     call_command("demo", answers=300, stdout=StringIO())
-    assert (Run.objects.count(), Sample.objects.count(), JudgeRun.objects.count()) == (5, 3, 1)
+    assert (Run.objects.count(), Sample.objects.count(), JudgeRun.objects.count()) == (5, 4, 1)
+    assert Judgement.objects.filter(assignment__item__sample__name=RECIPE_SAMPLE).count() == 8
 
 
 @pytest.mark.django_db(transaction=True)
@@ -130,3 +139,68 @@ def test_it_loads_a_run_of_three_attempts_with_stable_figures_and_timeouts():
     # far beyond the slowest tenth of the rest.
     assert e2e["max"] > 20 > e2e["p90"] > e2e["p50"] > 0
     assert summary["tool_calls"]["by_source"]["unique ids"]["n"] == summary["delivered"]
+
+
+@pytest.mark.django_db(transaction=True)
+def test_it_reads_the_running_example_against_the_rubric_as_recipe_4_3_does():
+    call_command("demo", answers=60, stdout=StringIO())
+    sample = Sample.objects.get(name=RECIPE_SAMPLE)
+    run = Run.objects.get(assistant_version__label="assistant-1.3")
+    assert (sample.run, sample.size, sample.items.count()) == (run, 8, 8)
+    # Recipe 4.3's five questions, as the spec writes them.
+    assert list(sample.rubric_version.questions.values_list("text", flat=True)) == [
+        "Is this the right series for the question?",
+        "Is it the right period?",
+        "Is the unit stated?",
+        "Where the record's metadata carries a caveat (provisional, break in series, limited "
+        "coverage), does the answer state it?",
+        "Does the answer claim anything the retrieved records do not support?",
+    ]
+    judgements = {
+        j.assignment.item.answer.question_id: j
+        for j in Judgement.objects.filter(assignment__item__sample=sample).select_related(
+            "assignment__item__answer"
+        )
+    }
+    assert sorted(judgements) == ["a01", "a02", "a03", "a04", "a05", "a06", "a07", "a08"]
+    a04 = judgements["a04"]
+    assert a04.rubric_answers == {
+        "series": "yes",
+        "period": "yes",
+        "unit": "yes",
+        "caveat": "no",
+        "unsupported_claim": "no",
+    }
+    assert a04.note == "provisional status omitted"
+    assert judgements["a01"].rubric_answers == {
+        "series": "yes",
+        "period": "yes",
+        "unit": "yes",
+        "caveat": "na",
+        "unsupported_claim": "no",
+    }
+
+    client = Client()
+    client.force_login(get_user_model().objects.get(username="manager"))
+    url = reverse("version-dashboard", args=["assistant-1.3"]) + "?set=1.2"
+    page = client.get(url).content.decode()
+    # Beside the four automatic scores of recipe 4.2, on the version's page.
+    for label in ("numeric accuracy", "citation validity", "refusal accuracy", "unsupported numbers"):
+        assert label in page.lower()
+    assert "passes every rubric question <strong>5 of 8</strong>" in page
+    # Every item settled: five read as resolved by the reader, three decided by the lead.
+    assert "graded coverage <strong>8 of 8</strong>" in page
+
+    # Counted from the stored judgements: a lead finding a02's unit missing makes it 4 of 8.
+    item = sample.items.get(answer__question_id="a02")
+    adjudication_submit(
+        item=item,
+        lead=get_user_model().objects.get(username="lead"),
+        decision=Decision(
+            reason="the unit is not stated",
+            rubric_answers={**judgements["a02"].rubric_answers, "unit": "no"},
+            grade="partially_resolved",
+        ),
+        submission_key=uuid.uuid4(),
+    )
+    assert "passes every rubric question <strong>4 of 8</strong>" in client.get(url).content.decode()
