@@ -73,6 +73,11 @@ urlpatterns = [
         name="export-scores",
     ),
     path(
+        "runs/<int:run_id>/scorings/<int:scoring_id>/question-times.csv",
+        runs.export_question_times,
+        name="export-question-times",
+    ),
+    path(
         "runs/<int:run_id>/scorings/<int:scoring_id>/findings.<str:fmt>",
         dashboard.export_findings,
         name="export-findings",

@@ -17,6 +17,7 @@ import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 
+from scoring import timing
 from scoring.logfile import BEHAVIOURS, ErrorCollector, LogFileError, is_combined_form, iter_questions
 from scoring.measures import (
     FAILURE_MEASURES,
@@ -201,7 +202,38 @@ def _timing_lines(scores: RunScores) -> list[str]:
     failed = ", ".join(f"{status} {count}" for status, count in failures["counts"].items() if count)
     if failed:
         lines.append(f"  without a final answer, of {failures['n']} attempts: {failed}; not latency samples")
+    for source, figure in overall["e2e"]["by_source"].items():
+        if "per_question" in figure:
+            lines += _question_median_lines(source, figure["per_question"])
     return lines
+
+
+def _question_median_lines(source: str, per_question: dict) -> list[str]:
+    """Each question's median E2E from ``source``, slowest first, with its
+    samples of attempts; "–" for a question none of whose attempts is a sample."""
+    rows = timing.slowest_questions(per_question)
+    cells = [
+        (
+            row["question_id"],
+            "–" if row["median_s"] is None else f"{row['median_s']:.2f}",
+            f"{row['samples']} of {row['attempts']}",
+        )
+        for row in rows
+    ]
+    widths = [max(len(header), *(len(cell[i]) for cell in cells)) for i, header in enumerate(_MEDIAN_HEADERS)]
+    lines = [
+        "",
+        f"each question's median E2E over its attempts (seconds, from {source}; slowest first; "
+        "a failed attempt is no sample):",
+    ]
+    for question_id, median, samples in [_MEDIAN_HEADERS, *cells]:
+        lines.append(
+            f"  {question_id.ljust(widths[0])}  {median.rjust(widths[1])}  {samples.rjust(widths[2])}"
+        )
+    return lines
+
+
+_MEDIAN_HEADERS = ("question", "median", "samples")
 
 
 def main(argv: list[str] | None = None) -> int:

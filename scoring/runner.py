@@ -103,6 +103,9 @@ class ChunkResult:
     timings: timing.TimingColumns | None = None
     slice_values: list[list] = field(default_factory=list)
     slice_codes: list[array] = field(default_factory=list)
+    # With repetitions, the question id of each timing row, for each
+    # question's median time over its attempts.
+    timing_question_ids: list[str] = field(default_factory=list)
 
 
 # Set in the parent before worker processes fork, so that each worker has
@@ -177,6 +180,8 @@ def score_chunk(
         if not _TIMING_FIELDS.isdisjoint(record):
             # check_answer_line has checked the timing fields, and parsed them.
             timing_rows.append((check.fields, timing.timing_row(record, moments)))
+            if repetitions > 1:
+                result.timing_question_ids.append(question_id)
     result.answers = len(checks)
     if repetitions > 1 or tally_questions:
         result.tallies = repeats.tally(checks, answered=answered)
@@ -422,6 +427,11 @@ class _Totals:
         # Each slice field's values, numbered from 1, and each timing row's number.
         self.slice_values: list[dict] = []
         self.slice_codes: list[array] = []
+        # With repetitions, each timing row's question as a number into
+        # timing_questions: 4 bytes a row, and each id held once.
+        self.timing_question_codes = array("I")
+        self.timing_question_numbers: dict[str, int] = {}
+        self.timing_questions: list[str] = []
         self.questions: dict[str, dict] = {}
         self.answered: set[str] = set()
         self.id_hashes = array("q")
@@ -473,6 +483,13 @@ class _Totals:
         ):
             renumbered = [0, *(known.setdefault(value, len(known) + 1) for value in values)]
             codes.extend(map(renumbered.__getitem__, chunk_codes))
+        numbers, names = self.timing_question_numbers, self.timing_questions
+        for question_id in result.timing_question_ids:
+            number = numbers.get(question_id)
+            if number is None:
+                number = numbers[question_id] = len(names)
+                names.append(question_id)
+            self.timing_question_codes.append(number)
 
     def _repeated(self, ids: list[str]) -> set[str]:
         seen = set(self.answered)
@@ -560,10 +577,15 @@ class _Totals:
 
     def _timing_by_slice(self, slice_fields: Sequence[str]) -> dict:
         """Spec 004's timing summary for "all" and each slice; empty when
-        the log holds no timing at all."""
+        the log holds no timing at all. With repeated attempts, "all" also
+        gives each question's median E2E (spec 004: "with repeats, also
+        report each question's median")."""
         if not self.timings.rows:
             return {}
-        summaries = {"all": timing.timing_summary(self.timings)}
+        question_ids = None
+        if self.repetitions > 1:
+            question_ids = list(map(self.timing_questions.__getitem__, self.timing_question_codes))
+        summaries = {"all": timing.timing_summary(self.timings, question_ids=question_ids)}
         for name, known, codes in zip(slice_fields, self.slice_values, self.slice_codes, strict=True):
             for value, code in sorted(known.items(), key=lambda item: str(item[0])):
                 mask = bytes(row == code for row in codes)

@@ -19,11 +19,11 @@ from __future__ import annotations
 import json
 import math
 from array import array
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from datetime import datetime
 from itertools import compress, filterfalse
-from operator import and_, attrgetter
+from operator import and_, attrgetter, itemgetter
 
 from scoring.stats.rates import ClusterSums, Rate, counted_rate
 
@@ -396,7 +396,7 @@ def _sorted(values: Sequence[float]) -> Sequence[float]:
     return sorted(values)
 
 
-def _per_question(pairs: list[tuple[str, float | None]], attempts: dict[str, int]) -> dict:
+def _per_question(pairs: Iterable[tuple[str, float | None]], attempts: dict[str, int]) -> dict:
     samples: dict[str, list[float]] = {question_id: [] for question_id in attempts}
     for question_id, value in pairs:
         if value is not None:
@@ -415,6 +415,18 @@ def _per_question(pairs: list[tuple[str, float | None]], attempts: dict[str, int
         "question_medians": summarise(medians).as_dict(),
         "questions_without_sample": len(per_question) - len(medians),
     }
+
+
+def slowest_questions(per_question: Mapping[str, Mapping]) -> list[dict]:
+    """The questions of a summary's ``per_question`` (one E2E source's) as
+    rows of question_id, median_s, samples and attempts: slowest median
+    first, equal medians by question id, and the questions with no sample
+    (every attempt failed or logged no time) last, their median None. The
+    one order the CLI, the run page and its export list questions in."""
+    rows = [{"question_id": question_id, **entry} for question_id, entry in per_question.items()]
+    rows.sort(key=itemgetter("question_id"))
+    rows.sort(key=lambda row: -math.inf if row["median_s"] is None else row["median_s"], reverse=True)
+    return [{key: row[key] for key in ("question_id", "median_s", "samples", "attempts")} for row in rows]
 
 
 TIMING_NAMES = tuple(AnswerTiming.__dataclass_fields__)
@@ -563,7 +575,7 @@ def timing_summary(
             attempts[question_id] = attempts.get(question_id, 0) + 1
         for mask, block in e2e_by_source.values():
             values = table.row_values("e2e_s", mask)
-            block.update(_per_question(list(zip(question_ids, values, strict=True)), attempts))
+            block.update(_per_question(zip(question_ids, values, strict=True), attempts))
 
     failures = {
         "n": total,

@@ -522,6 +522,37 @@ def timing_rows(scoring: Scoring) -> list[dict]:
     return rows
 
 
+def question_times(scoring: Scoring) -> dict[str, list[dict]]:
+    """Each question's median E2E over its attempts in the tuning part, by
+    E2E source, slowest first (timing.slowest_questions), with its samples
+    of attempts: a failed or timed-out attempt is no sample. Empty for a run
+    made once (a question's median would be its one time) or without timing;
+    sealed questions stay out, as from every other figure of the run page.
+
+    Read from the stored checks when asked, not kept in the scoring: a
+    million answers' would make the scoring as large as its run."""
+    if scoring.run.repetitions < 2:
+        return {}
+    rows = (
+        AnswerCheck.objects.filter(scoring=scoring, sealed=False)
+        .exclude(timing={})
+        .values_list("question_id", "timing__status", "timing__e2e_s", "timing__e2e_source")
+        .iterator(chunk_size=20000)
+    )
+    question_ids: list[str] = []
+    timings: list[timing.AnswerTiming] = []
+    for question_id, status, e2e_s, e2e_source in rows:
+        question_ids.append(question_id)
+        timings.append(timing.AnswerTiming(status=status or "ok", e2e_s=e2e_s, e2e_source=e2e_source))
+    if not timings:
+        return {}
+    summary = timing.timing_summary(timings, question_ids=question_ids)
+    return {
+        source: timing.slowest_questions(block["per_question"])
+        for source, block in summary["e2e"]["by_source"].items()
+    }
+
+
 # Slices of the sealed part are stored under this prefix: no page, export or
 # gate that reads "all" or "language=…" can pick them up by accident.
 SEALED_PREFIX = "sealed:"

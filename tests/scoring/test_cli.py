@@ -165,6 +165,61 @@ def test_it_prints_stable_resolution_and_timing_for_a_run_with_repeats(tmp_path)
     assert sum(result["timing"][name]["attempts"] for name in languages) == 180
 
 
+def test_it_prints_each_questions_median_time_over_its_attempts(tmp_path, capsys):
+    from scoring import synthetic
+
+    run = tmp_path / "answers_run_x-1_set-demo-1.0.jsonl"
+    lines = []
+    # q1: 4, 2, 9 s → median 4. q2: 30 s, 10 s and a timeout → median 20 of 2 samples.
+    for question_id, attempt, seconds in (
+        ("q1", 1, 4),
+        ("q1", 2, 2),
+        ("q1", 3, 9),
+        ("q2", 1, 30),
+        ("q2", 2, 10),
+        ("q2", 3, None),
+    ):
+        line = {
+            "question_id": question_id,
+            "attempt": attempt,
+            "expected_behaviour": "answer",
+            "expected_values": [],
+            "language": "en",
+            "answer": "done",
+            "retrieved_ids": [],
+            "retrieved_values": [],
+            "cited_ids": [],
+            "declined": False,
+            "submitted_at": "2026-03-01T10:00:00Z",
+        }
+        if seconds is None:
+            line |= {"status": "timeout", "stopped_at": "2026-03-01T10:10:00Z"}
+        else:
+            line["received_at"] = f"2026-03-01T10:00:{seconds:02d}Z"
+        lines.append(line)
+    synthetic.write_jsonl(run, lines, header={"repetitions": 3})
+    assert main([str(run)]) == 0
+    printed = capsys.readouterr().out
+    assert (
+        "each question's median E2E over its attempts (seconds, from timestamps; slowest first; "
+        "a failed attempt is no sample):\n"
+        "  question  median  samples\n"
+        "  q2         20.00   2 of 3\n"
+        "  q1          4.00   3 of 3\n"
+    ) in printed
+    result = run_json(run)
+    assert result["timing"]["all"]["e2e"]["by_source"]["timestamps"]["per_question"] == {
+        "q1": {"attempts": 3, "samples": 3, "median_s": 4.0},
+        "q2": {"attempts": 3, "samples": 2, "median_s": 20.0},
+    }
+
+
+def test_it_prints_no_question_medians_for_a_run_made_once(capsys):
+    assert main([str(COMBINED)]) == 0
+    assert "each question's median" not in capsys.readouterr().out
+    assert "per_question" not in json.dumps(run_json(COMBINED).get("timing", {}))
+
+
 def test_a_question_set_naming_clusters_gives_intervals_on_them(tmp_path):
     lines = QUESTIONS.read_text().splitlines()
     records = [json.loads(line) for line in lines]

@@ -15,6 +15,7 @@ from scoring.timing import (
     answer_timing,
     failure_rate,
     parse_timestamp,
+    slowest_questions,
     summarise,
     timing_errors,
     timing_summary,
@@ -295,6 +296,22 @@ def test_it_reports_each_questions_median_over_three_attempts():
     }
     assert e2e["question_medians"] == {"n": 2, "mean": 4.5, "p50": 4.5, "p90": 6.0, "min": 3.0, "max": 6.0}
     assert e2e["questions_without_sample"] == 1
+
+
+def test_it_lists_the_questions_slowest_median_first_with_the_unsampled_last():
+    timeout = AnswerTiming(status="timeout", wait_s=600.0)
+    timings = [delivered(1.0), delivered(10.0), timeout, delivered(5.0), delivered(2.0), timeout]
+    timings += [delivered(3.0), timeout, timeout, delivered(6.0)]
+    question_ids = ["q1", "q2", "q3", "q1", "q2", "q3", "q1", "q2", "q3", "q0"]
+    e2e = timing_summary(timings, question_ids=question_ids)["e2e"]["by_source"]["timestamps"]
+    # q2 and q0 share the median 6: told apart by id, so the order is the
+    # same on every page and export. q3 timed out three times: no sample.
+    assert slowest_questions(e2e["per_question"]) == [
+        {"question_id": "q0", "median_s": 6.0, "samples": 1, "attempts": 1},
+        {"question_id": "q2", "median_s": 6.0, "samples": 2, "attempts": 3},
+        {"question_id": "q1", "median_s": 3.0, "samples": 3, "attempts": 3},
+        {"question_id": "q3", "median_s": None, "samples": 0, "attempts": 3},
+    ]
 
 
 def test_it_refuses_question_ids_that_do_not_match_the_answers():

@@ -5,11 +5,13 @@ from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.files import File
 from django.core.paginator import Paginator
+from django.http import HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 from django_htmx.http import HttpResponseClientRefresh
 
+from reviewapp.core import csv_cells
 from reviewapp.core.errors import ApplicationError
 from reviewapp.core.roles import READERS_OF_RUNS, WRITERS, has_role, role_required
 from reviewapp.core.uploads import limit_text
@@ -227,6 +229,10 @@ def run_detail(request, run_id: int):
         "exclude_form": RunExcludeForm(),
         "attempts": {s.id: selectors.attempt_counts(s) for s in scorings if s.status == Scoring.Status.DONE},
         "timing": {s.id: selectors.timing_rows(s) for s in scorings if s.status == Scoring.Status.DONE},
+        "question_times": {
+            s.id: selectors.question_times(s) for s in scorings if s.status == Scoring.Status.DONE
+        },
+        "question_times_shown": QUESTION_TIMES_SHOWN,
         "stable": {
             s.id: selectors.stable_rows(s, family=family) for s in scorings if s.status == Scoring.Status.DONE
         },
@@ -260,6 +266,27 @@ def run_detail(request, run_id: int):
     if request.htmx and request.htmx.target == "findings":
         return render(request, "runs/detail.html#findings", context)
     return render(request, "runs/detail.html", context)
+
+
+# The slowest questions the run page lists; the export holds them all.
+QUESTION_TIMES_SHOWN = 20
+
+
+@require_GET
+@role_required(*READERS_OF_RUNS)
+def export_question_times(request, run_id: int, scoring_id: int):
+    """Every question's median E2E over its attempts, slowest first, as CSV."""
+    scoring = get_object_or_404(Scoring.objects.select_related("run"), id=scoring_id, run_id=run_id)
+    response = HttpResponse(content_type="text/csv; charset=utf-8")
+    name = f"question-times-run-{run_id}-scoring-{scoring_id}.csv"
+    response["Content-Disposition"] = f'attachment; filename="{name}"'
+    writer = csv_cells.writer(response)
+    writer.writerow(["run", "scoring", "e2e_source", "question_id", "median_s", "samples", "attempts"])
+    for source, rows in selectors.question_times(scoring).items():
+        for row in rows:
+            figures = [row[key] for key in ("question_id", "median_s", "samples", "attempts")]
+            writer.writerow([run_id, scoring_id, source, *figures])
+    return response
 
 
 def _chosen_scoring(request, scorings: list[Scoring]) -> Scoring | None:

@@ -1,11 +1,15 @@
 """A run with three attempts per question, timings and timeouts, through
 ingest, scoring and the run page; its figures equal the library's."""
 
+import csv
+import io
+
+from django.urls import reverse
 
 from reviewapp.models import Scoring
 from reviewapp.runs.services.question_sets import set_version_create
 from reviewapp.runs.services.runs import run_receive
-from scoring import synthetic
+from scoring import synthetic, timing
 from scoring.logfile import normalise_question
 from scoring.runner import score_file
 from tests.helpers import PASSWORD, BaseTestCase, jsonl
@@ -96,6 +100,51 @@ class RepeatedRunTests(BaseTestCase):
         # The timeout rate of all 240 logged attempts, in the timing table.
         self.assertContains(page, "P90 the nearest-rank ⌈0.9 n⌉-th value")
         self.assertContains(page, f'<span class="k-n">{timeouts}/240</span>', html=False)
+
+    def library_question_times(self) -> list[dict]:
+        e2e = self.library().timing["all"]["e2e"]["by_source"]["timestamps"]
+        return timing.slowest_questions(e2e["per_question"])
+
+    def test_the_run_page_lists_the_slowest_questions_by_their_median_time(self):
+        self.client.login(username="lead", password=PASSWORD)
+        page = self.client.get(self.run_obj.get_absolute_url())
+        expected = self.library_question_times()
+        self.assertEqual(len(expected), 80)
+        self.assertContains(page, "Each question's median time")
+        self.assertContains(page, "the 20 slowest of 80 questions")
+        slowest = expected[0]
+        self.assertContains(
+            page,
+            f'<tr><th scope="row">{slowest["question_id"]}</th><td class="num">{slowest["median_s"]:.2f}</td>'
+            f'<td class="num">{slowest["samples"]} of {slowest["attempts"]}</td></tr>',
+            html=False,
+        )
+        self.assertNotContains(page, f'<th scope="row">{expected[20]["question_id"]}</th>', html=False)
+        url = reverse("export-question-times", args=[self.run_obj.id, self.scoring.id])
+        self.assertContains(page, f'href="{url}"')
+
+    def test_the_csv_export_lists_every_question_slowest_first(self):
+        self.client.login(username="lead", password=PASSWORD)
+        url = reverse("export-question-times", args=[self.run_obj.id, self.scoring.id])
+        response = self.client.get(url)
+        self.assertEqual(response["Content-Type"], "text/csv; charset=utf-8")
+        rows = list(csv.reader(io.StringIO(response.content.decode())))
+        self.assertEqual(
+            rows[0], ["run", "scoring", "e2e_source", "question_id", "median_s", "samples", "attempts"]
+        )
+        expected = [
+            [str(self.run_obj.id), str(self.scoring.id), "timestamps", row["question_id"],
+             "" if row["median_s"] is None else repr(row["median_s"]), str(row["samples"]), str(row["attempts"])]
+            for row in self.library_question_times()
+        ]  # fmt: skip
+        self.assertEqual(rows[1:], expected)
+
+    def test_the_csv_export_takes_only_get_and_readers_of_runs(self):
+        url = reverse("export-question-times", args=[self.run_obj.id, self.scoring.id])
+        self.client.login(username="lead", password=PASSWORD)
+        self.assertEqual(self.client.post(url).status_code, 405)
+        self.client.login(username="outsider", password=PASSWORD)
+        self.assertEqual(self.client.get(url).status_code, 403)
 
 
 class VersionRecordTests(BaseTestCase):
