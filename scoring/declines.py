@@ -6,10 +6,10 @@ version page, the run page and the API."""
 from __future__ import annotations
 
 NO_DECLINE_WARNING = (
-    'no question of {what} expects a decline (expected_behaviour "decline"), so an assistant that '
+    'No question of {what} expects a decline (expected_behaviour "decline"), so an assistant that '
     "answers everything scores well: refusal accuracy cannot tell it from a careful one that declines "
     "what the data cannot answer. Add decline questions: ones the retrieved series cannot answer, "
-    "such as a district, a year or a breakdown they do not hold"
+    "such as a district, a year or a breakdown they do not hold."
 )
 
 

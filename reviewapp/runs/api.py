@@ -13,6 +13,7 @@ from reviewapp.accounts.auth import TokenAuth
 from reviewapp.core.api import REFUSALS, UPLOAD_REFUSALS, DetailOut
 from reviewapp.core.errors import ApplicationError
 from reviewapp.models import Run, Scoring
+from reviewapp.runs.selectors import run_warnings, set_version_warnings
 from reviewapp.runs.services.imports import import_preview, import_receive, pending_store
 from reviewapp.runs.services.question_sets import set_version_upload
 from reviewapp.runs.services.runs import run_receive
@@ -54,12 +55,21 @@ class RunOut(Schema):
         "queue was unreachable at upload (the app sends it on once it is back)",
     )
     scorings: list[ScoringOut]
+    warnings: list[str] = Field(
+        default=[],
+        description="what the run's figures cannot show: a set version it is scored against holds no "
+        "question expecting a decline, so refusal accuracy cannot tell an assistant that answers "
+        "everything from a careful one",
+    )
 
 
 class SetVersionOut(Schema):
     version: str
     question_set: str
     questions: int
+    warnings: list[str] = Field(
+        default=[], description="what figures on this set cannot show: no question expecting a decline"
+    )
 
 
 def _scores_out(scoring: Scoring) -> dict:
@@ -113,6 +123,7 @@ def _run_out(request, run: Run, *, duplicate: bool = False) -> dict:
             }
             for s in scorings
         ],
+        "warnings": run_warnings(run),
     }
 
 
@@ -342,5 +353,6 @@ def upload_question_set(
             "version": created.version,
             "question_set": created.question_set.name,
             "questions": created.questions.count(),
+            "warnings": set_version_warnings(created),
         },
     )
