@@ -12,7 +12,7 @@ from ninja.files import UploadedFile
 from reviewapp.accounts.auth import TokenAuth
 from reviewapp.core.api import REFUSALS, UPLOAD_REFUSALS, DetailOut
 from reviewapp.core.errors import ApplicationError
-from reviewapp.models import Run, Scoring
+from reviewapp.models import Question, Run, Scoring
 from reviewapp.runs.selectors import run_warnings, set_version_warnings
 from reviewapp.runs.services.imports import import_preview, import_receive, pending_store
 from reviewapp.runs.services.question_sets import set_version_upload
@@ -67,6 +67,7 @@ class SetVersionOut(Schema):
     version: str
     question_set: str
     questions: int
+    sealed: int = Field(default=0, description="questions in the sealed split")
     warnings: list[str] = Field(
         default=[], description="what figures on this set cannot show: no question expecting a decline"
     )
@@ -324,6 +325,7 @@ def upload_question_set(
     qa_task: Form[Literal["", "open", "mc"]] = "",
     qa_columns: Form[str] = "",
     language: Form[str] = "en",
+    seal_seed: Form[int | None] = None,
 ):
     """Create a question set version from a JSON Lines file (or that
     compressed with gzip). The version comes from `version`, the file's
@@ -335,7 +337,12 @@ def upload_question_set(
     (`question=Question,reference=Gold,id=qid`; `options=a+b+c` for one
     column per option), `language` is its questions' language. Each question
     keeps its reference answer (for multiple choice, the correct option as
-    "B. Paris"), and the numbers in it become the expected values."""
+    "B. Paris"), and the numbers in it become the expected values.
+
+    With `seal_seed` a random third of the questions, stratified by
+    language, stratum and expected behaviour, is sealed and the rest are
+    tuning, the same third `python -m scoring.split --seed` draws; a file
+    that states any split is refused then. `sealed` says how many are."""
     if problem := logfile.language_problem(language):
         raise ApplicationError(f"language: {problem}")
     created = set_version_upload(
@@ -346,6 +353,7 @@ def upload_question_set(
         qa_task=qa_task,
         qa_columns=qa_columns,
         language=language,
+        seal_seed=seal_seed,
     )
     return Status(
         201,
@@ -353,6 +361,7 @@ def upload_question_set(
             "version": created.version,
             "question_set": created.question_set.name,
             "questions": created.questions.count(),
+            "sealed": created.questions.filter(split=Question.Split.SEALED).count(),
             "warnings": set_version_warnings(created),
         },
     )

@@ -32,6 +32,7 @@ def set_list(request):
                 qa_task=form.cleaned_data["qa_task"],
                 qa_columns=form.cleaned_data["qa_columns"],
                 language=form.cleaned_data["qa_language"] or "en",
+                seal_seed=form.cleaned_data["seal_seed"],
             )
         except ApplicationError as rejected:
             errors, status = rejected.errors, rejected.status

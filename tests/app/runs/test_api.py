@@ -24,7 +24,8 @@ class ApiTests(TestCase):
         created = self.post("/api/question-sets", {"file": example_file("questions_set-1.2.jsonl")})
         self.assertEqual(created.status_code, 201)
         self.assertEqual(
-            created.json(), {"version": "1.2", "question_set": "default", "questions": 8, "warnings": []}
+            created.json(),
+            {"version": "1.2", "question_set": "default", "questions": 8, "sealed": 0, "warnings": []},
         )
         response = self.post("/api/runs", {"file": example_file(RUN_FILE)})
         self.assertEqual(response.status_code, 201)
