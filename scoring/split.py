@@ -108,7 +108,7 @@ def _file_questions(path: Path, collector: ErrorCollector, max_line_bytes: int |
         yield {name: record.get(name) for name in ("question_id", *CELL_FIELDS)}
 
 
-def sealed_ids_of_file(path: Path, *, seed: int, max_line_bytes: int | None = None) -> SealedDraw:
+def seal_a_third_of_file(path: Path, *, seed: int, max_line_bytes: int | None = None) -> SealedDraw:
     """seal_a_third of a question-set file (checked already: validate_questions),
     read as a stream; SplitStated names the line of a split stated."""
     collector = ErrorCollector(1)
@@ -143,7 +143,7 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     try:
         validate_questions(args.questions)
-        draw = sealed_ids_of_file(args.questions, seed=args.seed)
+        draw = seal_a_third_of_file(args.questions, seed=args.seed)
     except LogFileError as error:
         for line_error in error.errors:
             print(f"{args.questions}: {line_error}", file=sys.stderr)

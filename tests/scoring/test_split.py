@@ -2,7 +2,7 @@ import json
 
 import pytest
 
-from scoring.split import SplitStated, main, seal_a_third, sealed_ids_of_file
+from scoring.split import SplitStated, main, seal_a_third, seal_a_third_of_file
 
 
 def questions(count, **fields):
@@ -77,7 +77,7 @@ def test_the_cli_writes_the_set_with_every_question_split(tmp_path, capsys):
     written = [json.loads(line) for line in out.read_text().splitlines()]
     assert written[0] == {"set_version": "2.0"}
     assert [q["split"] for q in written[1:]].count("sealed") == 2
-    assert {q["question_id"] for q in written[1:] if q["split"] == "sealed"} == sealed_ids_of_file(
+    assert {q["question_id"] for q in written[1:] if q["split"] == "sealed"} == seal_a_third_of_file(
         source, seed=5
     ).sealed
     assert "sealed 2 of 6 questions (seed 5)" in capsys.readouterr().err

@@ -164,7 +164,7 @@ def set_version_upload(
         note = ""
         if seal_seed is not None:
             try:
-                draw = split.sealed_ids_of_file(stored.path, seed=seal_seed, max_line_bytes=limit)
+                draw = split.seal_a_third_of_file(stored.path, seed=seal_seed, max_line_bytes=limit)
             except split.SplitStated as error:
                 raise ApplicationError(f"{stored.name}: {error}") from error
             questions = _with_splits(questions, draw)

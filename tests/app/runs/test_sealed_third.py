@@ -7,7 +7,7 @@ from django.test import TestCase
 from django.urls import reverse
 
 from reviewapp.models import ApiToken, Question, SetVersion
-from scoring.split import sealed_ids_of_file
+from scoring.split import seal_a_third_of_file
 from tests.conftest import SHARED_DATA
 from tests.helpers import PASSWORD, example_file, jsonl, make_user
 
@@ -32,7 +32,7 @@ class SealedThirdUploadTests(TestCase):
     def test_the_upload_form_seals_the_third_the_cli_draws_and_records_the_seed(self):
         response = self.client.post(reverse("set-list"), {"file": example_file(SET_FILE), "seal_seed": "7"})
         self.assertRedirects(response, reverse("set-detail", args=["1.2"]))
-        expected = sealed_ids_of_file(SHARED_DATA / SET_FILE, seed=7).sealed
+        expected = seal_a_third_of_file(SHARED_DATA / SET_FILE, seed=7).sealed
         self.assertEqual(len(expected), 3)
         self.assertEqual(sealed_of("1.2"), set(expected))
         self.assertIn("seed 7", SetVersion.objects.get(version="1.2").note)
@@ -43,7 +43,7 @@ class SealedThirdUploadTests(TestCase):
         )
         self.assertEqual(response.status_code, 201)
         self.assertEqual(response.json()["sealed"], 3)
-        self.assertEqual(sealed_of("1.2"), set(sealed_ids_of_file(SHARED_DATA / SET_FILE, seed=7).sealed))
+        self.assertEqual(sealed_of("1.2"), set(seal_a_third_of_file(SHARED_DATA / SET_FILE, seed=7).sealed))
 
     def test_it_refuses_a_seed_for_a_set_that_states_its_splits(self):
         lines = (SHARED_DATA / SET_FILE).read_text().splitlines()
