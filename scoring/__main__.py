@@ -18,6 +18,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from scoring import timing
+from scoring.declines import decline_warnings
 from scoring.logfile import BEHAVIOURS, ErrorCollector, LogFileError, is_combined_form, iter_questions
 from scoring.measures import (
     FAILURE_MEASURES,
@@ -104,7 +105,15 @@ def with_intervals(scores: RunScores, *, method: str) -> dict:
     # A measure no question or answer of the run counts in is absent from the
     # slices: named here with the reason, so that it is read as n/a, not 0.
     result["not_applicable"] = not_applicable(scores.slices.get("all", {}))
+    result["warnings"] = scored_warnings(scores)
     return result
+
+
+def scored_warnings(scores: RunScores) -> list[str]:
+    """What the scores cannot show: no question expecting a decline was
+    counted (not run ones included), so refusal accuracy has nothing to say."""
+    refusals = scores.slices.get("all", {}).get("refusal_accuracy") or {}
+    return decline_warnings(decline_questions=refusals.get("n", 0), what="the questions scored")
 
 
 def format_table(scores: RunScores, *, method: str = "wilson") -> str:
@@ -146,6 +155,7 @@ def format_table(scores: RunScores, *, method: str = "wilson") -> str:
     failures = ", ".join(MEASURE_LABELS[m] for m in MEASURES if m in FAILURE_MEASURES)
     lines.append("")
     lines += [f"n/a: {MEASURE_LABELS[m]} does not apply: {reason}" for m, reason in absent.items()]
+    lines += [f"warning: {warning}" for warning in scored_warnings(scores)]
     lines.append(
         f"rate (n=denominator) [95 % {method.replace('_', '-')} interval]; lower is better for {failures}"
     )

@@ -12,7 +12,8 @@ from ninja.files import UploadedFile
 from reviewapp.accounts.auth import TokenAuth
 from reviewapp.core.api import REFUSALS, UPLOAD_REFUSALS, DetailOut
 from reviewapp.core.errors import ApplicationError
-from reviewapp.models import Run, Scoring
+from reviewapp.models import Question, Run, Scoring
+from reviewapp.runs.selectors import run_warnings, set_version_warnings
 from reviewapp.runs.services.imports import import_preview, import_receive, pending_store
 from reviewapp.runs.services.question_sets import set_version_upload
 from reviewapp.runs.services.runs import run_receive
@@ -54,12 +55,22 @@ class RunOut(Schema):
         "queue was unreachable at upload (the app sends it on once it is back)",
     )
     scorings: list[ScoringOut]
+    warnings: list[str] = Field(
+        default=[],
+        description="what the run's figures cannot show: a set version it is scored against holds no "
+        "question expecting a decline, so refusal accuracy cannot tell an assistant that answers "
+        "everything from a careful one",
+    )
 
 
 class SetVersionOut(Schema):
     version: str
     question_set: str
     questions: int
+    sealed: int = Field(default=0, description="questions in the sealed split")
+    warnings: list[str] = Field(
+        default=[], description="what figures on this set cannot show: no question expecting a decline"
+    )
 
 
 def _scores_out(scoring: Scoring) -> dict:
@@ -113,6 +124,7 @@ def _run_out(request, run: Run, *, duplicate: bool = False) -> dict:
             }
             for s in scorings
         ],
+        "warnings": run_warnings(run),
     }
 
 
@@ -313,6 +325,7 @@ def upload_question_set(
     qa_task: Form[Literal["", "open", "mc"]] = "",
     qa_columns: Form[str] = "",
     language: Form[str] = "en",
+    seal_seed: Form[int | None] = None,
 ):
     """Create a question set version from a JSON Lines file (or that
     compressed with gzip). The version comes from `version`, the file's
@@ -324,7 +337,12 @@ def upload_question_set(
     (`question=Question,reference=Gold,id=qid`; `options=a+b+c` for one
     column per option), `language` is its questions' language. Each question
     keeps its reference answer (for multiple choice, the correct option as
-    "B. Paris"), and the numbers in it become the expected values."""
+    "B. Paris"), and the numbers in it become the expected values.
+
+    With `seal_seed` a random third of the questions, stratified by
+    language, stratum and expected behaviour, is sealed and the rest are
+    tuning, the same third `python -m scoring.split --seed` draws; a file
+    that states any split is refused then. `sealed` says how many are."""
     if problem := logfile.language_problem(language):
         raise ApplicationError(f"language: {problem}")
     created = set_version_upload(
@@ -335,6 +353,7 @@ def upload_question_set(
         qa_task=qa_task,
         qa_columns=qa_columns,
         language=language,
+        seal_seed=seal_seed,
     )
     return Status(
         201,
@@ -342,5 +361,7 @@ def upload_question_set(
             "version": created.version,
             "question_set": created.question_set.name,
             "questions": created.questions.count(),
+            "sealed": created.questions.filter(split=Question.Split.SEALED).count(),
+            "warnings": set_version_warnings(created),
         },
     )

@@ -147,6 +147,13 @@ class SetUploadForm(forms.Form):
         validators=[_set_name_validator],
         label="Question set name",
     )
+    seal_seed = forms.IntegerField(
+        required=False,
+        label="Seal a third, with seed",
+        help_text="For a new set that states no split: a random third of its questions, each language and "
+        "stratum keeping its third, is sealed and the rest are tuning. The same seed draws the same "
+        "third (python -m scoring.split). Leave empty to keep the file's splits.",
+    )
 
 
 class RunExcludeForm(forms.Form):

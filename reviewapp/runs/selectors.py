@@ -1,11 +1,12 @@
-"""Reads of runs and their answers that pages, the API and exports share."""
+"""Reads of runs, their answers and set versions that pages, the API and exports share."""
 
 from __future__ import annotations
 
 from django.utils import timezone
 
 from reviewapp.core.work import stale_before
-from reviewapp.models import Run
+from reviewapp.models import Question, Run, SetVersion
+from scoring.declines import decline_warnings
 
 
 def run_is_stuck(run: Run) -> bool:
@@ -17,3 +18,19 @@ def run_is_stuck(run: Run) -> bool:
     if run.status == Run.Status.INGESTING:
         return run.lease_until is not None and run.lease_until < now
     return False
+
+
+def set_version_warnings(set_version: SetVersion) -> list[str]:
+    """What a set version's figures cannot show, said wherever it is shown:
+    no question expecting a decline (scoring.declines)."""
+    declines = set_version.questions.filter(expected_behaviour=Question.Behaviour.DECLINE).exists()
+    return decline_warnings(decline_questions=int(declines), what=f"set {set_version.version}")
+
+
+def run_warnings(run: Run) -> list[str]:
+    """set_version_warnings of the run's set version and of each other set
+    version it was scored against, each once."""
+    versions = {run.set_version_id: run.set_version}
+    for scoring in run.scorings.select_related("set_version").order_by("created_at", "id"):
+        versions.setdefault(scoring.set_version_id, scoring.set_version)
+    return [warning for set_version in versions.values() for warning in set_version_warnings(set_version)]

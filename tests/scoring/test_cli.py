@@ -5,6 +5,7 @@ import sys
 import pytest
 
 from scoring.__main__ import main
+from scoring.declines import NO_DECLINE_WARNING
 from scoring.stats.rates import rate
 from tests.conftest import SHARED_DATA
 
@@ -245,3 +246,26 @@ def test_it_names_the_line_of_a_cluster_that_is_not_printable(tmp_path, capsys):
     questions.write_text("\n".join([lines[0], json.dumps(record), *lines[2:]]) + "\n")
     assert main([str(RUN), "--questions", str(questions)]) == 2
     assert f"{questions}: line 2, field cluster: holds" in capsys.readouterr().err
+
+
+def _answers_only(tmp_path):
+    lines = [line for line in COMBINED.read_text().splitlines() if '"decline"' not in line]
+    path = tmp_path / "answers_only.jsonl"
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def test_it_warns_when_no_question_expects_a_decline(tmp_path, capsys):
+    assert main([str(_answers_only(tmp_path))]) == 0
+    out = capsys.readouterr().out
+    assert f"warning: {NO_DECLINE_WARNING.format(what='the questions scored')}" in out
+    assert main([str(_answers_only(tmp_path)), "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["warnings"] == [
+        NO_DECLINE_WARNING.format(what="the questions scored")
+    ]
+
+
+def test_it_gives_no_decline_warning_when_a_question_expects_a_decline(capsys):
+    assert main([str(COMBINED)]) == 0
+    assert "warning:" not in capsys.readouterr().out
+    assert run_json(COMBINED)["warnings"] == []

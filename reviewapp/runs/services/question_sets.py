@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -13,7 +13,7 @@ from reviewapp.core.bulk import insert_rows
 from reviewapp.core.errors import ApplicationError
 from reviewapp.core.uploads import StoredFile, resolve_version, store_upload
 from reviewapp.models import Question, QuestionSet, SetVersion
-from scoring import logfile
+from scoring import logfile, split
 
 DEFAULT_SET_NAME = "default"
 
@@ -121,6 +121,7 @@ def set_version_upload(
     qa_task: str = "",
     qa_columns: str = "",
     language: str = "en",
+    seal_seed: int | None = None,
 ) -> SetVersion:
     """Create a set version from an uploaded question-set file.
 
@@ -133,6 +134,10 @@ def set_version_upload(
     datasets (JSON Lines or CSV, its columns named by ``qa_columns`` in
     scoring.qa's key=column form), written into this app's question set
     first, each question in ``language``.
+
+    With ``seal_seed`` a stratified third of the questions drawn with that
+    seed is sealed and the rest are tuning (scoring.split), the seed kept in
+    the version's note; a file that states any split is refused then.
     """
     check_set_name(set_name)
     stored = store_upload(upload, folder="question-sets")
@@ -155,15 +160,34 @@ def set_version_upload(
             raise _rejected(stored.name, error) from error
         # Valid: stream the questions in, however many there are.
         collector = logfile.ErrorCollector(limit=1)
+        questions = logfile.iter_questions(stored.path, collector, max_line_bytes=limit)
+        note = ""
+        if seal_seed is not None:
+            try:
+                draw = split.seal_a_third_of_file(stored.path, seed=seal_seed, max_line_bytes=limit)
+            except split.SplitStated as error:
+                raise ApplicationError(f"{stored.name}: {error}") from error
+            questions = _with_splits(questions, draw)
+            note = (
+                f"a third sealed at random, stratified (scoring.split, seed {seal_seed}): "
+                f"{len(draw.sealed)} of {draw.total}"
+            )
         return set_version_create(
             version=version,
-            questions=logfile.iter_questions(stored.path, collector, max_line_bytes=limit),
+            questions=questions,
             set_name=set_name,
             created_by=created_by,
             source_name=stored.name,
+            note=note,
         )
     finally:
         stored.path.unlink(missing_ok=True)
+
+
+def _with_splits(questions: Iterable[dict], draw: split.SealedDraw) -> Iterator[dict]:
+    for question in questions:
+        sealed = question["question_id"] in draw.sealed
+        yield {**question, "split": Question.Split.SEALED if sealed else Question.Split.TUNING}
 
 
 def _qa_questions(stored: StoredFile, *, task: str, columns: str, language: str) -> StoredFile:

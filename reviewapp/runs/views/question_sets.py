@@ -10,6 +10,7 @@ from reviewapp.core.roles import READERS_OF_RUNS, WRITERS, has_role, role_requir
 from reviewapp.core.uploads import limit_text
 from reviewapp.models import SetVersion
 from reviewapp.runs.forms import SetUploadForm
+from reviewapp.runs.selectors import set_version_warnings
 from reviewapp.runs.services.question_sets import set_version_upload
 
 
@@ -31,6 +32,7 @@ def set_list(request):
                 qa_task=form.cleaned_data["qa_task"],
                 qa_columns=form.cleaned_data["qa_columns"],
                 language=form.cleaned_data["qa_language"] or "en",
+                seal_seed=form.cleaned_data["seal_seed"],
             )
         except ApplicationError as rejected:
             errors, status = rejected.errors, rejected.status
@@ -58,4 +60,8 @@ def set_detail(request, version: str):
         SetVersion.objects.select_related("question_set", "based_on"), version=version
     )
     questions = Paginator(set_version.questions.order_by("id"), 100).get_page(request.GET.get("page"))
-    return render(request, "sets/detail.html", {"set_version": set_version, "questions": questions})
+    return render(
+        request,
+        "sets/detail.html",
+        {"set_version": set_version, "questions": questions, "warnings": set_version_warnings(set_version)},
+    )

@@ -17,7 +17,7 @@ from reviewapp.core.roles import READERS_OF_RUNS, WRITERS, has_role, role_requir
 from reviewapp.core.uploads import limit_text
 from reviewapp.models import Answer, Finding, Run, Scoring, SetVersion
 from reviewapp.runs.forms import RescoreForm, RunExcludeForm, RunUploadForm, SealedOpenForm
-from reviewapp.runs.selectors import run_is_stuck
+from reviewapp.runs.selectors import run_is_stuck, run_warnings
 from reviewapp.runs.services.imports import (
     RUN_LOG,
     AlreadyImported,
@@ -210,6 +210,7 @@ def run_detail(request, run_id: int):
         "run": run,
         "progress": selectors.run_progress(run),
         "run_stuck": run_is_stuck(run),
+        "warnings": run_warnings(run),
         "stale_minutes": settings.WORK_STALE_SECONDS // 60,
         "scorings": scorings,
         "chosen": chosen,

@@ -23,7 +23,10 @@ class ApiTests(TestCase):
     def test_it_uploads_a_set_and_a_run_and_returns_scores(self):
         created = self.post("/api/question-sets", {"file": example_file("questions_set-1.2.jsonl")})
         self.assertEqual(created.status_code, 201)
-        self.assertEqual(created.json(), {"version": "1.2", "question_set": "default", "questions": 8})
+        self.assertEqual(
+            created.json(),
+            {"version": "1.2", "question_set": "default", "questions": 8, "sealed": 0, "warnings": []},
+        )
         response = self.post("/api/runs", {"file": example_file(RUN_FILE)})
         self.assertEqual(response.status_code, 201)
         run = Run.objects.get()
