@@ -1,0 +1,79 @@
+"""A figure that rests on one attempt per question says so in one sentence,
+the same on every page, and names spec 004's default of three (issue 27,
+point 4)."""
+
+from django.core.files.uploadedfile import SimpleUploadedFile
+from django.urls import reverse
+
+from reviewapp.models import Run
+from reviewapp.runs.services.question_sets import set_version_create
+from reviewapp.runs.services.runs import run_receive
+from scoring import synthetic
+from scoring.logfile import normalise_question
+from tests.app.versions.test_clustered_figures import run_text
+from tests.helpers import BaseTestCase
+
+SET = "one-attempt-1"
+
+
+def one_attempt(figures: str, who: str = "") -> str:
+    """The sentence as every page gives it."""
+    return (
+        f"One attempt per question{f' ({who})' if who else ''}: {figures} rest on a single attempt at "
+        "each question, so no stable-resolution rate is shown (it takes repeated attempts to tell a "
+        "question answered right every time from one answered right once). Spec 004's default is "
+        "three attempts per question."
+    )
+
+
+class OneAttemptNoteTests(BaseTestCase):
+    @classmethod
+    def setUpTestData(cls):
+        super().setUpTestData()
+        questions = synthetic.generate_question_set(questions=20, seed=51, set_version=SET)
+        for question in questions:
+            question["split"] = "tuning"
+        set_version_create(version=SET, questions=[normalise_question(q) for q in questions])
+        # 1.0 and 1.1 once per question, 1.2 three times.
+        for assistant, seed, repetitions in (("once-1.0", 52, 1), ("once-1.1", 53, 1), ("thrice-1.2", 54, 3)):
+            text = run_text(
+                questions, assistant=assistant, seed=seed, repetitions=repetitions, set_version=SET
+            )
+            upload = SimpleUploadedFile(f"answers_run_{assistant}_set-{SET}.jsonl", text.encode())
+            with cls.captureOnCommitCallbacks(execute=True):
+                run_receive(upload=upload)
+
+    def setUp(self):
+        self.client.force_login(self.manager)
+
+    def run_page(self, label: str):
+        run = Run.objects.get(assistant_version__label=label)
+        return self.client.get(reverse("run-detail", args=[run.id]))
+
+    def test_the_run_page_says_its_rates_rest_on_one_attempt(self):
+        self.assertContains(self.run_page("once-1.0"), one_attempt("this run's rates"), count=1)
+        self.assertNotContains(self.run_page("thrice-1.2"), "One attempt per question")
+
+    def test_the_version_page_says_its_rates_rest_on_one_attempt(self):
+        page = self.client.get(reverse("version-dashboard", args=["once-1.0"]), {"set": SET})
+        self.assertContains(page, one_attempt("this version's rates"), count=1)
+        page = self.client.get(reverse("version-dashboard", args=["thrice-1.2"]), {"set": SET})
+        self.assertNotContains(page, "One attempt per question")
+
+    def test_the_compare_page_names_the_versions_that_made_one_attempt(self):
+        figures = "the paired differences and the common subset"
+        both = {"baseline": "once-1.0", "candidate": "once-1.1", "set": SET}
+        page = self.client.get(reverse("version-compare"), both)
+        self.assertContains(page, one_attempt(figures, "both versions"), count=1)
+        one = {"baseline": "once-1.1", "candidate": "thrice-1.2", "set": SET}
+        page = self.client.get(reverse("version-compare"), one)
+        self.assertContains(page, one_attempt(figures, "once-1.1"), count=1)
+
+    def test_the_gate_page_names_the_versions_that_made_one_attempt(self):
+        figures = "the gate's paired differences"
+        both = {"baseline": "once-1.0", "candidate": "once-1.1", "set": SET}
+        page = self.client.get(reverse("version-gate"), both)
+        self.assertContains(page, one_attempt(figures, "both versions"), count=1)
+        one = {"baseline": "once-1.1", "candidate": "thrice-1.2", "set": SET, "unequal_attempts": "true"}
+        page = self.client.get(reverse("version-gate"), one)
+        self.assertContains(page, one_attempt(figures, "once-1.1"), count=1)
