@@ -2,16 +2,10 @@
 attempts per question the pages say which attempt a pair holds, and with
 runs of one attempt they say the figures rest on it (issue 27, point 4)."""
 
-from django.core.files.uploadedfile import SimpleUploadedFile
 from django.urls import reverse
 
-from reviewapp.models import Run
 from reviewapp.paired.services import paired_draw
-from reviewapp.runs.services.question_sets import set_version_create
-from reviewapp.runs.services.runs import run_receive
-from scoring import synthetic
-from scoring.logfile import normalise_question
-from tests.app.versions.test_clustered_figures import run_text
+from tests.fixtures import load_runs_with_attempts
 from tests.helpers import BaseTestCase
 
 SET = "paired-attempts-1"
@@ -21,21 +15,9 @@ class PairedAttemptsTests(BaseTestCase):
     @classmethod
     def setUpTestData(cls):
         super().setUpTestData()
-        questions = synthetic.generate_question_set(questions=12, seed=61, set_version=SET)
-        for question in questions:
-            question["split"] = "tuning"
-        set_version_create(version=SET, questions=[normalise_question(q) for q in questions])
-        cls.runs = {}
-        for assistant, seed, repetitions in (
-            ("pa-1.0", 62, 3), ("pa-1.1", 63, 3), ("pa-1.2", 64, 1), ("pa-1.3", 65, 1),
-        ):  # fmt: skip
-            text = run_text(
-                questions, assistant=assistant, seed=seed, repetitions=repetitions, set_version=SET
-            )
-            upload = SimpleUploadedFile(f"answers_run_{assistant}_set-{SET}.jsonl", text.encode())
-            with cls.captureOnCommitCallbacks(execute=True):
-                run_receive(upload=upload)
-            cls.runs[assistant] = Run.objects.get(assistant_version__label=assistant)
+        cls.runs = load_runs_with_attempts(
+            version=SET, questions=12, seed=61, attempts={"pa-1.0": 3, "pa-1.1": 3, "pa-1.2": 1, "pa-1.3": 1}
+        )
 
     def setUp(self):
         self.client.force_login(self.lead)

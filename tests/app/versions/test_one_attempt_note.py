@@ -2,15 +2,10 @@
 the same on every page, and names spec 004's default of three (issue 27,
 point 4)."""
 
-from django.core.files.uploadedfile import SimpleUploadedFile
 from django.urls import reverse
 
 from reviewapp.models import Run
-from reviewapp.runs.services.question_sets import set_version_create
-from reviewapp.runs.services.runs import run_receive
-from scoring import synthetic
-from scoring.logfile import normalise_question
-from tests.app.versions.test_clustered_figures import run_text
+from tests.fixtures import load_runs_with_attempts
 from tests.helpers import BaseTestCase
 
 SET = "one-attempt-1"
@@ -30,18 +25,9 @@ class OneAttemptNoteTests(BaseTestCase):
     @classmethod
     def setUpTestData(cls):
         super().setUpTestData()
-        questions = synthetic.generate_question_set(questions=20, seed=51, set_version=SET)
-        for question in questions:
-            question["split"] = "tuning"
-        set_version_create(version=SET, questions=[normalise_question(q) for q in questions])
-        # 1.0 and 1.1 once per question, 1.2 three times.
-        for assistant, seed, repetitions in (("once-1.0", 52, 1), ("once-1.1", 53, 1), ("thrice-1.2", 54, 3)):
-            text = run_text(
-                questions, assistant=assistant, seed=seed, repetitions=repetitions, set_version=SET
-            )
-            upload = SimpleUploadedFile(f"answers_run_{assistant}_set-{SET}.jsonl", text.encode())
-            with cls.captureOnCommitCallbacks(execute=True):
-                run_receive(upload=upload)
+        load_runs_with_attempts(
+            version=SET, questions=20, seed=51, attempts={"once-1.0": 1, "once-1.1": 1, "thrice-1.2": 3}
+        )
 
     def setUp(self):
         self.client.force_login(self.manager)
