@@ -47,7 +47,7 @@ class PairedAttemptsTests(BaseTestCase):
         page = self.detail("pa-1.2", "pa-1.3")
         self.assertContains(
             page,
-            "One attempt per question: the settled pairs' figures rest on a single attempt at each "
+            "One attempt per question: the settled pairs&#x27; figures rest on a single attempt at each "
             "question, so no stable-resolution rate is shown",
             count=1,
         )
