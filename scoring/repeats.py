@@ -19,6 +19,19 @@ from scoring.counts import COUNT_COLUMNS, FAILURE_MEASURES, MEASURES, AnswerChec
 from scoring.stats.rates import CLUSTER_METHOD, ClusterSums, check_alpha, rate
 
 
+def one_attempt_sentence(*, figures: str = "these figures", who: str = "") -> str:
+    """The sentence every page, the gate's answer and its command give where
+    a figure rests on one attempt per question: ``figures`` names what rests
+    on it, ``who`` the versions when not all of those compared do. Spec 004
+    plans three attempts and reports no stable-resolution rate with one."""
+    return (
+        f"One attempt per question{f' ({who})' if who else ''}: {figures} rest on a single attempt at "
+        "each question, so no stable-resolution rate is shown (it takes repeated attempts to tell a "
+        "question answered right every time from one answered right once). Spec 004's default is "
+        "three attempts per question."
+    )
+
+
 @dataclass
 class QuestionTally:
     """One question's attempts: counts summed over them, and per measure how

@@ -31,6 +31,31 @@ def load_generated_run(
     return Run.objects.get(id=received.run.id)
 
 
+def load_runs_with_attempts(
+    *, version: str, questions: int, seed: int, attempts: dict[str, int]
+) -> dict[str, Run]:
+    """{assistant version: its stored and scored run} on a new set version of
+    ``questions`` generated questions, all in the tuning part, each version
+    asking every question as many times as ``attempts`` gives it (run seeds
+    follow ``seed`` in order)."""
+    question_set = synthetic.generate_question_set(questions=questions, seed=seed, set_version=version)
+    for question in question_set:
+        question["split"] = "tuning"
+    set_version_create(version=version, questions=[normalise_question(q) for q in question_set])
+    runs = {}
+    for offset, (assistant, repetitions) in enumerate(attempts.items(), start=1):
+        rows = synthetic.generate_run(
+            question_set=question_set, answers=questions, seed=seed + offset, repetitions=repetitions
+        )
+        header = {"assistant_version": assistant, "set_version": version, "repetitions": repetitions}
+        text = "\n".join(json.dumps(line, ensure_ascii=False) for line in [header, *rows]) + "\n"
+        upload = SimpleUploadedFile(f"answers_run_{assistant}_set-{version}.jsonl", text.encode())
+        with TestCase.captureOnCommitCallbacks(execute=True):
+            received = run_receive(upload=upload)
+        runs[assistant] = Run.objects.get(id=received.run.id)
+    return runs
+
+
 def bare_run(version: AssistantVersion, set_version, name: str, **fields) -> Run:
     """A run row with no file behind it, stored unless ``fields`` say otherwise."""
     return Run.objects.create(

@@ -7,9 +7,11 @@ from reviewapp.models import Run
 
 class RunChoiceField(forms.ModelChoiceField):
     def label_from_instance(self, run: Run) -> str:
+        # A lead choosing runs sees their attempts: a pair holds only attempt 1 of each.
+        attempts = f" · {run.repetitions} attempts per question" if run.repetitions > 1 else ""
         return (
             f"run {run.id} · {run.assistant_version.label} on set {run.set_version.version} · "
-            f"{run.answer_count} answers · {run.created_at:%Y-%m-%d}"
+            f"{run.answer_count} answers{attempts} · {run.created_at:%Y-%m-%d}"
         )
 
 

@@ -1,6 +1,7 @@
 from django import template
 
 from reviewapp.versions.selectors import CHART_LEFT, CHART_WIDTH
+from scoring.repeats import one_attempt_sentence
 
 register = template.Library()
 
@@ -107,3 +108,9 @@ def measure_denominator(measure: str) -> str:
 def sub(value: float, other: float) -> float:
     """value − other, for widths in SVG charts."""
     return float(value) - float(other)
+
+
+@register.simple_tag
+def one_attempt(figures: str = "", who: str = "") -> str:
+    """scoring.repeats.one_attempt_sentence, for templates/one_attempt_note.html."""
+    return one_attempt_sentence(figures=figures or "these figures", who=who or "")

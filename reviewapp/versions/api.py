@@ -67,7 +67,8 @@ def release_gate(request, query: Query[GateQuery]):
     conditional estimate, and how often that many do). 422:
     the gate cannot judge — an unknown measure or a malformed option (named
     in `field`), a missing version or scores, or a measure without paired
-    questions."""
+    questions. `one_attempt` is the sentence the pages give when a version
+    asked each question once (null when both repeated their attempts)."""
     try:
         verdict = gate_run(
             baseline=query.baseline,

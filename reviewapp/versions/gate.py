@@ -12,6 +12,7 @@ from reviewapp.versions.charts import difference_chart
 from reviewapp.versions.comparison import compare_versions, judge_question_successes
 from reviewapp.versions.records import Record, pooled_counts, record_timing, set_versions_of, version_record
 from scoring.measures import FAILURE_MEASURES, MEASURES
+from scoring.repeats import one_attempt_sentence
 from scoring.stats import gate as gating
 from scoring.stats.gate import DEFAULT_MARGIN_POINTS
 from scoring.stats.paired import paired
@@ -272,6 +273,7 @@ def gate(
         },
         "questions": "the tuning part of the set: sealed questions stay out of the gate",
         "attempts_per_question": {"baseline": baseline.repetitions, "candidate": candidate.repetitions},
+        "one_attempt": _one_attempt(baseline, candidate),
         "verdict": outcome,
         "passed": outcome == gating.PASS,
         "exit_code": gating.EXIT_CODES[outcome],
@@ -283,6 +285,16 @@ def gate(
         "measures": results,
         "not_judged": [m for m, e in results.items() if e["verdict"] == gating.CANNOT_JUDGE],
     }
+
+
+def _one_attempt(baseline: Record, candidate: Record) -> str | None:
+    """The one-attempt sentence naming the versions that asked each question
+    once, or None when both repeated their attempts."""
+    once = [record.version.label for record in (baseline, candidate) if record.repetitions == 1]
+    if not once:
+        return None
+    who = "both versions" if len(once) == 2 else once[0]
+    return one_attempt_sentence(figures="the gate's paired differences", who=who)
 
 
 def _unlike_attempts(baseline: Record, candidate: Record) -> str:

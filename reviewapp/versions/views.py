@@ -28,6 +28,7 @@ from reviewapp.versions.gate import (
 )
 from reviewapp.versions.records import set_versions_of, version_record
 from scoring import timing
+from scoring.logfile import MAX_REPETITIONS, PLANNED_REPETITIONS
 from scoring.measures import FAILURE_MEASURES, MEASURE_LABELS, MEASURES
 from scoring.stats.gate import DEFAULT_MARGIN_POINTS, WORSE
 from scoring.stats.paired import (
@@ -335,7 +336,7 @@ def _gate_initial(request) -> dict:
 @require_GET
 @role_required(*READERS_OF_RUNS)
 def planner(request):
-    context = {"values": request.GET, "result": None, "error": ""}
+    context = {"values": request.GET, "result": None, "error": "", "planned_attempts": PLANNED_REPETITIONS}
     if request.GET:
         try:
             baseline = float(request.GET.get("baseline", "")) / 100
@@ -343,15 +344,39 @@ def planner(request):
             discordant = float(request.GET.get("discordant", "") or 0) / 100 or None
             margin_text = request.GET.get("margin", "")
             margin = (float(margin_text) if margin_text else DEFAULT_MARGIN_POINTS) / 100
+            attempts = _planned_attempts(request.GET.get("attempts", ""))
             result = {"independent": size_independent(baseline, target)}
             if discordant:
                 result |= _paired_plan(baseline, target, discordant, margin)
+            result["attempts"] = attempts
+            # Spec 004: a configuration plans N = Q × R runs; the sizes count questions.
+            result["runs"] = {
+                key: result[key] * attempts
+                for key in ("independent", "paired", "gate")
+                if result.get(key) is not None
+            }
             context["result"] = result
         except ValueError as error:
             context["error"] = (
                 str(error) if "could not convert" not in str(error) else "Give the rates as percentages."
             )
     return render(request, "dashboard/planner.html", context)
+
+
+def _planned_attempts(text: str) -> int:
+    """Attempts per question the plan collects: spec 004's three unless
+    given; refuses anything but a whole number from 1 to MAX_REPETITIONS."""
+    if not text.strip():
+        return PLANNED_REPETITIONS
+    try:
+        attempts = int(text)
+    except ValueError:
+        attempts = None
+    if attempts is None or not 1 <= attempts <= MAX_REPETITIONS:
+        raise ValueError(
+            f"attempts per question must be a whole number from 1 to {MAX_REPETITIONS}, not {text.strip()}"
+        )
+    return attempts
 
 
 def _paired_plan(baseline: float, target: float, discordant: float, margin: float) -> dict:

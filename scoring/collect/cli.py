@@ -1,9 +1,10 @@
-"""python -m scoring.collect SET.jsonl (--endpoint URL | --command CMD) --repetitions R --out RUN.jsonl
+"""python -m scoring.collect SET.jsonl (--endpoint URL | --command CMD) [--repetitions R] --out RUN.jsonl
 
-Asks an assistant every question of a question set, R times each, C at a
-time, and writes the run log of spec 000 recipe 4.1 with the plan and timing
-of spec 004: a header line, then one line per attempt, in set order and then
-attempt order whatever order the answers arrive in.
+Asks an assistant every question of a question set, R times each (3 unless
+told, spec 004's default), C at a time, and writes the run log of spec 000
+recipe 4.1 with the plan and timing of spec 004: a header line, then one
+line per attempt, in set order and then attempt order whatever order the
+answers arrive in.
 
 The assistant is either an OpenAI-compatible chat endpoint (POST
 URL/chat/completions with the question as the one user message; a key from
@@ -75,6 +76,7 @@ from scoring.collect.replies import (
 from scoring.logfile import (
     MAX_REPETITIONS,
     MAX_TIMEOUT_S,
+    PLANNED_REPETITIONS,
     SET_FILE_NAME,
     ErrorCollector,
     LineError,
@@ -180,10 +182,11 @@ def _parser() -> argparse.ArgumentParser:
     )
     parser.add_argument(
         "--repetitions",
-        required=True,
+        default=PLANNED_REPETITIONS,
         type=_whole(1, MAX_REPETITIONS, "--repetitions"),
         metavar="R",
-        help="attempts per question (spec 004 suggests 3)",
+        help=f"attempts per question (default {PLANNED_REPETITIONS}, spec 004's default; with 1 no "
+        "stable-resolution rate can be shown)",
     )
     parser.add_argument(
         "--concurrency",

@@ -27,6 +27,7 @@ from scoring.collect.replies import (
 from scoring.logfile import (
     MAX_REPETITIONS,
     MAX_TIMEOUT_S,
+    PLANNED_REPETITIONS,
     answer_errors,
     holds_nul,
     label_problem,
@@ -142,14 +143,15 @@ def collect(
     out: Path,
     assistant_version: str,
     set_version: str | None,
-    repetitions: int,
+    repetitions: int = PLANNED_REPETITIONS,
     concurrency: int = 1,
     timeout_s: int = DEFAULT_TIMEOUT_S,
     overwrite: bool = False,
     progress: ProgressCallback | None = None,
     stop: threading.Event | None = None,
 ) -> CollectSummary:
-    """Ask ``assistant`` each question ``repetitions`` times, ``concurrency``
+    """Ask ``assistant`` each question ``repetitions`` times (spec 004's
+    three unless told), ``concurrency``
     at a time, each attempt given up after ``timeout_s`` seconds, and write
     the run log to ``out``; return what was written.
 

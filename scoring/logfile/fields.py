@@ -25,7 +25,11 @@ _ANSWER_NAMES, _ANSWER_TYPES = tuple(ANSWER_FIELDS), tuple(ANSWER_FIELDS.values(
 # may leave them out (or give them empty or null).
 ANSWER_CONTENT_FIELDS = frozenset({"retrieved_ids", "retrieved_values", "answer", "cited_ids", "declined"})
 
+# A log that declares no repetitions holds one attempt per question: that is
+# how it is read. Planning and collecting new runs start from spec 004's
+# default instead, three attempts per question, which stable resolution needs.
 DEFAULT_REPETITIONS = 1
+PLANNED_REPETITIONS = 3
 DEFAULT_TIMEOUT_S = 600
 # Bounds that catch a slip (600 repetitions for a 600 s timeout) while leaving
 # room for any real plan.

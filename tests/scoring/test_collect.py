@@ -135,6 +135,39 @@ def run(*args) -> int:
     return main([str(arg) for arg in args])
 
 
+def test_it_asks_each_question_three_times_when_no_repetitions_are_given(tmp_path, server, capsys):
+    # Spec 004: "The default is three runs per question."
+    questions = write_set(tmp_path, {"q1": "plain: one", "q2": "plain: two"})
+    out = tmp_path / "run.jsonl"
+    assert run(questions, "--endpoint", server.url, "--model", "m-1", "--out", out) == 0
+    assert capsys.readouterr().out == f"wrote 6 attempts to {out}: 6 ok\n"
+    assert read_plan(out) == (RunPlan(repetitions=3, timeout_s=600), [])
+    assert [(line["question_id"], line["attempt"]) for line in lines_of(out)] == [
+        ("q1", 1), ("q1", 2), ("q1", 3), ("q2", 1), ("q2", 2), ("q2", 3),
+    ]  # fmt: skip
+
+
+def test_its_function_also_plans_three_attempts_unless_told(tmp_path, server):
+    questions = read_questions(write_set(tmp_path, {"q1": "plain: one"}))
+    summary = collect(
+        questions=questions,
+        assistant=ChatEndpoint(url=server.url),
+        out=tmp_path / "run.jsonl",
+        assistant_version="a-1",
+        set_version="s-1",
+    )
+    assert summary.counts["ok"] == 3
+    assert read_plan(tmp_path / "run.jsonl")[0].repetitions == 3
+
+
+def test_it_says_in_its_help_that_three_attempts_are_the_default(capsys):
+    with pytest.raises(SystemExit):
+        run("--help")
+    assert (
+        "attempts per question (default 3, spec 004's default; with 1 no stable-resolution rate can be shown)"
+    ) in " ".join(capsys.readouterr().out.split())
+
+
 def test_it_asks_every_question_r_times_and_logs_them_in_set_order(tmp_path, server, capsys, monkeypatch):
     monkeypatch.setenv("TEST_CHAT_KEY", "sekret")
     questions = write_set(tmp_path, {"q1": "plain: one", "q2": "evidence: two", "q3": "plain: three"})

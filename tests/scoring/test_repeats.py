@@ -6,7 +6,7 @@ import pytest
 import statsmodels.api as sm
 
 from scoring.measures import check_answer, plain_counts, score_run
-from scoring.repeats import clustered_rate
+from scoring.repeats import clustered_rate, one_attempt_sentence
 
 
 def question(question_id, behaviour="answer", values=(41.0,), language="en"):
@@ -132,3 +132,15 @@ def test_identical_attempts_count_once_each_question():
     assert (every["rate"], every["high"], every["effective_n"]) == (1.0, 1.0, 2)
     # Wilson on 2 of 2, z = 1.96: (1 + z²/4 − z²/4) / (1 + z²/2) = 1 / 2.9207 = 0.3424.
     assert round(every["low"], 4) == 0.3424
+
+
+def test_the_one_attempt_sentence_says_what_rests_on_it_and_spec_004s_default():
+    assert one_attempt_sentence(figures="this run's rates") == (
+        "One attempt per question: this run's rates rest on a single attempt at each question, so no "
+        "stable-resolution rate is shown (it takes repeated attempts to tell a question answered right "
+        "every time from one answered right once). Spec 004's default is three attempts per question."
+    )
+    assert one_attempt_sentence(figures="the gate's paired differences", who="bot-1.1").startswith(
+        "One attempt per question (bot-1.1): the gate's paired differences rest on"
+    )
+    assert one_attempt_sentence().startswith("One attempt per question: these figures rest on")

@@ -471,6 +471,31 @@ class DashboardTests(BaseTestCase):
         bad = self.client.get(reverse("planner"), {"baseline": "x", "target": "6.5"})
         self.assertContains(bad, "Give the rates as percentages.")
 
+    def test_it_plans_three_attempts_per_question_unless_told(self):
+        # Spec 004: each configuration plans N = Q × R runs, three per question by default.
+        page = self.client.get(reverse("planner"), {"baseline": "8.5", "target": "6.5", "discordant": "6"})
+        result = page.context["result"]
+        self.assertEqual(result["attempts"], 3)
+        self.assertEqual(result["runs"], {"independent": 8133, "paired": 3732, "gate": 3825})
+        self.assertContains(page, 'name="attempts" value="3"')
+        self.assertContains(
+            page, "At R = 3 attempts per question, each version answers N = Q × R times: 2711 × 3 = 8133"
+        )
+        self.assertNotContains(page, "One attempt per question")
+        once = self.client.get(
+            reverse("planner"), {"baseline": "8.5", "target": "6.5", "discordant": "6", "attempts": "1"}
+        )
+        self.assertEqual(once.context["result"]["runs"], {"independent": 2711, "paired": 1244, "gate": 1275})
+        self.assertContains(
+            once,
+            "One attempt per question: the figures these runs will give rest on a single attempt at each "
+            "question, so no stable-resolution rate is shown",
+            count=1,
+        )
+        bad = self.client.get(reverse("planner"), {"baseline": "8.5", "target": "6.5", "attempts": "0"})
+        self.assertEqual(bad.context["result"], None)
+        self.assertContains(bad, "attempts per question must be a whole number from 1 to 100, not 0")
+
     def test_it_refuses_plans_that_cannot_be_made_with_a_sentence(self):
         for values, sentence in (
             ({"baseline": "100", "target": "90"}, "rates must lie strictly between 0 % and 100 %"),

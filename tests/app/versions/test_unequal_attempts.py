@@ -3,17 +3,12 @@ like for like: the versions page offers each version's last one with the same
 number, and the gate cannot judge two unlike ones unless asked (issue 25,
 point 2)."""
 
-from django.core.files.uploadedfile import SimpleUploadedFile
 from django.urls import reverse
 
 from reviewapp.models import ApiToken
-from reviewapp.runs.services.question_sets import set_version_create
-from reviewapp.runs.services.runs import run_receive
 from reviewapp.versions.gate import gate_run
-from scoring import synthetic
-from scoring.logfile import normalise_question
 from scoring.stats.gate import CANNOT_JUDGE, EXIT_CODES
-from tests.app.versions.test_clustered_figures import run_text
+from tests.fixtures import load_runs_with_attempts
 from tests.helpers import BaseTestCase, make_user
 
 SET = "attempts-1"
@@ -23,18 +18,10 @@ class UnequalAttemptsTests(BaseTestCase):
     @classmethod
     def setUpTestData(cls):
         super().setUpTestData()
-        questions = synthetic.generate_question_set(questions=40, seed=41, set_version=SET)
-        for question in questions:
-            question["split"] = "tuning"
-        set_version_create(version=SET, questions=[normalise_question(q) for q in questions])
         # 1.0 and 1.1 once per question, 1.2 three times.
-        for assistant, seed, repetitions in (("bot-1.0", 42, 1), ("bot-1.1", 43, 1), ("bot-1.2", 44, 3)):
-            text = run_text(
-                questions, assistant=assistant, seed=seed, repetitions=repetitions, set_version=SET
-            )
-            upload = SimpleUploadedFile(f"answers_run_{assistant}_set-{SET}.jsonl", text.encode())
-            with cls.captureOnCommitCallbacks(execute=True):
-                run_receive(upload=upload)
+        load_runs_with_attempts(
+            version=SET, questions=40, seed=41, attempts={"bot-1.0": 1, "bot-1.1": 1, "bot-1.2": 3}
+        )
 
     def test_the_gate_cannot_judge_versions_with_unlike_attempts_unless_asked(self):
         answer = gate_run(baseline="bot-1.1", candidate="bot-1.2", set_version=SET)
