@@ -280,7 +280,8 @@
 
   document.addEventListener("click", function (event) {
     var opener = event.target.closest && event.target.closest("[data-open]");
-    if (opener) open(opener.dataset.open);
+    // A link to a sheet (the guide) works without JavaScript too; here it opens the sheet instead.
+    if (opener) { event.preventDefault(); open(opener.dataset.open); }
     var jump = document.querySelector("details.jump[open]");
     if (jump && !jump.contains(event.target)) jump.open = false;
   });

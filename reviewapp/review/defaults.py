@@ -53,61 +53,6 @@ GUIDANCE = (
     "hides a condition or makes the answer unclear."
 )
 
-# Spec 004's rules for every grader, whatever the rubric: shown in the review
-# screens' guide as (heading, points).
-GRADING_RULES = [
-    (
-        "Fairness",
-        [
-            "Form neither gains nor loses: short or long, paragraph, list or table, and any valid route "
-            "to the evidence are judged on meaning and facts, not on wording, headings or the order "
-            "tools were used in. Form counts only where it really gets in the way of understanding, "
-            "hides a condition that matters or leaves the answer ambiguous.",
-            "An answer that says what the reference says in other words, or reaches it from other "
-            "evidence, is as right as the reference: do not match text.",
-            "A condition is needed only when leaving it out would change the conclusion or what the "
-            "user does; do not ask every answer for version fields, call chains, edge cases or next steps.",
-            "The user's assumption, count or term may be wrong: an answer that corrects it accurately "
-            "and then answers the real question can be resolved.",
-            "Admitting plainly that the evidence does not reach is not an error; the part of the request "
-            "left undone is still recorded under fulfilment.",
-            "A missing citation, an unshown process or a short reply does not make a conclusion wrong. "
-            "Sources an answer offers are checked for existence and support and earn nothing by "
-            "themselves; a link that is unreachable for now is not fabrication.",
-        ],
-    ),
-    (
-        "Counterexamples",
-        [
-            "Ask: within the question's scope, is there a case, backed by evidence, that overturns a "
-            "deciding claim or shows that something left out would change the user's judgement? Only "
-            "such a case makes a material error.",
-            "Keep to the question's scope and do not widen it while grading. The answer need not list "
-            "counterexamples: a correct condition or statement of scope is enough, and a branch left "
-            "unmentioned is not an error by itself.",
-            "An answer that stays within its scope and generalizes nothing wrongly, but skips part of "
-            "the request, is partially resolved.",
-        ],
-    ),
-    (
-        "The answer asks the user for more information",
-        [
-            "Tick i beside the grade when the answer asks the user for more; it sends the item to a "
-            "lead. Only asking questions is unresolved; answering part and then asking can be "
-            "partially resolved.",
-        ],
-    ),
-    (
-        "Anonymity is limited",
-        [
-            "Answers come under a random alias, without the system, version, run, timing or tool calls "
-            "behind them. A link, a phrase or a habit of layout inside an answer can still give away "
-            "where it came from: grade what it says, not who you think wrote it, and tell the lead when "
-            "you recognised its origin.",
-        ],
-    ),
-]
-
 # How a declined answer counts (spec 000's refusal accuracy counts a right
 # decline as a success; spec 004: admitting an evidence gap is not an error).
 DECLINE_RULE = (

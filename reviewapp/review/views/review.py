@@ -16,7 +16,7 @@ from django_htmx.http import HttpResponseClientRedirect, push_url
 from reviewapp.core.errors import ApplicationError
 from reviewapp.core.roles import role_required
 from reviewapp.models import Assignment, Judgement, Role, Sample
-from reviewapp.review import defaults
+from reviewapp.review import defaults, guide
 from reviewapp.review.selectors import REASONS, declined_answer, item_content, rubric_questions_for
 from reviewapp.review.services import grading
 from reviewapp.review.services.review import (
@@ -254,13 +254,21 @@ def grading_screen_context() -> dict:
             (value, label, grading.keys_setting(metric="fulfilment", value=value))
             for value, label in Judgement.Fulfilment.choices
         ],
-        "grade_rules": grading.GRADE_RULES,
         "grade_rules_data": grading.rules_for_screen(),
         "grade_keys_data": grading.GRADE_KEYS,
         "needs_info_label": REASONS["needs_info"],
         "decline_rule": defaults.DECLINE_RULE,
+        **guide_context(),
+    }
+
+
+def guide_context() -> dict:
+    """What templates/review/grading_guide.html shows: the grade table, the
+    rule for an answer off the question and the guide's sections."""
+    return {
+        "grade_rules": grading.GRADE_RULES,
         "off_question_rule": grading.OFF_QUESTION_RULE,
-        "grading_rules": defaults.GRADING_RULES,
+        "guide_sections": guide.SECTIONS,
     }
 
 

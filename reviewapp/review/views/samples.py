@@ -15,6 +15,7 @@ from reviewapp.review import selectors as lead
 from reviewapp.review.forms import AssignForm, FailureIntoSetForm, RubricForm, SampleDrawForm
 from reviewapp.review.services.review import failure_into_set, rubric_save
 from reviewapp.review.services.samples import Frame, sample_assign, sample_draw
+from reviewapp.review.views.review import guide_context
 
 
 @require_GET
@@ -229,7 +230,7 @@ def _calibration_item(request, item: SampleItem):
 @role_required(*READERS_OF_RUNS)
 def rubric_list(request):
     rubrics = Rubric.objects.prefetch_related("versions__questions")
-    return render(request, "rubrics/list.html", {"rubrics": rubrics})
+    return render(request, "rubrics/list.html", {"rubrics": rubrics, **guide_context()})
 
 
 @require_http_methods(["GET", "POST"])

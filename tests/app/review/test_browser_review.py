@@ -226,3 +226,50 @@ def test_enter_submits_from_the_reason_box_and_the_button_names_the_keys_that_su
         page.wait_for_function("() => !document.querySelector('#review-screen').dataset.before")
         assert page.locator(".error-summary").is_visible(), place
         assert Judgement.objects.count() == 1, place
+
+
+def test_the_guide_opens_beside_the_review_and_the_keys_work_again_once_it_closes(live_server, browser):
+    run = load_generated_run(answers=20)
+    reader = make_user("reader", "reviewer")
+    sample = sample_draw(frame=Frame(run=run), size=3, seed=5, rubric_version=rubric_default())
+    sample_assign(sample=sample, reviewers=[reader])
+    page = browser.new_page(viewport=VIEWPORT)
+    log_in(page, live_server, "reader")
+    page.goto(f"{live_server.url}/review/{sample.id}/")
+    page.wait_for_selector("form.rubric-form fieldset.question.current")
+    assert in_view(page, ".answer-text") and in_view(page, "button.submit")
+    page.screenshot(path="/tmp/review-1366x768.png")
+
+    page.keyboard.press("g")
+    assert page.locator("dialog#guide").is_visible()
+    # A sheet over the right-hand side: the answer stays where it was, in view.
+    assert in_view(page, ".answer-text")
+    assert page.locator("dialog#guide").bounding_box()["x"] > page.locator(".answer-text").bounding_box()["x"]
+    page.screenshot(path="/tmp/review-guide-1366x768.png")
+    page.keyboard.press("y")  # no key grades while the guide is open
+    assert not page.locator("input[name=addresses_question][value=yes]").is_checked()
+
+    page.keyboard.press("Escape")
+    assert not page.locator("dialog#guide").is_visible()
+    page.keyboard.press("y")
+    assert page.locator("input[name=addresses_question][value=yes]").is_checked()
+    # The guide link opens the same sheet, without jumping the page to it.
+    page.click(".review-links a[data-open=guide]")
+    assert page.locator("dialog#guide").is_visible()
+    assert not page.url.endswith("#guide")
+
+
+def test_the_guide_is_reached_without_javascript(live_server, browser):
+    run = load_generated_run(answers=20)
+    reader = make_user("reader", "reviewer")
+    sample = sample_draw(frame=Frame(run=run), size=3, seed=5, rubric_version=rubric_default())
+    sample_assign(sample=sample, reviewers=[reader])
+    context = browser.new_context(viewport=VIEWPORT, java_script_enabled=False)
+    page = context.new_page()
+    log_in(page, live_server, "reader")
+    page.goto(f"{live_server.url}/review/{sample.id}/")
+    assert not page.locator("dialog#guide").is_visible()
+    page.click("text=guide")
+    assert page.locator("dialog#guide").is_visible()
+    assert page.locator("dialog#guide").get_by_text("how do I debug this").is_visible()
+    context.close()

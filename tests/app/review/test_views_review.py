@@ -374,12 +374,12 @@ class ReviewItemTests(ReviewTestCase):
         ]
         self.assertEqual(order, sorted(order))
         for text in (
-            "Form neither gains nor loses",
+            "any valid route to the evidence are equal",
             "can be resolved",
-            "is as right as the reference",
+            "not the reference&#x27;s text",
             "is there a case, backed by evidence, that overturns a deciding claim",
-            "Anonymity is limited",
-            "A link, a phrase or a habit of layout inside an answer can still give away",
+            "anonymity is limited",
+            "A link, a phrase or a habit of layout can still give away",
             "A material error decides the grade by itself",
         ):
             self.assertIn(text, html)
