@@ -138,6 +138,27 @@ def test_it_names_each_event_by_what_was_captured():
     assert timing.e2e_s == 9.0
 
 
+def test_it_names_startup_apart_from_first_progress():
+    # Spec 004: startup is its own event, never taken for first progress.
+    timing = answer_timing({"submitted_at": SUBMITTED, "startup_at": at(1.5), "received_at": at(9)})
+    assert (timing.startup_s, timing.first_progress_s) == (1.5, None)
+    summary = timing_summary([timing])
+    assert list(summary["events"]) == [
+        "startup_s",
+        "first_progress_s",
+        "first_token_s",
+        "model_done_s",
+        "runner_done_s",
+    ]
+    assert (summary["events"]["startup_s"]["n"], summary["events"]["first_progress_s"]["missing"]) == (1, 1)
+
+
+def test_it_refuses_a_startup_before_submitted():
+    with pytest.raises(TimingError) as caught:
+        answer_timing({"submitted_at": SUBMITTED, "startup_at": at(-1)})
+    assert [field for field, _ in caught.value.problems] == ["startup_at"]
+
+
 def test_it_keeps_the_platform_proxy_out_of_e2e():
     # Only the platform's receipts: 4 s of proxy, no receiver-side E2E.
     timing = answer_timing({"platform_created_at": at(1), "platform_sent_at": at(5)})
