@@ -657,3 +657,39 @@ def failure_rate(failures: Mapping, *, status: str | None = None) -> Rate | None
 def logged(timing: AnswerTiming) -> dict:
     """The figures a line logged (None left out), as plain data to store."""
     return {name: value for name in TIMING_NAMES if (value := getattr(timing, name)) is not None}
+
+
+def _milliseconds(value: float) -> str:
+    return "0" if value == 0 else f"{value:+g}"
+
+
+def clock_statement(*, skew_ms: float | None, precision_ms: float | None) -> str:
+    """What a run states of its clocks (scoring.logfile.RunPlan), in words
+    for the CLI and the run page: "clocks: skew +12 ms, precision 1 ms",
+    each unstated part said so ("not stated"), never shown as 0."""
+    if skew_ms is None and precision_ms is None:
+        return "clock skew and precision not stated"
+    skew = "not stated" if skew_ms is None else f"{_milliseconds(skew_ms)} ms"
+    precision = "not stated" if precision_ms is None else f"{precision_ms:g} ms"
+    return f"clocks: skew {skew}, precision {precision}"
+
+
+def clocks_note(clocks: Sequence[Mapping]) -> str | None:
+    """A note for runs compared side by side, each given as its
+    {"skew_ms", "precision_ms"} (None where not stated): None when every run
+    states the same skew and precision, else a sentence saying the runs came
+    from different clocks, or that not every one states its clocks."""
+    stated = [(clock.get("skew_ms"), clock.get("precision_ms")) for clock in clocks]
+    complete = all(None not in pair for pair in stated)
+    if complete and len(set(stated)) <= 1:
+        return None
+    shown = "; ".join(clock_statement(skew_ms=skew, precision_ms=precision) for skew, precision in stated)
+    if complete:
+        return (
+            f"The runs compared came from different clocks ({shown}): times stamped on another "
+            "system than the tester's are not directly comparable between them."
+        )
+    return (
+        f"Not every run compared states its clocks ({shown}): times stamped on another system "
+        "than the tester's may not be directly comparable between them."
+    )

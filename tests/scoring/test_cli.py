@@ -215,6 +215,40 @@ def test_it_prints_each_questions_median_time_over_its_attempts(tmp_path, capsys
     }
 
 
+def test_it_prints_the_clocks_and_each_named_event_beside_the_timing(tmp_path, capsys):
+    from scoring import synthetic
+
+    run = tmp_path / "answers_run_x-1_set-demo-1.0.jsonl"
+    line = {
+        "question_id": "q1",
+        "expected_behaviour": "answer",
+        "expected_values": [],
+        "language": "en",
+        "answer": "done",
+        "retrieved_ids": [],
+        "retrieved_values": [],
+        "cited_ids": [],
+        "declined": False,
+        "submitted_at": "2026-03-01T10:00:00Z",
+        "startup_at": "2026-03-01T10:00:01Z",
+        "first_token_at": "2026-03-01T10:00:03Z",
+        "received_at": "2026-03-01T10:00:08Z",
+    }
+    synthetic.write_jsonl(run, [line], header={"clock_skew_ms": 12, "clock_precision_ms": 1})
+    assert main([str(run)]) == 0
+    printed = capsys.readouterr().out
+    assert "  clocks: skew +12 ms, precision 1 ms\n" in printed
+    assert (
+        "  startup (platform or agent initialised) − question submitted (not yet any progress): n=1, P50 1.00"
+        in printed
+    )
+    assert "  first progress message − question submitted (not the final answer): not logged\n" in printed
+    assert run_json(run)["clock"] == {"skew_ms": 12.0, "precision_ms": 1.0}
+    synthetic.write_jsonl(run, [line])
+    assert main([str(run)]) == 0
+    assert "  clock skew and precision not stated\n" in capsys.readouterr().out
+
+
 def test_it_prints_no_question_medians_for_a_run_made_once(capsys):
     assert main([str(COMBINED)]) == 0
     assert "each question's median" not in capsys.readouterr().out
