@@ -196,11 +196,23 @@ def _timing_lines(scores: RunScores) -> list[str]:
     overall = scores.timing.get("all")
     if not overall:
         return []
-    lines = ["", "timing, all answers (seconds; P90 by nearest rank):"]
+    lines = [
+        "",
+        "timing, all answers (seconds; P90 by nearest rank):",
+        f"  {timing.clock_statement(**scores.clock)}",
+    ]
     for source, figure in overall["e2e"]["by_source"].items():
         lines.append(
             f"  E2E from {source}: n={figure['n']}, mean {figure['mean']:.2f}, P50 {figure['p50']:.2f}, "
             f"P90 {figure['p90']:.2f}; missing {overall['e2e']['missing']}"
+        )
+    # Each event named by what was captured, apart from E2E and from each other.
+    for event in overall["events"].values():
+        lines.append(
+            f"  {event['label']}: n={event['n']}, P50 {event['p50']:.2f}, P90 {event['p90']:.2f}; "
+            f"missing {event['missing']}"
+            if event["n"]
+            else f"  {event['label']}: not logged"
         )
     proxy = overall["platform_e2e"]
     if proxy["n"]:

@@ -478,6 +478,8 @@ class RunScores:
     repetitions: int = 1
     stable: dict = field(default_factory=dict)  # per slice and measure, when R >= 2
     timing: dict = field(default_factory=dict)  # per slice, spec 004's timing summary
+    # The clocks the header states (skew_ms, precision_ms; None: not stated).
+    clock: dict = field(default_factory=lambda: {"skew_ms": None, "precision_ms": None})
     # How many findings there are: more than ``findings`` holds when they
     # were written out as they were found (scoring.runner.score_file).
     finding_count: int | None = None
@@ -498,6 +500,7 @@ class RunScores:
             result["stable"] = self.stable
         if self.timing:
             result["timing"] = self.timing
+            result["clock"] = self.clock
         return result
 
 

@@ -332,7 +332,9 @@ def score_file(
                             totals.add(pending.popleft().get())
                     while pending:
                         totals.add(pending.popleft().get())
-        return totals.finish(questions, combined=combined, options=options, slice_fields=slice_fields)
+        scores = totals.finish(questions, combined=combined, options=options, slice_fields=slice_fields)
+        scores.clock = {"skew_ms": plan.clock_skew_ms, "precision_ms": plan.clock_precision_ms}
+        return scores
     finally:
         _QUESTIONS = {}
         _JOB.clear()

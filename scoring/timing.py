@@ -1,8 +1,8 @@
 """Time and tool calls of logged answers, measured as spec 004 defines them.
 
 End-to-end (E2E) time is the receiver's: the complete final answer received
-minus the question submitted, in seconds. Every other captured moment (first
-progress, first token, model text done, runner done) keeps its own name and is
+minus the question submitted, in seconds. Every other captured moment (startup,
+first progress, first token, model text done, runner done) keeps its own name and is
 never used in place of another, and a platform's own creation and send
 receipts give a separate figure marked as a proxy. An answer without a final
 answer (timeout, error, cancellation, quota refusal) is no latency sample: it
@@ -34,6 +34,7 @@ FAILURE_STATUSES = STATUSES[1:]
 
 # Each named event's offset from submitted_at, and the field it is read from.
 EVENTS = {
+    "startup_s": "startup_at",
     "first_progress_s": "first_progress_at",
     "first_token_s": "first_token_at",
     "model_done_s": "model_done_at",
@@ -56,6 +57,7 @@ LABELS = {
     "e2e:timestamps": "from the logged submitted_at and received_at",
     "e2e:latency_ms": "from the duration the runner logged (latency_ms)",
     "platform_e2e": "platform E2E (proxy): platform's final send − its creation; not receiver-side E2E",
+    "startup_s": "startup (platform or agent initialised) − question submitted (not yet any progress)",
     "first_progress_s": "first progress message − question submitted (not the final answer)",
     "first_token_s": "first token − question submitted",
     "model_done_s": "model text finished − question submitted (not yet delivered)",
@@ -121,6 +123,7 @@ class AnswerTiming:
     e2e_s: float | None = None
     e2e_source: str | None = None
     platform_e2e_s: float | None = None
+    startup_s: float | None = None
     first_progress_s: float | None = None
     first_token_s: float | None = None
     model_done_s: float | None = None
@@ -318,7 +321,7 @@ def timing_row(record: Mapping, moments: dict) -> tuple:
             for field in _EVENT_FIELDS
         ]
     else:
-        events = [None, None, None, None]
+        events = [None] * len(_EVENT_FIELDS)
     calls = record.get("tool_calls")
     if calls is None:
         tool_calls = tool_calls_source = tool_span = None
@@ -654,3 +657,39 @@ def failure_rate(failures: Mapping, *, status: str | None = None) -> Rate | None
 def logged(timing: AnswerTiming) -> dict:
     """The figures a line logged (None left out), as plain data to store."""
     return {name: value for name in TIMING_NAMES if (value := getattr(timing, name)) is not None}
+
+
+def _milliseconds(value: float) -> str:
+    return "0" if value == 0 else f"{value:+g}"
+
+
+def clock_statement(*, skew_ms: float | None, precision_ms: float | None) -> str:
+    """What a run states of its clocks (scoring.logfile.RunPlan), in words
+    for the CLI and the run page: "clocks: skew +12 ms, precision 1 ms",
+    each unstated part said so ("not stated"), never shown as 0."""
+    if skew_ms is None and precision_ms is None:
+        return "clock skew and precision not stated"
+    skew = "not stated" if skew_ms is None else f"{_milliseconds(skew_ms)} ms"
+    precision = "not stated" if precision_ms is None else f"{precision_ms:g} ms"
+    return f"clocks: skew {skew}, precision {precision}"
+
+
+def clocks_note(clocks: Sequence[Mapping]) -> str | None:
+    """A note for runs compared side by side, each given as its
+    {"skew_ms", "precision_ms"} (None where not stated): None when every run
+    states the same skew and precision, else a sentence saying the runs came
+    from different clocks, or that not every one states its clocks."""
+    stated = [(clock.get("skew_ms"), clock.get("precision_ms")) for clock in clocks]
+    complete = all(None not in pair for pair in stated)
+    if complete and len(set(stated)) <= 1:
+        return None
+    shown = "; ".join(clock_statement(skew_ms=skew, precision_ms=precision) for skew, precision in stated)
+    if complete:
+        return (
+            f"The runs compared came from different clocks ({shown}): times stamped on another "
+            "system than the tester's are not directly comparable between them."
+        )
+    return (
+        f"Not every run compared states its clocks ({shown}): times stamped on another system "
+        "than the tester's may not be directly comparable between them."
+    )

@@ -13,7 +13,7 @@ from reviewapp.accounts.auth import TokenAuth
 from reviewapp.core.api import REFUSALS, UPLOAD_REFUSALS, DetailOut
 from reviewapp.core.errors import ApplicationError
 from reviewapp.models import Question, Run, Scoring
-from reviewapp.runs.selectors import run_warnings, set_version_warnings
+from reviewapp.runs.selectors import run_clock, run_warnings, set_version_warnings
 from reviewapp.runs.services.imports import import_preview, import_receive, pending_store
 from reviewapp.runs.services.question_sets import set_version_upload
 from reviewapp.runs.services.runs import run_receive
@@ -48,6 +48,11 @@ class RunOut(Schema):
     line_error_count: int
     repetitions: int = Field(default=1, description="attempts per question (R) the log's header declared")
     repeats: int | None = Field(default=None, description="the run this one repeats, if linked")
+    clock: dict = Field(
+        default={"skew_ms": None, "precision_ms": None},
+        description="the clocks the log's header stated (clock_skew_ms, clock_precision_ms) as skew_ms "
+        "and precision_ms; null where not stated, never 0",
+    )
     excluded_reason: str = Field(default="", description="why the run is left out of its version's figures")
     waiting: str = Field(
         default="",
@@ -101,6 +106,7 @@ def _run_out(request, run: Run, *, duplicate: bool = False) -> dict:
         "line_error_count": run.line_error_count,
         "repetitions": run.repetitions,
         "repeats": run.repeats_id,
+        "clock": run_clock(run),
         "excluded_reason": run.excluded_reason,
         "waiting": (
             "queued, waiting for the broker"

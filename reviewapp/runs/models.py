@@ -166,6 +166,11 @@ class Run(models.Model):
     # question asked this many times, each attempt stopped after timeout_s.
     repetitions = models.PositiveSmallIntegerField(default=1)
     timeout_s = models.PositiveIntegerField(default=600)
+    # The clocks the header states (spec 004, across systems): the other
+    # system's clock's offset from the tester's in ms (negative: behind) and
+    # their precision; null when not stated, never 0.
+    clock_skew_ms = models.FloatField(null=True, blank=True)
+    clock_precision_ms = models.FloatField(null=True, blank=True)
     # The earlier run this one repeats, as the header names it (a number or
     # a text), kept until it is linked to a run here.
     repeats_ref = models.CharField(max_length=200, blank=True)

@@ -7,6 +7,7 @@ from django.utils import timezone
 from reviewapp.core.work import stale_before
 from reviewapp.models import Question, Run, SetVersion
 from scoring.declines import decline_warnings
+from scoring.timing import clock_statement, clocks_note
 
 
 def run_is_stuck(run: Run) -> bool:
@@ -34,3 +35,20 @@ def run_warnings(run: Run) -> list[str]:
     for scoring in run.scorings.select_related("set_version").order_by("created_at", "id"):
         versions.setdefault(scoring.set_version_id, scoring.set_version)
     return [warning for set_version in versions.values() for warning in set_version_warnings(set_version)]
+
+
+def run_clock(run: Run) -> dict:
+    """The clocks a run's header stated, as {"skew_ms", "precision_ms"}
+    (None where not stated, never 0)."""
+    return {"skew_ms": run.clock_skew_ms, "precision_ms": run.clock_precision_ms}
+
+
+def run_clock_statement(run: Run) -> str:
+    """The run's clocks in words, as the CLI prints them (scoring.timing.clock_statement)."""
+    return clock_statement(**run_clock(run))
+
+
+def runs_clocks_note(runs) -> str | None:
+    """A note when runs compared side by side state different clocks, or
+    not every one states them (scoring.timing.clocks_note); None when alike."""
+    return clocks_note([run_clock(run) for run in runs])

@@ -517,6 +517,7 @@ def timing_rows(scoring: Scoring) -> list[dict]:
                 "timeout_rate": timing.failure_rate(failures, status="timeout"),
                 "failure_rate": timing.failure_rate(failures),
                 "tool_calls": summary["tool_calls"],
+                "events": summary.get("events", {}),
             }
         )
     return rows

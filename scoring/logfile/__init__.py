@@ -7,7 +7,9 @@ A question set is the same, with a {"set_version": ...} header.
 A run log's header may also say how the run was made (spec 004, see RunPlan):
 ``repetitions``, how many times each question was asked (1 unless stated; each
 line then says which ``attempt`` it is, from 1), ``timeout_s``, the limit an
-attempt ran under (600 unless stated), and ``repeats``, the run it repeats.
+attempt ran under (600 unless stated), ``repeats``, the run it repeats, and
+``clock_skew_ms`` and ``clock_precision_ms``, what it states of the clocks
+that stamped its times (not stated unless given, never 0).
 An attempt that ended without an answer says so with ``status`` (error,
 timeout, cancelled, refused_quota; ok unless stated), ``status_reason`` and
 ``stopped_at``; it is a result, and needs none of an answer's own fields.

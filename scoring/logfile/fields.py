@@ -36,6 +36,9 @@ DEFAULT_TIMEOUT_S = 600
 MAX_REPETITIONS = 100
 MAX_TIMEOUT_S = 24 * 60 * 60
 REPEATS_MAX_LENGTH = 200
+# A stated clock skew beyond a day is a slip (seconds given as milliseconds,
+# or a time zone taken for skew), not a clock.
+MAX_CLOCK_SKEW_MS = 24 * 60 * 60 * 1000
 
 QUESTION_FIELDS = {
     "question_id": str,

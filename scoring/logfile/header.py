@@ -1,9 +1,11 @@
 """A run log's header: the versions it names and the plan it declares
-(repetitions, timeout_s, repeats; spec 004)."""
+(repetitions, timeout_s, repeats; spec 004), and what it states of the clocks
+that stamped its times (clock_skew_ms, clock_precision_ms)."""
 
 from __future__ import annotations
 
 import json
+import math
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -11,6 +13,7 @@ from scoring.logfile.errors import LineError
 from scoring.logfile.fields import (
     DEFAULT_REPETITIONS,
     DEFAULT_TIMEOUT_S,
+    MAX_CLOCK_SKEW_MS,
     MAX_REPETITIONS,
     MAX_TIMEOUT_S,
     REPEATS_MAX_LENGTH,
@@ -42,11 +45,20 @@ class RunPlan:
     """How a run was made, as its header declares (spec 004): each question
     asked ``repetitions`` times, each attempt stopped after ``timeout_s``
     seconds, and ``repeats``, the id of an earlier run this one repeats
-    (a number or a text, as the header gives it; None when it repeats none)."""
+    (a number or a text, as the header gives it; None when it repeats none).
+
+    Across systems spec 004 asks for the clocks to be stated: ``clock_skew_ms``
+    is the measured offset of the other system's clock (the platform's or
+    runner's, which stamp its events) from the tester's, which stamps
+    submitted_at and received_at, negative when it is behind;
+    ``clock_precision_ms`` the finest step the clocks tell apart. Both None
+    when not stated, never 0."""
 
     repetitions: int = DEFAULT_REPETITIONS
     timeout_s: int = DEFAULT_TIMEOUT_S
     repeats: int | str | None = None
+    clock_skew_ms: float | None = None
+    clock_precision_ms: float | None = None
 
 
 def plan_from_header(header: dict, *, line: int = 1) -> tuple[RunPlan, list[LineError]]:
@@ -57,7 +69,9 @@ def plan_from_header(header: dict, *, line: int = 1) -> tuple[RunPlan, list[Line
     Refuses repetitions other than a whole number from 1 to 100, timeout_s
     other than a whole number of seconds from 1 to 86400 (600.0 is taken as
     600), and repeats other than a positive whole number or a printable text
-    of up to 200 characters."""
+    of up to 200 characters; clock_skew_ms other than a number of
+    milliseconds within a day either way, and clock_precision_ms other than a
+    number of milliseconds above 0."""
     errors = []
     repetitions = header.get("repetitions")
     if repetitions is None:
@@ -90,7 +104,39 @@ def plan_from_header(header: dict, *, line: int = 1) -> tuple[RunPlan, list[Line
     if repeats is not None and (problem := _repeats_problem(repeats)):
         errors.append(LineError(line, "repeats", problem))
         repeats = None
-    return RunPlan(repetitions=repetitions, timeout_s=timeout_s, repeats=repeats), errors
+    skew, skew_problem = _clock_value(header.get("clock_skew_ms"), precision=False)
+    if skew_problem:
+        errors.append(LineError(line, "clock_skew_ms", skew_problem))
+    precision, precision_problem = _clock_value(header.get("clock_precision_ms"), precision=True)
+    if precision_problem:
+        errors.append(LineError(line, "clock_precision_ms", precision_problem))
+    plan = RunPlan(
+        repetitions=repetitions,
+        timeout_s=timeout_s,
+        repeats=repeats,
+        clock_skew_ms=skew,
+        clock_precision_ms=precision,
+    )
+    return plan, errors
+
+
+def _clock_value(value, *, precision: bool) -> tuple[float | None, str | None]:
+    """A stated skew or precision in milliseconds, or None and why not."""
+    if value is None:
+        return None, None
+    shown = json.dumps(value)[:60]
+    is_number = type(value) in (int, float) and math.isfinite(value)
+    if precision:
+        if not is_number or value <= 0:
+            return None, f"must be a number of milliseconds above 0, not {shown}"
+        return float(value), None
+    if not is_number:
+        return None, (
+            f"must be a number of milliseconds (negative when the other clock is behind), not {shown}"
+        )
+    if abs(value) > MAX_CLOCK_SKEW_MS:
+        return None, f"must be within a day ({MAX_CLOCK_SKEW_MS} ms) either way, not {shown}"
+    return float(value), None
 
 
 def _repeats_problem(repeats) -> str | None:

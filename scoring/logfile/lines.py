@@ -90,7 +90,17 @@ def _json_reason(error: orjson.JSONDecodeError) -> str:
     return f"{reason} at column {error.colno}"
 
 
-HEADER_FIELDS = frozenset({"assistant_version", "set_version", "repetitions", "timeout_s", "repeats"})
+HEADER_FIELDS = frozenset(
+    {
+        "assistant_version",
+        "set_version",
+        "repetitions",
+        "timeout_s",
+        "repeats",
+        "clock_skew_ms",
+        "clock_precision_ms",
+    }
+)
 
 
 def is_header(record: dict) -> bool:

@@ -166,6 +166,23 @@ def test_it_prints_stable_resolution_and_timing_for_a_run_with_repeats(tmp_path)
     assert sum(result["timing"][name]["attempts"] for name in languages) == 180
 
 
+def timed_line(question_id: str, **fields) -> dict:
+    """A combined-form answer line submitted at 10:00:00Z, with ``fields``."""
+    return {
+        "question_id": question_id,
+        "expected_behaviour": "answer",
+        "expected_values": [],
+        "language": "en",
+        "answer": "done",
+        "retrieved_ids": [],
+        "retrieved_values": [],
+        "cited_ids": [],
+        "declined": False,
+        "submitted_at": "2026-03-01T10:00:00Z",
+        **fields,
+    }
+
+
 def test_it_prints_each_questions_median_time_over_its_attempts(tmp_path, capsys):
     from scoring import synthetic
 
@@ -180,19 +197,7 @@ def test_it_prints_each_questions_median_time_over_its_attempts(tmp_path, capsys
         ("q2", 2, 10),
         ("q2", 3, None),
     ):
-        line = {
-            "question_id": question_id,
-            "attempt": attempt,
-            "expected_behaviour": "answer",
-            "expected_values": [],
-            "language": "en",
-            "answer": "done",
-            "retrieved_ids": [],
-            "retrieved_values": [],
-            "cited_ids": [],
-            "declined": False,
-            "submitted_at": "2026-03-01T10:00:00Z",
-        }
+        line = timed_line(question_id, attempt=attempt)
         if seconds is None:
             line |= {"status": "timeout", "stopped_at": "2026-03-01T10:10:00Z"}
         else:
@@ -213,6 +218,31 @@ def test_it_prints_each_questions_median_time_over_its_attempts(tmp_path, capsys
         "q1": {"attempts": 3, "samples": 3, "median_s": 4.0},
         "q2": {"attempts": 3, "samples": 2, "median_s": 20.0},
     }
+
+
+def test_it_prints_the_clocks_and_each_named_event_beside_the_timing(tmp_path, capsys):
+    from scoring import synthetic
+
+    run = tmp_path / "answers_run_x-1_set-demo-1.0.jsonl"
+    line = timed_line(
+        "q1",
+        startup_at="2026-03-01T10:00:01Z",
+        first_token_at="2026-03-01T10:00:03Z",
+        received_at="2026-03-01T10:00:08Z",
+    )
+    synthetic.write_jsonl(run, [line], header={"clock_skew_ms": 12, "clock_precision_ms": 1})
+    assert main([str(run)]) == 0
+    printed = capsys.readouterr().out
+    assert "  clocks: skew +12 ms, precision 1 ms\n" in printed
+    assert (
+        "  startup (platform or agent initialised) − question submitted (not yet any progress): n=1, P50 1.00"
+        in printed
+    )
+    assert "  first progress message − question submitted (not the final answer): not logged\n" in printed
+    assert run_json(run)["clock"] == {"skew_ms": 12.0, "precision_ms": 1.0}
+    synthetic.write_jsonl(run, [line])
+    assert main([str(run)]) == 0
+    assert "  clock skew and precision not stated\n" in capsys.readouterr().out
 
 
 def test_it_prints_no_question_medians_for_a_run_made_once(capsys):

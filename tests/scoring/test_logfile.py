@@ -437,6 +437,41 @@ def test_it_names_a_bad_plan_and_checks_the_file_against_the_defaults():
         assert [(e.line, e.field, e.message) for e in plan_from_header(header)[1]] == [(1, field, message)]
 
 
+def test_it_reads_the_clocks_a_header_states(tmp_path):
+    # Spec 004: skew and precision are stated across systems; left out they
+    # are not stated, never 0.
+    assert (RunPlan().clock_skew_ms, RunPlan().clock_precision_ms) == (None, None)
+    plan, errors = plan_from_header({"clock_skew_ms": -12.5, "clock_precision_ms": 1})
+    assert (plan.clock_skew_ms, plan.clock_precision_ms, errors) == (-12.5, 1.0, [])
+    assert plan_from_header({"clock_skew_ms": 0})[0].clock_skew_ms == 0.0
+    path = write(tmp_path, {"clock_skew_ms": 3}, attempt("q1", 1))
+    assert read_plan(path)[0].clock_skew_ms == 3.0
+
+
+def test_it_names_a_bad_clock_statement():
+    for header, field, message in (
+        (
+            {"clock_skew_ms": "12"},
+            "clock_skew_ms",
+            'must be a number of milliseconds (negative when the other clock is behind), not "12"',
+        ),
+        (
+            {"clock_skew_ms": 90_000_000},
+            "clock_skew_ms",
+            "must be within a day (86400000 ms) either way, not 90000000",
+        ),
+        ({"clock_precision_ms": 0}, "clock_precision_ms", "must be a number of milliseconds above 0, not 0"),
+        (
+            {"clock_precision_ms": True},
+            "clock_precision_ms",
+            "must be a number of milliseconds above 0, not true",
+        ),
+    ):
+        plan, errors = plan_from_header(header)
+        assert [(e.line, e.field, e.message) for e in errors] == [(1, field, message)]
+        assert (plan.clock_skew_ms, plan.clock_precision_ms) == (None, None)
+
+
 def test_it_rejects_a_file_whose_header_declares_a_bad_plan(tmp_path):
     path = write(tmp_path, three_times(repetitions="3"), attempt("q1", 1), attempt("q1", 2))
     expected = [

@@ -13,6 +13,8 @@ from scoring.timing import (
     Summary,
     TimingError,
     answer_timing,
+    clock_statement,
+    clocks_note,
     failure_rate,
     parse_timestamp,
     slowest_questions,
@@ -136,6 +138,27 @@ def test_it_names_each_event_by_what_was_captured():
         None,
     )
     assert timing.e2e_s == 9.0
+
+
+def test_it_names_startup_apart_from_first_progress():
+    # Spec 004: startup is its own event, never taken for first progress.
+    timing = answer_timing({"submitted_at": SUBMITTED, "startup_at": at(1.5), "received_at": at(9)})
+    assert (timing.startup_s, timing.first_progress_s) == (1.5, None)
+    summary = timing_summary([timing])
+    assert list(summary["events"]) == [
+        "startup_s",
+        "first_progress_s",
+        "first_token_s",
+        "model_done_s",
+        "runner_done_s",
+    ]
+    assert (summary["events"]["startup_s"]["n"], summary["events"]["first_progress_s"]["missing"]) == (1, 1)
+
+
+def test_it_refuses_a_startup_before_submitted():
+    with pytest.raises(TimingError) as caught:
+        answer_timing({"submitted_at": SUBMITTED, "startup_at": at(-1)})
+    assert [field for field, _ in caught.value.problems] == ["startup_at"]
 
 
 def test_it_keeps_the_platform_proxy_out_of_e2e():
@@ -366,3 +389,28 @@ def test_timeouts_of_a_questions_repeated_attempts_are_one_cluster():
     assert timeouts.high - timeouts.low > alone.high - alone.low
     assert failure_rate(failures) == timeouts  # timeouts are the only failures here
     assert failure_rate({"n": 0, "counts": {}}) is None
+
+
+# The clocks a run states (spec 004: across systems, skew and precision).
+
+
+def test_it_states_the_clocks_and_never_shows_an_unstated_one_as_0():
+    assert clock_statement(skew_ms=12, precision_ms=1) == "clocks: skew +12 ms, precision 1 ms"
+    assert clock_statement(skew_ms=-3.5, precision_ms=None) == "clocks: skew -3.5 ms, precision not stated"
+    assert clock_statement(skew_ms=0, precision_ms=0.001) == "clocks: skew 0 ms, precision 0.001 ms"
+    assert clock_statement(skew_ms=None, precision_ms=None) == "clock skew and precision not stated"
+
+
+def test_it_notes_runs_compared_whose_clocks_differ_or_are_not_stated():
+    same = {"skew_ms": 12.0, "precision_ms": 1.0}
+    assert clocks_note([same, dict(same)]) is None
+    assert clocks_note([same, {"skew_ms": 40.0, "precision_ms": 1.0}]) == (
+        "The runs compared came from different clocks (clocks: skew +12 ms, precision 1 ms; "
+        "clocks: skew +40 ms, precision 1 ms): times stamped on another system than the "
+        "tester's are not directly comparable between them."
+    )
+    assert clocks_note([same, {"skew_ms": None, "precision_ms": None}]) == (
+        "Not every run compared states its clocks (clocks: skew +12 ms, precision 1 ms; "
+        "clock skew and precision not stated): times stamped on another system than the "
+        "tester's may not be directly comparable between them."
+    )

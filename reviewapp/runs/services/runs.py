@@ -242,6 +242,8 @@ def run_ingest(*, run_id: int) -> Run | None:
             run.lease_until = None
             run.repetitions = plan.repetitions
             run.timeout_s = plan.timeout_s
+            run.clock_skew_ms = plan.clock_skew_ms
+            run.clock_precision_ms = plan.clock_precision_ms
             run.repeats_ref = "" if plan.repeats is None else str(plan.repeats)
             run.repeats = run.repeats or _repeated_run(run)
             run.save(
@@ -253,6 +255,8 @@ def run_ingest(*, run_id: int) -> Run | None:
                     "lease_until",
                     "repetitions",
                     "timeout_s",
+                    "clock_skew_ms",
+                    "clock_precision_ms",
                     "repeats_ref",
                     "repeats",
                 )

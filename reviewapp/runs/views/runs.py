@@ -17,7 +17,7 @@ from reviewapp.core.roles import READERS_OF_RUNS, WRITERS, has_role, role_requir
 from reviewapp.core.uploads import limit_text
 from reviewapp.models import Answer, Finding, Run, Scoring, SetVersion
 from reviewapp.runs.forms import RescoreForm, RunExcludeForm, RunUploadForm, SealedOpenForm
-from reviewapp.runs.selectors import run_is_stuck, run_warnings
+from reviewapp.runs.selectors import run_clock_statement, run_is_stuck, run_warnings
 from reviewapp.runs.services.imports import (
     RUN_LOG,
     AlreadyImported,
@@ -230,6 +230,7 @@ def run_detail(request, run_id: int):
         "exclude_form": RunExcludeForm(),
         "attempts": {s.id: selectors.attempt_counts(s) for s in scorings if s.status == Scoring.Status.DONE},
         "timing": {s.id: selectors.timing_rows(s) for s in scorings if s.status == Scoring.Status.DONE},
+        "clock": run_clock_statement(run),
         "question_times": {
             s.id: selectors.question_times(s) for s in scorings if s.status == Scoring.Status.DONE
         },

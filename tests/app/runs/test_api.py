@@ -37,6 +37,8 @@ class ApiTests(TestCase):
         self.assertEqual(scores["all"]["numeric_accuracy"]["k"], 5)
         self.assertEqual(scores["all"]["numeric_accuracy"]["n"], 6)
         self.assertAlmostEqual(scores["all"]["numeric_accuracy"]["low"], 0.4365, places=4)
+        # The example's header states no clocks: not stated, never 0.
+        self.assertEqual(body["clock"], {"skew_ms": None, "precision_ms": None})
 
     def test_it_answers_a_duplicate_upload_with_the_existing_run(self):
         self.post("/api/question-sets", {"file": example_file("questions_set-1.2.jsonl")})
