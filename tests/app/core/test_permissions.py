@@ -107,6 +107,7 @@ PAGES: dict[str, dict[str, dict[str, int]]] = {
     "run-log": {"GET": only(READERS_OF_RUNS), "POST": NOT_ALLOWED},
     "export-scores": {"GET": only(READERS_OF_RUNS), "POST": NOT_ALLOWED},
     "export-findings": {"GET": only(READERS_OF_RUNS), "POST": NOT_ALLOWED},
+    "export-question-times": {"GET": only(READERS_OF_RUNS), "POST": NOT_ALLOWED},
     "export-answers-inspect": {"GET": only(READERS_OF_RUNS), "POST": NOT_ALLOWED},
     "export-answers-ragas": {"GET": only(READERS_OF_RUNS), "POST": NOT_ALLOWED},
     "export-judgements": {"GET": only(READERS_OF_RUNS), "POST": NOT_ALLOWED},
