@@ -53,7 +53,7 @@ SECTIONS: tuple[GuideSection, ...] = (
     GuideSection(
         "The grades, in the order they are decided",
         (
-            "Look for confirmed material errors first, and only then judge how much of the request "
+            "Look for confirmed material errors first, and only then decide how much of the request "
             "was covered: correct content elsewhere never makes up for a key error.",
             "Resolved: the core conclusion holds, the whole request is met and nothing materially misleads.",
             "Partially resolved: useful, correct content, but part of the request or a fact it needs "
@@ -74,7 +74,7 @@ SECTIONS: tuple[GuideSection, ...] = (
         "Fairness",
         (
             "Short or long, paragraph, list or table, and any valid route to the evidence are equal: "
-            "judge meaning and facts, not the reference's text, set wording, headings or tool order.",
+            "weigh meaning and facts, not the reference's text, set wording, headings or tool order.",
             "Form counts only where it really gets in the way of understanding, hides a condition "
             "that matters or leaves the answer ambiguous.",
             "A condition is needed only when leaving it out would change the conclusion or what the "
@@ -167,7 +167,7 @@ SECTIONS: tuple[GuideSection, ...] = (
             "resolved items are spot-checked.",
             "Give reasons another reader can check. Length, style, tool order and whether the process "
             "is shown are no universal plus or minus.",
-            "Grading by model graders alone, with no human-labelled samples, is an internal "
+            "Grading done by software alone, with no human-labelled samples, is an internal "
             "consistency review, never a check against human graders.",
         ),
     ),
