@@ -13,6 +13,9 @@ that stamped its times (not stated unless given, never 0).
 An attempt that ended without an answer says so with ``status`` (error,
 timeout, cancelled, refused_quota; ok unless stated), ``status_reason`` and
 ``stopped_at``; it is a result, and needs none of an answer's own fields.
+A re-run is a run of its own (its header's ``repeats`` names the run); each
+of its lines may say with ``repeats_attempt`` which attempt of that run it
+repeats, so that a failed attempt keeps its receipt beside the one repeating it.
 Timestamps, latency_ms and tool_calls are checked by scoring.timing.
 
 Readers never stop at the first problem: they report every bad line with its

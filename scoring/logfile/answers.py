@@ -58,6 +58,19 @@ def answer_errors(
                 errors.append(LineError(number, name, _type_error(name, expected, value)))
     if attempt_error := _attempt_error(number, record.get("attempt", _MISSING), repetitions):
         errors.append(attempt_error)
+    repeated = record.get("repeats_attempt")
+    # A re-run has its own run ID (spec 004), its header's "repeats" naming
+    # the run; the line names which attempt of that run it repeats, so the
+    # failed attempt keeps its receipt there instead of being replaced.
+    if repeated is not None and not (type(repeated) is int and repeated >= 1):
+        errors.append(
+            LineError(
+                number,
+                "repeats_attempt",
+                "must be a whole number from 1, the attempt of the repeated run this line repeats, "
+                f"not {json.dumps(repeated)[:60]}",
+            )
+        )
     reason = record.get("status_reason")
     if reason is not None and type(reason) is not str:
         errors.append(LineError(number, "status_reason", _type_error("status_reason", str, reason)))

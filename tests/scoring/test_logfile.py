@@ -552,3 +552,21 @@ def test_it_names_the_attempt_a_run_made_once_cannot_have(tmp_path):
     ]
     record, errors = check_answer_line(4, json.dumps(attempt("q1", 2)).encode(), repetitions=2)
     assert (record["attempt"], record["status"], errors) == (2, "ok", [])
+
+
+def test_it_keeps_the_attempt_a_rerun_line_repeats(tmp_path):
+    # A re-run has its own run ID (the header's "repeats" names the run); each
+    # line may name the attempt of that run it repeats, kept as logged.
+    path = write(tmp_path, three_times(repeats="run-7"), attempt("q1", 1, repeats_attempt=2))
+    assert [a.record["repeats_attempt"] for a in read_answers(path)] == [2]
+
+
+@pytest.mark.parametrize("value", [0, -1, 1.5, "2", True, [2]])
+def test_it_names_a_repeats_attempt_that_is_not_an_attempt_number(value):
+    _, errors = check_answer_line(
+        4, json.dumps(attempt("q1", 1, repeats_attempt=value)).encode(), repetitions=3
+    )
+    assert [str(e) for e in errors] == [
+        "line 4, field repeats_attempt: must be a whole number from 1, the attempt of the repeated run "
+        f"this line repeats, not {json.dumps(value)}"
+    ]
