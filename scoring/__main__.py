@@ -139,6 +139,9 @@ def format_table(scores: RunScores, *, method: str = "wilson") -> str:
         for i, m in enumerate(MEASURES)
     ]
     lines = [f"{scores.answers} answers", ""]
+    if scores.reruns:
+        of_run = f" of run {scores.repeats}" if scores.repeats is not None else ""
+        lines[1:1] = [f"re-runs: {scores.reruns} (linked to failed attempts{of_run})"]
     if scores.not_run:
         lines[1:1] = [
             f"{scores.not_run} questions of the set not run: counted as failures of numeric accuracy "

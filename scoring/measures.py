@@ -480,6 +480,10 @@ class RunScores:
     timing: dict = field(default_factory=dict)  # per slice, spec 004's timing summary
     # The clocks the header states (skew_ms, precision_ms; None: not stated).
     clock: dict = field(default_factory=lambda: {"skew_ms": None, "precision_ms": None})
+    # Of the answers, the lines that repeat an attempt of the run ``repeats``
+    # names (repeats_attempt): that attempt keeps its own receipt there.
+    reruns: int = 0
+    repeats: int | str | None = None
     # How many findings there are: more than ``findings`` holds when they
     # were written out as they were found (scoring.runner.score_file).
     finding_count: int | None = None
@@ -496,6 +500,8 @@ class RunScores:
             "slices": self.slices,
             "findings": [finding.as_dict() for finding in self.findings],
         }
+        if self.repeats is not None or self.reruns:
+            result["repeats"], result["reruns"] = self.repeats, self.reruns
         if self.repetitions > 1:
             result["stable"] = self.stable
         if self.timing:

@@ -79,6 +79,8 @@ def gc_paused():
 class ChunkResult:
     lines: int = 0  # lines read, to number the next chunk's
     answers: int = 0
+    # Lines naming the attempt of the repeated run they repeat (repeats_attempt).
+    reruns: int = 0
     slices: dict = field(default_factory=dict)
     findings: list[Finding] = field(default_factory=list)
     # The findings written out (see FINDINGS_JSON, FINDINGS_TEXT), and how many.
@@ -173,6 +175,8 @@ def score_chunk(
                 result.questions[question_id] = _question_of(record, slice_fields)
         else:
             result.question_ids.append(question_id)
+        if record.get("repeats_attempt") is not None:
+            result.reruns += 1
         check = check_answer(record, question, slice_fields=slice_fields, options=options, keep_numbers=False)
         checks.append(check)
         if check.findings:
@@ -333,6 +337,7 @@ def score_file(
                     while pending:
                         totals.add(pending.popleft().get())
         scores = totals.finish(questions, combined=combined, options=options, slice_fields=slice_fields)
+        scores.repeats = plan.repeats
         scores.clock = {"skew_ms": plan.clock_skew_ms, "precision_ms": plan.clock_precision_ms}
         return scores
     finally:
@@ -419,6 +424,7 @@ class _Totals:
         self.error_total = len(header_errors)
         self.lines = 0
         self.answers = 0
+        self.reruns = 0
         self.slices: list[dict] = []
         self.findings: list[Finding] = []
         self.finding_count = 0
@@ -448,6 +454,7 @@ class _Totals:
         if result.errors and room > 0:
             self.errors += [dataclasses.replace(e, line=e.line + offset) for e in result.errors[:room]]
         self.answers += result.answers
+        self.reruns += result.reruns
         self.slices.append(result.slices)
         self.findings += result.findings
         self.finding_count += result.finding_count
@@ -555,6 +562,7 @@ class _Totals:
             )
         return RunScores(
             answers=self.answers,
+            reruns=self.reruns,
             slices=slices,
             findings=[] if self.findings_to is not None else self.findings + not_run_findings,
             finding_count=self.finding_count + len(not_run_findings),

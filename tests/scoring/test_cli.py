@@ -299,3 +299,21 @@ def test_it_gives_no_decline_warning_when_a_question_expects_a_decline(capsys):
     assert main([str(COMBINED)]) == 0
     assert "warning:" not in capsys.readouterr().out
     assert run_json(COMBINED)["warnings"] == []
+
+
+def test_it_counts_the_lines_of_a_rerun_that_repeat_a_failed_attempt_apart(tmp_path, capsys):
+    # A re-run is a run of its own: its answers are its N, and the lines that
+    # name the attempt of the repeated run they repeat are counted beside.
+    lines = [json.loads(line) for line in COMBINED.read_text().splitlines()]
+    lines[0]["repeats_attempt"] = 1
+    lines[3]["repeats_attempt"] = 1
+    path = tmp_path / "rerun.jsonl"
+    path.write_text("\n".join(json.dumps(line) for line in [{"repeats": "run-7"}, *lines]) + "\n")
+    assert main([str(path)]) == 0
+    assert capsys.readouterr().out.splitlines()[:2] == [
+        "8 answers",
+        "re-runs: 2 (linked to failed attempts of run run-7)",
+    ]
+    assert main([str(path), "--json"]) == 0
+    result = json.loads(capsys.readouterr().out)
+    assert (result["answers"], result["reruns"], result["repeats"]) == (8, 2, "run-7")
