@@ -127,6 +127,7 @@ def score_chunk(
     questions: Mapping[str, Mapping] | None = None,
     combined: bool = False,
     repetitions: int = logfile.DEFAULT_REPETITIONS,
+    repeats_a_run: bool = False,
     findings_format: str = FINDINGS_KEPT,
     tally_questions: bool = False,
 ) -> ChunkResult:
@@ -145,7 +146,9 @@ def score_chunk(
         if not raw or raw.isspace():
             continue
         moments: dict = {}
-        record, line_errors = logfile.check_answer_line(number, raw, repetitions=repetitions, moments=moments)
+        record, line_errors = logfile.check_answer_line(
+            number, raw, repetitions=repetitions, repeats_a_run=repeats_a_run, moments=moments
+        )
         if header_allowed:
             header_allowed = False
             if not line_errors or record is None:
@@ -310,6 +313,7 @@ def score_file(
             "options": options,
             "max_errors": max_errors,
             "repetitions": plan.repetitions,
+            "repeats_a_run": plan.repeats is not None,
             "combined": combined,
             "findings_format": findings_format,
             "tally_questions": bool(questions and named_clusters(questions)),
@@ -317,7 +321,15 @@ def score_file(
     )
     _QUESTIONS = questions
     jobs = [(start, end, start == 0) for start, end in _chunk_ranges(path, chunk_bytes)]
-    totals = _Totals(path, plan.repetitions, max_errors, header_errors, findings_to, findings_format)
+    totals = _Totals(
+        path,
+        plan.repetitions,
+        max_errors,
+        header_errors,
+        findings_to,
+        findings_format,
+        repeats_a_run=plan.repeats is not None,
+    )
     try:
         with gc_paused():
             if workers == 1 or len(jobs) == 1:
@@ -415,6 +427,8 @@ class _Totals:
         header_errors: list[logfile.LineError],
         findings_to: BinaryIO | None,
         findings_format: str,
+        *,
+        repeats_a_run: bool = False,
     ):
         self.path = path
         self.findings_format = findings_format
@@ -425,6 +439,8 @@ class _Totals:
         self.lines = 0
         self.answers = 0
         self.reruns = 0
+        # Whether the header names a run repeated: a line may then say which attempt.
+        self.repeats_a_run = repeats_a_run
         self.slices: list[dict] = []
         self.findings: list[Finding] = []
         self.finding_count = 0
@@ -618,7 +634,9 @@ class _Totals:
                     question_id not in self.twice and hash(question_id) not in self.twice
                 ):
                     continue
-                record, problems = logfile.check_answer_line(number, raw.removesuffix(b"\n"))
+                record, problems = logfile.check_answer_line(
+                    number, raw.removesuffix(b"\n"), repeats_a_run=self.repeats_a_run
+                )
                 if problems or (combined and logfile.question_errors(number, record, answer_checked=True)):
                     continue
                 if question_id in first:

@@ -32,7 +32,12 @@ from scoring.timing import timing_errors
 
 
 def answer_errors(
-    number: int, record: dict, *, repetitions: int = DEFAULT_REPETITIONS, moments: dict | None = None
+    number: int,
+    record: dict,
+    *,
+    repetitions: int = DEFAULT_REPETITIONS,
+    repeats_a_run: bool = False,
+    moments: dict | None = None,
 ) -> list[LineError]:
     """Everything wrong with one answer line (empty when it is valid), for a
     run whose header declares ``repetitions``.
@@ -41,7 +46,8 @@ def answer_errors(
     refusal) needs only question_id and language; the answer's own fields,
     when it gives them, still have their types. Timing and tool-call fields
     are checked by scoring.timing.timing_errors, which keeps the timestamps
-    it parses in ``moments`` when given."""
+    it parses in ``moments`` when given. ``repeats_attempt`` is refused
+    unless ``repeats_a_run`` (the header names the run repeated)."""
     errors = []
     status = record.get("status")
     # An unknown status is timing_errors' to name; the line is not held to
@@ -69,6 +75,15 @@ def answer_errors(
                 "repeats_attempt",
                 "must be a whole number from 1, the attempt of the repeated run this line repeats, "
                 f"not {json.dumps(repeated)[:60]}",
+            )
+        )
+    elif repeated is not None and not repeats_a_run:
+        errors.append(
+            LineError(
+                number,
+                "repeats_attempt",
+                "names an attempt of the run this one repeats, but the header names none: "
+                'add "repeats" to it',
             )
         )
     reason = record.get("status_reason")
@@ -180,13 +195,15 @@ def check_answer_line(
     seen: AttemptBook | None = None,
     *,
     repetitions: int = DEFAULT_REPETITIONS,
+    repeats_a_run: bool = False,
     moments: dict | None = None,
 ) -> tuple[dict | None, list[LineError]]:
     """Parse and validate one line of a run log: (answer, []) or (None, errors).
     The answer is normalised (see normalise_answer): it always holds an int
     ``attempt`` and a ``status``.
 
-    ``repetitions`` is the header's (see read_plan). ``seen``, when given,
+    ``repetitions`` is the header's (see read_plan), and ``repeats_a_run``
+    whether it names a run repeated (see answer_errors). ``seen``, when given,
     takes the place of ``repetitions`` with its own and records the line:
     an id outside its question set or an attempt answered twice is an error.
     ``moments`` receives the timestamps parsed (see timing.timing_errors).
@@ -208,7 +225,9 @@ def check_answer_line(
     # A plain search first: the walk is for the rare line that may hold one.
     if b"\\u0000" in raw and (error := _nul_error(number, record)):
         return None, [error]
-    errors = answer_errors(number, record, repetitions=repetitions, moments=moments)
+    errors = answer_errors(
+        number, record, repetitions=repetitions, repeats_a_run=repeats_a_run, moments=moments
+    )
     if errors:
         return None, errors
     normalise_answer(record)
@@ -245,7 +264,9 @@ def read_answers(
     first_pass = (lambda share: progress(share / 2)) if progress else None
     for logged in _records(path, collector, first_pass, max_line_bytes=max_line_bytes):
         number, record = logged.line, logged.record
-        errors = answer_errors(number, record, repetitions=plan.repetitions)
+        errors = answer_errors(
+            number, record, repetitions=plan.repetitions, repeats_a_run=plan.repeats is not None
+        )
         if not errors:
             normalise_answer(record)
             if error := book.add(number, record["question_id"], record["attempt"]):

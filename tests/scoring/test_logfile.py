@@ -570,3 +570,26 @@ def test_it_names_a_repeats_attempt_that_is_not_an_attempt_number(value):
         "line 4, field repeats_attempt: must be a whole number from 1, the attempt of the repeated run "
         f"this line repeats, not {json.dumps(value)}"
     ]
+
+
+def test_it_names_a_repeats_attempt_in_a_run_that_repeats_no_run(tmp_path):
+    path = write(tmp_path, three_times(), attempt("q1", 1, repeats_attempt=2))
+    expected = [
+        (
+            2,
+            "repeats_attempt",
+            'names an attempt of the run this one repeats, but the header names none: add "repeats" to it',
+        )
+    ]
+    assert [(e.line, e.field, e.message) for e in errors_of(path)] == expected
+    assert errors_when_scored(path) == expected
+
+
+def test_it_names_a_question_a_rerun_answers_twice(tmp_path):
+    header = {"assistant_version": "a-1", "repeats": "run-7"}
+    path = write(
+        tmp_path, header, attempt("q1", None, repeats_attempt=1), attempt("q1", None, repeats_attempt=1)
+    )
+    expected = [(3, "question_id", "'q1' already answered on line 2")]
+    assert [(e.line, e.field, e.message) for e in errors_of(path)] == expected
+    assert errors_when_scored(path) == expected

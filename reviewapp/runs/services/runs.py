@@ -230,7 +230,7 @@ def run_ingest(*, run_id: int) -> Run | None:
             count = insert_rows(
                 Answer,
                 ("run_id", "line_number", "question_id", "attempt", "status", "language", "declined", "raw"),
-                _answer_rows(run, seen, collector),
+                _answer_rows(run, seen, collector, repeats_a_run=plan.repeats is not None),
             )
             if not count and not collector.total:
                 collector.add([logfile.LineError(1, None, "the file holds no answers")])
@@ -285,7 +285,7 @@ def run_ingest(*, run_id: int) -> Run | None:
     return run
 
 
-def _answer_rows(run: Run, seen: logfile.AttemptBook, collector) -> Iterator[tuple]:
+def _answer_rows(run: Run, seen: logfile.AttemptBook, collector, *, repeats_a_run: bool) -> Iterator[tuple]:
     """Rows for the answers table, one per attempt, validating as they go;
     after the first bad line nothing more is yielded, but every line is still
     checked, and at the end each question's attempts for gaps."""
@@ -300,7 +300,7 @@ def _answer_rows(run: Run, seen: logfile.AttemptBook, collector) -> Iterator[tup
                 continue
             if raw.isspace():
                 continue
-            record, errors = logfile.check_answer_line(number, raw, seen)
+            record, errors = logfile.check_answer_line(number, raw, seen, repeats_a_run=repeats_a_run)
             if errors and number == 1 and _is_header(raw):
                 continue
             if errors:

@@ -112,6 +112,24 @@ class RepeatedRunIngestTests(RepeatsTestCase):
         )
         self.assertEqual((run.repetitions, Answer.objects.filter(run=run).count()), (1, 0))
 
+    def test_it_keeps_the_attempt_a_rerun_line_repeats_only_in_a_run_that_repeats_one(self):
+        rerun = self.ingest(three_times(repeats=41), attempt("q1", 1, repeats_attempt=2))
+        self.assertEqual((rerun.status, rerun.repeats_ref), ("stored", "41"))
+        self.assertEqual(Answer.objects.get(run=rerun).record["repeats_attempt"], 2)
+        unlinked = self.ingest(three_times(), attempt("q1", 1, repeats_attempt=2))
+        self.assertEqual(unlinked.status, "rejected")
+        self.assertEqual(
+            unlinked.line_errors,
+            [
+                {
+                    "line": 2,
+                    "field": "repeats_attempt",
+                    "message": "names an attempt of the run this one repeats, but the header names none: "
+                    'add "repeats" to it',
+                }
+            ],
+        )
+
 
 class RepeatedAnswersTests(RepeatsTestCase):
     def test_it_holds_one_answer_per_attempt_of_a_question(self):
