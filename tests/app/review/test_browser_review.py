@@ -1,6 +1,7 @@
 """A reviewer grades items with the keyboard alone, and a lead decides one,
 in headless Chromium against the live app at 1366x768."""
 
+import os
 import uuid
 
 import pytest
@@ -29,15 +30,21 @@ def in_view(page, selector) -> bool:
     return box is not None and box["y"] >= 0 and box["y"] + box["height"] <= VIEWPORT["height"]
 
 
-def test_a_reviewer_grades_three_items_with_the_keyboard_alone(live_server, browser):
-    run = load_generated_run(answers=40, assistant="hiddenbot-9q7", version="blind-1")
+def reader_on_review(live_server, browser, run, *, javascript: bool = True):
+    """A reader assigned a three-item sample of ``run``, on its review screen:
+    (the page, the sample)."""
     reader = make_user("reader", "reviewer")
     sample = sample_draw(frame=Frame(run=run), size=3, seed=5, rubric_version=rubric_default())
     sample_assign(sample=sample, reviewers=[reader])
-
-    page = browser.new_page(viewport=VIEWPORT)
+    page = browser.new_context(viewport=VIEWPORT, java_script_enabled=javascript).new_page()
     log_in(page, live_server, "reader")
     page.goto(f"{live_server.url}/review/{sample.id}/")
+    return page, sample
+
+
+def test_a_reviewer_grades_three_items_with_the_keyboard_alone(live_server, browser):
+    run = load_generated_run(answers=40, assistant="hiddenbot-9q7", version="blind-1")
+    page, sample = reader_on_review(live_server, browser, run)
 
     # A resolved item stays eight keys: y for the question, the grade, y for each rubric
     # question, Enter: spec 004's order. Any other grade then asks for its reason once the
@@ -72,7 +79,9 @@ def test_a_reviewer_grades_three_items_with_the_keyboard_alone(live_server, brow
             assert in_view(page, ".review-bar .saved")
     page.wait_for_url(f"{live_server.url}/review/?done={sample.id}")
 
-    judgements = Judgement.objects.filter(assignment__reviewer=reader).select_related("assignment")
+    judgements = Judgement.objects.filter(assignment__reviewer__username="reader").select_related(
+        "assignment"
+    )
     assert sorted(j.assignment.alias for j in judgements) == sorted(seen_aliases)
     assert sorted(j.grade for j in judgements) == sorted(grades.values())
     assert all(j.addresses_question and set(j.rubric_answers.values()) == {"yes"} for j in judgements)
@@ -83,13 +92,7 @@ def test_a_material_error_takes_the_reader_to_its_claim_and_errors_show_beside_t
     live_server, browser
 ):
     run = load_generated_run(answers=20, assistant="hiddenbot-9q7", version="blind-1")
-    reader = make_user("reader", "reviewer")
-    sample = sample_draw(frame=Frame(run=run), size=3, seed=5, rubric_version=rubric_default())
-    sample_assign(sample=sample, reviewers=[reader])
-
-    page = browser.new_page(viewport=VIEWPORT)
-    log_in(page, live_server, "reader")
-    page.goto(f"{live_server.url}/review/{sample.id}/")
+    page, _ = reader_on_review(live_server, browser, run)
     page.wait_for_selector("form.rubric-form fieldset.question.current")
     page.keyboard.press("y")
     page.keyboard.press("3")
@@ -172,13 +175,7 @@ def test_enter_submits_from_the_reason_box_and_the_button_names_the_keys_that_su
     # Issue 25, point 11: after 2, 3, 4 or p the focus is in a text box, where
     # Enter only added a line while the button read "Submit Enter".
     run = load_generated_run(answers=20, assistant="hiddenbot-9q7", version="blind-1")
-    reader = make_user("reader", "reviewer")
-    sample = sample_draw(frame=Frame(run=run), size=3, seed=5, rubric_version=rubric_default())
-    sample_assign(sample=sample, reviewers=[reader])
-
-    page = browser.new_page(viewport=VIEWPORT)
-    log_in(page, live_server, "reader")
-    page.goto(f"{live_server.url}/review/{sample.id}/")
+    page, _ = reader_on_review(live_server, browser, run)
     page.wait_for_selector("form.rubric-form fieldset.question.current")
     alias = page.locator(".review-bar code.alias").inner_text()
     page.check("input[name=addresses_question][value=yes]")
@@ -230,22 +227,19 @@ def test_enter_submits_from_the_reason_box_and_the_button_names_the_keys_that_su
 
 def test_the_guide_opens_beside_the_review_and_the_keys_work_again_once_it_closes(live_server, browser):
     run = load_generated_run(answers=20)
-    reader = make_user("reader", "reviewer")
-    sample = sample_draw(frame=Frame(run=run), size=3, seed=5, rubric_version=rubric_default())
-    sample_assign(sample=sample, reviewers=[reader])
-    page = browser.new_page(viewport=VIEWPORT)
-    log_in(page, live_server, "reader")
-    page.goto(f"{live_server.url}/review/{sample.id}/")
+    page, _ = reader_on_review(live_server, browser, run)
     page.wait_for_selector("form.rubric-form fieldset.question.current")
     assert in_view(page, ".answer-text") and in_view(page, "button.submit")
-    page.screenshot(path="/tmp/review-1366x768.png")
+    if folder := os.environ.get("SCREENSHOTS"):
+        page.screenshot(path=f"{folder}/review-1366x768.png")
 
     page.keyboard.press("g")
     assert page.locator("dialog#guide").is_visible()
     # A sheet over the right-hand side: the answer stays where it was, in view.
     assert in_view(page, ".answer-text")
     assert page.locator("dialog#guide").bounding_box()["x"] > page.locator(".answer-text").bounding_box()["x"]
-    page.screenshot(path="/tmp/review-guide-1366x768.png")
+    if folder := os.environ.get("SCREENSHOTS"):
+        page.screenshot(path=f"{folder}/review-guide-1366x768.png")
     page.keyboard.press("y")  # no key grades while the guide is open
     assert not page.locator("input[name=addresses_question][value=yes]").is_checked()
 
@@ -261,15 +255,9 @@ def test_the_guide_opens_beside_the_review_and_the_keys_work_again_once_it_close
 
 def test_the_guide_is_reached_without_javascript(live_server, browser):
     run = load_generated_run(answers=20)
-    reader = make_user("reader", "reviewer")
-    sample = sample_draw(frame=Frame(run=run), size=3, seed=5, rubric_version=rubric_default())
-    sample_assign(sample=sample, reviewers=[reader])
-    context = browser.new_context(viewport=VIEWPORT, java_script_enabled=False)
-    page = context.new_page()
-    log_in(page, live_server, "reader")
-    page.goto(f"{live_server.url}/review/{sample.id}/")
+    page, _ = reader_on_review(live_server, browser, run, javascript=False)
     assert not page.locator("dialog#guide").is_visible()
     page.click("text=guide")
     assert page.locator("dialog#guide").is_visible()
     assert page.locator("dialog#guide").get_by_text("how do I debug this").is_visible()
-    context.close()
+    page.context.close()
