@@ -12,6 +12,15 @@ def get_item(mapping, key):
 
 
 @register.filter
+def logged_events(events) -> tuple[list, list[str]]:
+    """(the events a run logged, as (name, event) pairs; the labels of those
+    it logged for no answer): a table of events nobody captured says nothing
+    a single line cannot."""
+    items = list((events or {}).items())
+    return [(n, e) for n, e in items if e["n"]], [e["label"] for _, e in items if not e["n"]]
+
+
+@register.filter
 def percent(value: float) -> str:
     """0.4365 as "43.6": one decimal, as the specs write rates, so that a
     narrow interval on a large run never reads "90 [90–90]"."""
