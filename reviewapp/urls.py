@@ -55,7 +55,13 @@ urlpatterns = [
     path("rubrics/<int:rubric_id>/edit/", samples.rubric_edit, name="rubric-edit"),
     path("samples/<int:sample_id>/agreement/", lead.agreement_view, name="sample-agreement"),
     path("samples/<int:sample_id>/calibration/", lead.calibration_new, name="calibration-new"),
+    path(
+        "samples/<int:sample_id>/calibration/patterns/",
+        lead.calibration_patterns_new,
+        name="calibration-patterns-new",
+    ),
     path("lead/", lead.lead_queue, name="lead-queue"),
+    path("lead/consistency/", lead.reader_consistency, name="reader-consistency"),
     path("lead/items/<int:item_id>/", lead.adjudicate, name="adjudicate"),
     path("register/", lead.material_register, name="register"),
     path("agreement/", lead.agreement_view, name="agreement"),

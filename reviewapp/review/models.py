@@ -116,14 +116,19 @@ class Sample(models.Model):
 
 class CalibrationItem(models.Model):
     """A written item that tests the readers, not the assistant: the same
-    facts in several forms (short, long, paragraph, table). Stored apart from
-    the real questions and answers; never counted in a run's rates."""
+    facts in several forms (short, long, paragraph, table, or two parts in
+    either order), or one graded variant of a spec 004 calibration pattern
+    (review.calibration_patterns) with the grade it should get. Stored apart
+    from the real questions and answers; never counted in a run's rates."""
 
     class Form(models.TextChoices):
         SHORT = "short"
         LONG = "long"
         PARAGRAPH = "paragraph"
         TABLE = "table"
+        ORDERED = "ordered", "two parts in order"
+        SWAPPED = "swapped", "the same two parts swapped"
+        VARIANT = "variant", "a graded variant of a pattern"
 
     group = models.CharField(max_length=100)
     form = models.CharField(max_length=10, choices=Form.choices)
@@ -132,6 +137,9 @@ class CalibrationItem(models.Model):
     answer = models.TextField()
     # Records as a log carries them: [{"id", "label", "values", "period", "unit", "caveats"}]
     evidence = models.JSONField(default=list)
+    # The grade spec 004 expects (an Outcome.Grade value); empty when the
+    # item only tests that its twin in another form gets the same grade.
+    expected_grade = models.CharField(max_length=20, null=True, blank=True)
     created_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )

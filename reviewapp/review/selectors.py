@@ -6,7 +6,17 @@ from __future__ import annotations
 import json
 from collections import defaultdict
 
-from reviewapp.models import Adjudication, Judgement, Question, Sample, SampleItem, SeverityWeights
+from reviewapp.models import (
+    Adjudication,
+    Assignment,
+    CalibrationItem,
+    Judgement,
+    Question,
+    Sample,
+    SampleItem,
+    SeverityWeights,
+)
+from reviewapp.review.calibration_patterns import PAIR_KINDS, PATTERNS_BY_KEY
 from reviewapp.scorings.selectors import answer_evidence, records_as_passages
 from scoring.stats.agreement import TOO_FEW_ITEMS, agreement
 
@@ -332,8 +342,11 @@ def confusion_matrix(ratings: dict, *, readers: dict[int, str]) -> dict:
 def calibration_results(samples) -> list[dict]:
     """Per calibration group and reader, the grade given to each form; a
     reader whose grade changes with form is flagged."""
+    # A pattern's graded variants are meant to get different grades.
     items = list(
-        SampleItem.objects.filter(sample__in=samples, calibration__isnull=False).select_related("calibration")
+        SampleItem.objects.filter(sample__in=samples, calibration__isnull=False)
+        .exclude(calibration__form=CalibrationItem.Form.VARIANT)
+        .select_related("calibration")
     )
     judged = latest_judgements(items)
     groups: dict[str, dict[str, dict[str, str]]] = defaultdict(lambda: defaultdict(dict))
@@ -352,6 +365,98 @@ def calibration_results(samples) -> list[dict]:
                     "changes": len(set(by_form.values())) > 1,
                 }
             )
+    return results
+
+
+def reader_consistency(samples) -> list[dict]:
+    """Per human reader of the samples' calibration items, by each reader's
+    latest judgements: for each pair kind spec 004 names
+    (calibration_patterns.PAIR_KINDS) the pairs graded (both items judged)
+    and those graded the same; for each pattern variant with an expected
+    grade the items graded and those matching it (an answer judged off the
+    question counts as unresolved); and the items that disagreed, with the
+    grade given against the twin's or the expected one."""
+    items = list(
+        SampleItem.objects.filter(sample__in=samples, calibration__isnull=False)
+        .select_related("calibration", "sample")
+        .order_by("sample_id", "position")
+    )
+    grades: dict[str, dict[int, str]] = defaultdict(dict)
+    for item_id, judgements in latest_judgements(items).items():
+        for judgement in judgements:
+            grades[judgement.assignment.reviewer.get_username()][item_id] = outcome_key(judgement)
+    readers = sorted(
+        {
+            *grades,
+            *(
+                Assignment.objects.filter(item__in=items)
+                .values_list("reviewer__username", flat=True)
+                .distinct()
+            ),
+        }
+    )
+    by_group: dict[tuple[int, str], dict[str, SampleItem]] = defaultdict(dict)
+    variants: dict[tuple[str, str], list[SampleItem]] = defaultdict(list)
+    for item in items:
+        by_group[(item.sample_id, item.calibration.group)][item.calibration.form] = item
+        if item.calibration.expected_grade:
+            variants[(item.calibration.group, item.calibration.expected_grade)].append(item)
+    results = []
+    for reader in readers:
+        given = grades.get(reader, {})
+        differing = []
+        pairs = []
+        for kind, (label, (first_form, second_form)) in PAIR_KINDS.items():
+            graded = same = 0
+            for forms in by_group.values():
+                first, second = forms.get(first_form), forms.get(second_form)
+                if not (first and second and first.id in given and second.id in given):
+                    continue
+                graded += 1
+                if given[first.id] == given[second.id]:
+                    same += 1
+                else:
+                    differing.append(
+                        {
+                            "item": first,
+                            "grade": RATING_LABELS[given[first.id]],
+                            "against": f"{RATING_LABELS[given[second.id]]} on its twin",
+                            "twin": second,
+                        }
+                    )
+            pairs.append({"kind": kind, "label": label, "graded": graded, "same": same})
+        expected_rows = []
+        for (group, expected), variant_items in variants.items():
+            graded_items = [item for item in variant_items if item.id in given]
+            matched = [item for item in graded_items if counted_grade(given[item.id]) == expected]
+            differing += [
+                {
+                    "item": item,
+                    "grade": RATING_LABELS[given[item.id]],
+                    "against": f"{RATING_LABELS[expected]} expected",
+                    "twin": None,
+                }
+                for item in graded_items
+                if item not in matched
+            ]
+            pattern = PATTERNS_BY_KEY.get(group)
+            expected_rows.append(
+                {
+                    "pattern": pattern.title if pattern else group,
+                    "expected": RATING_LABELS[expected],
+                    "graded": len(graded_items),
+                    "matched": len(matched),
+                }
+            )
+        results.append(
+            {
+                "reader": reader,
+                "pairs": pairs,
+                "pairs_graded": sum(pair["graded"] for pair in pairs),
+                "variants": expected_rows,
+                "differing": sorted(differing, key=lambda row: (row["item"].sample_id, row["item"].position)),
+            }
+        )
     return results
 
 

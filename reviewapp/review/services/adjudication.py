@@ -12,6 +12,7 @@ from django.db.models import F, Max
 from reviewapp.core.errors import ApplicationError
 from reviewapp.core.once import create_once
 from reviewapp.models import Adjudication, Assignment, CalibrationItem, Judgement, Sample, SampleItem
+from reviewapp.review.calibration_patterns import PATTERNS_BY_KEY, in_both_orders, pattern_items
 from reviewapp.review.selectors import latest_judgements
 from reviewapp.review.services import grading
 from reviewapp.review.services.review import OutcomeRefused, material_error_details_errors
@@ -194,42 +195,88 @@ def calibration_add(
     question: str,
     evidence: list[dict],
     variants: dict[str, str],
+    parts: tuple[str, str] = ("", ""),
     language: str = "en",
     created_by=None,
 ) -> list[SampleItem]:
     """Put the same facts, written in several forms, into a sample as items
     readers cannot tell from the others. Each reader of the sample gets every
     form, at random places among the items they have not judged yet.
+    ``parts``, two parts of one answer, become two items more: the parts in
+    order and swapped (calibration_patterns.in_both_orders).
 
-    Refuses (ApplicationError) fewer than two forms, an unknown form, a missing
-    question, a language that is not a short code (logfile.language_problem),
-    a group over 100 characters and the NUL character anywhere."""
-    if logfile.holds_nul([group, question, language, evidence, variants]):
+    Refuses (ApplicationError) fewer than two forms, an unknown form, only one
+    of the two parts, a missing question, a language that is not a short code
+    (logfile.language_problem), a group over 100 characters or already in the
+    sample, and the NUL character anywhere."""
+    if logfile.holds_nul([group, question, language, evidence, variants, list(parts)]):
         raise ApplicationError("the NUL character (\\u0000) cannot be stored: remove it")
     if problem := logfile.language_problem(language):
         raise ApplicationError(f"language: {problem}")
     if len(group.strip()) > CALIBRATION_GROUP_MAX_LENGTH:
         raise ApplicationError(f"group: at most {CALIBRATION_GROUP_MAX_LENGTH} characters")
     variants = {form: text.strip() for form, text in variants.items() if text.strip()}
+    first, second = (part.strip() for part in parts)
+    if bool(first) != bool(second):
+        raise ApplicationError("two parts in both orders: write both parts, or neither")
+    if first:
+        variants.update(in_both_orders(first, second))
     if len(variants) < 2:
         raise ApplicationError("write the same facts in at least two forms")
-    unknown = set(variants) - set(CalibrationItem.Form.values)
+    # A graded variant needs the grade it should get: only a pattern issues one.
+    unknown = set(variants) - (set(CalibrationItem.Form.values) - {CalibrationItem.Form.VARIANT})
     if unknown:
         raise ApplicationError(f"unknown forms: {', '.join(sorted(unknown))}")
     if not question.strip():
         raise ApplicationError("a calibration item needs its question")
+    rows = [
+        {
+            "group": group.strip(),
+            "form": form,
+            "question": question.strip(),
+            "answer": text,
+            "evidence": evidence,
+        }
+        for form, text in sorted(variants.items())
+    ]
+    return _calibration_place(sample=sample, rows=rows, language=language, created_by=created_by)
+
+
+def calibration_patterns_issue(*, sample: Sample, keys: list[str], created_by=None) -> list[SampleItem]:
+    """Put spec 004's calibration patterns chosen by ``keys``
+    (calibration_patterns.PATTERNS) into a sample: each graded variant becomes
+    an item holding the grade it should get, placed for every reader as
+    calibration_add places its items.
+
+    Refuses (ApplicationError) no pattern, an unknown one, and one already in
+    the sample (its variants would pair with the earlier copies)."""
+    if not keys:
+        raise ApplicationError("patterns: choose at least one pattern")
+    unknown = [key for key in keys if key not in PATTERNS_BY_KEY]
+    if unknown:
+        raise ApplicationError(f"patterns: unknown pattern {', '.join(unknown)}")
+    rows = [row for key in dict.fromkeys(keys) for row in pattern_items(PATTERNS_BY_KEY[key])]
+    return _calibration_place(sample=sample, rows=rows, language="en", created_by=created_by)
+
+
+def _calibration_place(*, sample: Sample, rows: list[dict], language: str, created_by) -> list[SampleItem]:
+    """Store each row as a calibration item of the sample and give it to every
+    reader of the sample at a random place among their unjudged items."""
     with transaction.atomic():
         locked = Sample.objects.select_for_update().get(id=sample.id)
+        taken_groups = set(
+            locked.items.filter(calibration__isnull=False).values_list("calibration__group", flat=True)
+        )
+        if clash := sorted({row["group"] for row in rows} & taken_groups):
+            raise ApplicationError(
+                f"group: {', '.join(clash)} is already in this sample: give it another name"
+            )
         position = (locked.items.aggregate(n=Max("position"))["n"] or 0) + 1
         items = []
-        for offset, (form, text) in enumerate(sorted(variants.items())):
+        for offset, row in enumerate(rows):
             calibration = CalibrationItem.objects.create(
-                group=group.strip() or f"sample-{sample.id}-{position}",
-                form=form,
+                **{**row, "group": row["group"] or f"sample-{sample.id}-{position}"},
                 language=language,
-                question=question.strip(),
-                answer=text,
-                evidence=evidence,
                 created_by=created_by,
             )
             items.append(

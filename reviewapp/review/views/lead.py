@@ -12,7 +12,7 @@ from django.http import HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.utils import timezone
-from django.views.decorators.http import require_GET, require_http_methods
+from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from reviewapp.core import csv_cells
 from reviewapp.core.errors import ApplicationError
@@ -20,12 +20,14 @@ from reviewapp.core.roles import READERS_OF_RUNS, WRITERS, has_role, role_requir
 from reviewapp.models import AnswerCheck, Finding, Judgement, Role, Sample, SampleItem
 from reviewapp.review import queue
 from reviewapp.review import selectors as lead
+from reviewapp.review.calibration_patterns import PATTERNS
 from reviewapp.review.forms import DateRangeForm
 from reviewapp.review.services.adjudication import (
     Decision,
     DecisionConflict,
     adjudication_submit,
     calibration_add,
+    calibration_patterns_issue,
     decision_assessment,
     material_error_raised,
 )
@@ -447,6 +449,7 @@ def calibration_new(request, sample_id: int):
                         form: values.get(f"answer_{form}", "")
                         for form in ("short", "long", "paragraph", "table")
                     },
+                    parts=(values.get("answer_first_part", ""), values.get("answer_second_part", "")),
                     language=values.get("language", "en").strip() or "en",
                     created_by=request.user,
                 )
@@ -455,11 +458,51 @@ def calibration_new(request, sample_id: int):
             else:
                 messages.success(request, f"{len(items)} calibration items put into the sample.")
                 return redirect("sample-detail", sample_id=sample.id)
+    return _calibration_page(request, sample, errors=errors, values=values)
+
+
+@require_POST
+@role_required(*WRITERS)
+def calibration_patterns_new(request, sample_id: int):
+    sample = get_object_or_404(Sample, id=sample_id)
+    try:
+        items = calibration_patterns_issue(
+            sample=sample, keys=request.POST.getlist("pattern"), created_by=request.user
+        )
+    except ApplicationError as rejected:
+        return _calibration_page(request, sample, errors=rejected.errors, values={})
+    messages.success(request, f"{len(items)} calibration items put into the sample.")
+    return redirect("sample-detail", sample_id=sample.id)
+
+
+def _calibration_page(request, sample: Sample, *, errors: list[str], values):
     return render(
         request,
         "lead/calibration.html",
-        {"sample": sample, "errors": errors, "values": values, "can_write": has_role(request.user, *WRITERS)},
+        {
+            "sample": sample,
+            "errors": errors,
+            "values": values,
+            "patterns": PATTERNS,
+            "chosen": request.POST.getlist("pattern"),
+            "can_write": has_role(request.user, *WRITERS),
+        },
         status=400 if errors else 200,
+    )
+
+
+@require_GET
+@role_required(Role.LEAD, Role.ADMIN)
+def reader_consistency(request):
+    sample_id = _int(request.GET.get("sample"))
+    samples = Sample.objects.filter(id=sample_id) if sample_id else Sample.objects.all()
+    return render(
+        request,
+        "lead/consistency.html",
+        {
+            "readers": lead.reader_consistency(samples),
+            "sample": samples.first() if sample_id else None,
+        },
     )
 
 

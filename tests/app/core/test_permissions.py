@@ -91,7 +91,10 @@ PAGES: dict[str, dict[str, dict[str, int]]] = {
     "rubric-edit": {"GET": only(LEADS), "POST": only(LEADS, 400)},
     "sample-agreement": {"GET": only(READERS_OF_RUNS), "POST": NOT_ALLOWED},
     "calibration-new": {"GET": only(WRITERS), "POST": only(WRITERS, 400)},
+    # No pattern chosen is refused with its error (400).
+    "calibration-patterns-new": {"GET": NOT_ALLOWED, "POST": only(WRITERS, 400)},
     "lead-queue": {"GET": only(LEADS), "POST": NOT_ALLOWED},
+    "reader-consistency": {"GET": only(LEADS), "POST": NOT_ALLOWED},
     "adjudicate": {"GET": only(LEADS), "POST": only(LEADS, 400)},
     "register": {"GET": only(READERS_OF_RUNS), "POST": NOT_ALLOWED},
     "agreement": {"GET": only(READERS_OF_RUNS), "POST": NOT_ALLOWED},
