@@ -428,7 +428,8 @@ def calibration_new(request, sample_id: int):
         try:
             evidence = [
                 {
-                    "id": values.get("record_id", "").strip() or "CALIBRATION",
+                    # A neutral id: the reader sees it on the review screen.
+                    "id": values.get("record_id", "").strip() or "R1",
                     "label": values.get("record_label", "").strip(),
                     "values": [float(v) for v in values.get("record_values", "").split(",") if v.strip()],
                     "period": values.get("record_period", "").strip(),

@@ -121,6 +121,32 @@ class PatternIssueTests(LeadTestCase):
                 variants={"short": "x", "variant": "y"},
             )
 
+    def test_it_takes_two_parts_from_the_calibration_page(self):
+        self.client.login(username="lead", password=PASSWORD)
+        url = reverse("calibration-new", args=[self.sample.id])
+        form = {"group": "two-parts", "question": "q", "answer_first_part": "A.", "answer_second_part": "B."}
+        self.assertContains(
+            self.client.post(url, {**form, "answer_second_part": ""}),
+            "two parts in both orders: write both parts, or neither",
+            status_code=400,
+        )
+        self.assertRedirects(self.client.post(url, form), reverse("sample-detail", args=[self.sample.id]))
+        self.assertEqual(
+            list(
+                self.sample.items.filter(calibration__isnull=False).values_list(
+                    "calibration__form", "calibration__answer"
+                )
+            ),
+            [("ordered", "A.\n\nB."), ("swapped", "B.\n\nA.")],
+        )
+        # A record left without an id must not be named after what the item is.
+        item = self.sample.items.get(calibration__form="ordered")
+        self.client.login(username="reader_a", password=PASSWORD)
+        alias = Assignment.objects.get(item=item, reviewer=self.a).alias
+        page = self.client.get(reverse("review-item", args=[self.sample.id, alias]))
+        self.assertContains(page, "<h3><code>R1</code></h3>", html=True)
+        self.assertNotIn("calibration", page.content.decode().lower())
+
 
 class ReaderConsistencyTests(LeadTestCase):
     def setUp(self):
