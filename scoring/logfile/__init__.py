@@ -48,9 +48,9 @@ UTF-32 file from its first bytes.
 The package's parts, each importing only those listed before it:
 errors (LineError, LogFileError, ErrorCollector), fields (the field tables
 and the rules for values), lines (streaming lines and objects), header (the
-header and its RunPlan), attempts (AttemptBook), answers and questions (each
-line's checks and the readers of whole files). Everything is imported from
-``scoring.logfile`` itself.
+header and its RunPlan), followups (the multi-turn protocol), attempts
+(AttemptBook), answers and questions (each line's checks and the readers of
+whole files). Everything is imported from ``scoring.logfile`` itself.
 """
 
 from scoring.logfile.answers import answer_errors, check_answer_line, normalise_answer, read_answers
@@ -84,6 +84,12 @@ from scoring.logfile.fields import (
     question_id_problem,
     set_name_problem,
 )
+from scoring.logfile.followups import (
+    FOLLOW_UP_KINDS,
+    follow_up_counts,
+    follow_up_summary,
+    label_follow_ups,
+)
 from scoring.logfile.header import HEADER_MAX_BYTES, RunPlan, plan_from_header, read_header, read_plan
 from scoring.logfile.lines import (
     HEADER_FIELDS,
@@ -112,6 +118,7 @@ __all__ = [
     "COMBINED_FIELDS",
     "DEFAULT_REPETITIONS",
     "DEFAULT_TIMEOUT_S",
+    "FOLLOW_UP_KINDS",
     "HEADER_FIELDS",
     "HEADER_MAX_BYTES",
     "LABEL_MAX_LENGTH",
@@ -139,12 +146,15 @@ __all__ = [
     "answer_errors",
     "check_answer_line",
     "encoding_problem",
+    "follow_up_counts",
+    "follow_up_summary",
     "holds_nul",
     "is_combined_form",
     "is_header",
     "iter_lines",
     "iter_questions",
     "iter_raw_lines",
+    "label_follow_ups",
     "label_problem",
     "language_problem",
     "line_too_long",

@@ -26,6 +26,7 @@ from scoring.logfile.fields import (
     _type_error,
     question_id_problem,
 )
+from scoring.logfile.followups import follow_up_errors
 from scoring.logfile.header import read_plan
 from scoring.logfile.lines import LoggedLine, ProgressCallback, _decode, _records, parse_object
 from scoring.timing import timing_errors
@@ -90,6 +91,8 @@ def answer_errors(
     if reason is not None and type(reason) is not str:
         errors.append(LineError(number, "status_reason", _type_error("status_reason", str, reason)))
     errors.extend(LineError(number, field, message) for field, message in timing_errors(record, moments))
+    if "turns" in record or "follow_ups" in record:
+        errors.extend(LineError(number, field, message) for field, message in follow_up_errors(record))
     if errors:
         return errors
     # The usual id is short and printable: only an unusual one pays for the

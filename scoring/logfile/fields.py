@@ -61,6 +61,9 @@ QUESTION_OPTIONAL = {
     # Questions that share a passage or document name the same cluster: their
     # answers are not independent draws, and every interval counts them as one.
     "cluster": str,
+    # The follow-up every setup is sent when the question needs more from the
+    # user, and the turns allowed (scoring.logfile.followups).
+    "follow_up": dict,
 }
 
 # Fields that mark a log in the spec's combined form, which carries the

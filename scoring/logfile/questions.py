@@ -24,6 +24,7 @@ from scoring.logfile.fields import (
     language_problem,
     question_id_problem,
 )
+from scoring.logfile.followups import follow_up_declaration_problems
 from scoring.logfile.lines import _records, is_header, iter_lines, parse_object
 
 
@@ -50,6 +51,10 @@ def question_errors(number: int, record: dict, *, answer_checked: bool = False) 
             errors.append(LineError(number, name, _type_error(name, expected, value)))
     if errors:
         return errors
+    errors.extend(
+        LineError(number, field, problem)
+        for field, problem in follow_up_declaration_problems(record.get("follow_up"))
+    )
     if not answer_checked:
         if problem := question_id_problem(record["question_id"]):
             errors.append(LineError(number, "question_id", problem))
