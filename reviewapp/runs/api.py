@@ -13,7 +13,7 @@ from reviewapp.accounts.auth import TokenAuth
 from reviewapp.core.api import REFUSALS, UPLOAD_REFUSALS, DetailOut
 from reviewapp.core.errors import ApplicationError
 from reviewapp.models import Question, Run, Scoring
-from reviewapp.runs.selectors import run_clock, run_warnings, set_version_warnings
+from reviewapp.runs.selectors import run_clock, run_follow_up_counts, run_warnings, set_version_warnings
 from reviewapp.runs.services.imports import import_preview, import_receive, pending_store
 from reviewapp.runs.services.question_sets import set_version_upload
 from reviewapp.runs.services.runs import run_receive
@@ -60,6 +60,12 @@ class RunOut(Schema):
         "queue was unreachable at upload (the app sends it on once it is back)",
     )
     scorings: list[ScoringOut]
+    follow_ups: dict = Field(
+        default={"attempts": 0, "protocol": 0, "ad_hoc": 0, "resume": 0, "summary": ""},
+        description="the multi-turn protocol: how many attempts took follow-ups (attempts), and of them "
+        "how many took one by protocol, one ad hoc and one resume (an attempt may count in several), "
+        "with the line pages show (summary)",
+    )
     warnings: list[str] = Field(
         default=[],
         description="what the run's figures cannot show: a set version it is scored against holds no "
@@ -130,6 +136,7 @@ def _run_out(request, run: Run, *, duplicate: bool = False) -> dict:
             }
             for s in scorings
         ],
+        "follow_ups": run_follow_up_counts(run),
         "warnings": run_warnings(run),
     }
 

@@ -72,6 +72,9 @@ class Question(models.Model):
     # Questions sharing a passage or document name one cluster (scoring.logfile.fields).
     cluster = models.CharField(max_length=200, null=True, blank=True)
     split = models.CharField(max_length=10, choices=Split.choices, default=Split.TUNING)
+    # The one follow-up every setup is sent when the question needs more from
+    # the user, and the turns allowed: {"text", "max_turns"} (spec 004).
+    follow_up = models.JSONField(null=True, blank=True)
 
     class Meta:
         ordering = ("set_version", "id")
@@ -231,6 +234,12 @@ class Answer(models.Model):
     language = models.CharField(max_length=20)
     # False for an attempt without an answer: it declined nothing.
     declined = models.BooleanField()
+    # The multi-turn protocol (scoring.logfile.followups): the turns taken and
+    # each follow-up sent, labelled protocol, ad_hoc or resume against what
+    # the question declares, and what did not fit it.
+    turns = models.PositiveSmallIntegerField(default=1)
+    follow_ups = models.JSONField(default=list, blank=True)
+    follow_up_warnings = models.JSONField(default=list, blank=True)
     raw = models.TextField()
 
     class Meta:

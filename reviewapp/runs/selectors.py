@@ -5,8 +5,9 @@ from __future__ import annotations
 from django.utils import timezone
 
 from reviewapp.core.work import stale_before
-from reviewapp.models import Question, Run, SetVersion
+from reviewapp.models import Answer, Question, Run, SetVersion
 from scoring.declines import decline_warnings
+from scoring.logfile import FOLLOW_UP_LABELS, follow_up_counts, follow_up_summary
 from scoring.timing import clock_statement, clocks_note
 
 
@@ -52,3 +53,19 @@ def runs_clocks_note(runs) -> str | None:
     """A note when runs compared side by side state different clocks, or
     not every one states them (scoring.timing.clocks_note); None when alike."""
     return clocks_note([run_clock(run) for run in runs])
+
+
+def run_follow_up_counts(run: Run) -> dict:
+    """How many of the run's attempts took follow-ups, and of them how many
+    by protocol, ad hoc and resumed (scoring.logfile.follow_up_counts), with
+    the line every page, the API and the CLI show for it as "summary"."""
+    lists = Answer.objects.filter(run=run).exclude(follow_ups=[]).values_list("follow_ups", flat=True)
+    counts = follow_up_counts(lists.iterator())
+    return {**counts, "summary": follow_up_summary(counts)}
+
+
+def answer_follow_ups(answer: Answer) -> list[dict]:
+    """The attempt's follow-ups, in the order sent, each with the label of
+    its kind ("by protocol", "ad hoc", "resumed") and, when it was logged as
+    protocol but is not the declared one, "logged_kind"."""
+    return [{**item, "label": FOLLOW_UP_LABELS[item["kind"]]} for item in answer.follow_ups]

@@ -86,6 +86,7 @@ from scoring.logfile.fields import (
 )
 from scoring.logfile.followups import (
     FOLLOW_UP_KINDS,
+    FOLLOW_UP_LABELS,
     follow_up_counts,
     follow_up_summary,
     label_follow_ups,
@@ -119,6 +120,7 @@ __all__ = [
     "DEFAULT_REPETITIONS",
     "DEFAULT_TIMEOUT_S",
     "FOLLOW_UP_KINDS",
+    "FOLLOW_UP_LABELS",
     "HEADER_FIELDS",
     "HEADER_MAX_BYTES",
     "LABEL_MAX_LENGTH",

@@ -16,6 +16,8 @@ import json
 from collections.abc import Iterable
 
 FOLLOW_UP_KINDS = ("protocol", "ad_hoc", "resume")
+# How each kind is labelled wherever an attempt is shown.
+FOLLOW_UP_LABELS = {"protocol": "by protocol", "ad_hoc": "ad hoc", "resume": "resumed"}
 # More turns than this is a slip (a count of seconds or tokens), not a plan.
 MAX_TURNS = 20
 FOLLOW_UP_TEXT_MAX_LENGTH = 2000
@@ -151,7 +153,6 @@ def follow_up_counts(follow_up_lists: Iterable[list[dict]]) -> dict[str, int]:
 def follow_up_summary(counts: dict[str, int]) -> str:
     """The line pages and the CLI show for ``follow_up_counts``."""
     attempts = counts["attempts"]
-    return (
-        f"{attempts} attempt{'' if attempts == 1 else 's'} took follow-ups: "
-        f"{counts['protocol']} by protocol, {counts['ad_hoc']} ad hoc, {counts['resume']} resumed"
+    return f"{attempts} attempt{'' if attempts == 1 else 's'} took follow-ups: " + ", ".join(
+        f"{counts[kind]} {label}" for kind, label in FOLLOW_UP_LABELS.items()
     )

@@ -227,10 +227,28 @@ def run_ingest(*, run_id: int) -> Run | None:
                 repetitions=plan.repetitions,
                 question_ids=run.set_version.questions.values_list("question_id", flat=True).iterator(),
             )
+            # The follow-up each question declares, to label each attempt's by.
+            declared = dict(
+                run.set_version.questions.filter(follow_up__isnull=False).values_list(
+                    "question_id", "follow_up"
+                )
+            )
             count = insert_rows(
                 Answer,
-                ("run_id", "line_number", "question_id", "attempt", "status", "language", "declined", "raw"),
-                _answer_rows(run, seen, collector, repeats_a_run=plan.repeats is not None),
+                (
+                    "run_id",
+                    "line_number",
+                    "question_id",
+                    "attempt",
+                    "status",
+                    "language",
+                    "declined",
+                    "turns",
+                    "follow_ups",
+                    "follow_up_warnings",
+                    "raw",
+                ),
+                _answer_rows(run, seen, collector, declared, repeats_a_run=plan.repeats is not None),
             )
             if not count and not collector.total:
                 collector.add([logfile.LineError(1, None, "the file holds no answers")])
@@ -285,10 +303,13 @@ def run_ingest(*, run_id: int) -> Run | None:
     return run
 
 
-def _answer_rows(run: Run, seen: logfile.AttemptBook, collector, *, repeats_a_run: bool) -> Iterator[tuple]:
+def _answer_rows(
+    run: Run, seen: logfile.AttemptBook, collector, declared: dict[str, dict], *, repeats_a_run: bool
+) -> Iterator[tuple]:
     """Rows for the answers table, one per attempt, validating as they go;
     after the first bad line nothing more is yielded, but every line is still
-    checked, and at the end each question's attempts for gaps."""
+    checked, and at the end each question's attempts for gaps. Follow-ups
+    are labelled against the one ``declared`` for their question."""
     size = max(run.size_bytes, 1)
     limit = settings.MAX_ANSWER_BYTES
     with open(run.file_path, "rb") as stream:
@@ -306,6 +327,9 @@ def _answer_rows(run: Run, seen: logfile.AttemptBook, collector, *, repeats_a_ru
             if errors:
                 collector.add(errors)
             elif not collector.total:
+                turns, follow_ups, warnings = logfile.label_follow_ups(
+                    record, declared.get(record["question_id"])
+                )
                 yield (
                     run.id,
                     number,
@@ -315,6 +339,9 @@ def _answer_rows(run: Run, seen: logfile.AttemptBook, collector, *, repeats_a_ru
                     record["language"],
                     # An attempt without an answer may leave declined out.
                     record.get("declined") is True,
+                    turns,
+                    follow_ups,
+                    warnings,
                     raw.decode("utf-8").removeprefix("\ufeff").rstrip("\r\n"),
                 )
     collector.add(seen.gap_errors())

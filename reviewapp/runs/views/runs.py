@@ -17,7 +17,13 @@ from reviewapp.core.roles import READERS_OF_RUNS, WRITERS, has_role, role_requir
 from reviewapp.core.uploads import limit_text
 from reviewapp.models import Answer, Finding, Run, Scoring, SetVersion
 from reviewapp.runs.forms import RescoreForm, RunExcludeForm, RunUploadForm, SealedOpenForm
-from reviewapp.runs.selectors import run_clock_statement, run_is_stuck, run_warnings
+from reviewapp.runs.selectors import (
+    answer_follow_ups,
+    run_clock_statement,
+    run_follow_up_counts,
+    run_is_stuck,
+    run_warnings,
+)
 from reviewapp.runs.services.imports import (
     RUN_LOG,
     AlreadyImported,
@@ -211,6 +217,7 @@ def run_detail(request, run_id: int):
         "progress": selectors.run_progress(run),
         "run_stuck": run_is_stuck(run),
         "warnings": run_warnings(run),
+        "follow_ups": run_follow_up_counts(run),
         "stale_minutes": settings.WORK_STALE_SECONDS // 60,
         "scorings": scorings,
         "chosen": chosen,
@@ -407,6 +414,7 @@ def answer_detail(request, run_id: int, answer_id: int):
             "answer": answer,
             "run": answer.run,
             "record": record,
+            "follow_ups": answer_follow_ups(answer),
             "evidence": selectors.answer_evidence(record, language=answer.language),
             "question": question,
             "expected_values": [
