@@ -19,7 +19,15 @@ from pathlib import Path
 
 from scoring import timing
 from scoring.declines import decline_warnings
-from scoring.logfile import BEHAVIOURS, ErrorCollector, LogFileError, is_combined_form, iter_questions
+from scoring.logfile import (
+    BEHAVIOURS,
+    ErrorCollector,
+    LogFileError,
+    declared_follow_ups,
+    is_combined_form,
+    iter_questions,
+    log_follow_up_counts,
+)
 from scoring.measures import (
     FAILURE_MEASURES,
     MEASURE_LABELS,
@@ -319,11 +327,16 @@ def main(argv: list[str] | None = None) -> int:
             )
         except LogFileError as error:
             return _report(source, error)
+        follow_ups = log_follow_up_counts(args.run, declared_follow_ups(args.questions or args.run))
         findings.seek(0)
         text = io.TextIOWrapper(findings, encoding="utf-8")
         if args.json:
             head, tail = json.dumps(
-                {**with_intervals(scores, method=args.interval), "findings": _FINDINGS},
+                {
+                    **with_intervals(scores, method=args.interval),
+                    "follow_ups": follow_ups,
+                    "findings": _FINDINGS,
+                },
                 ensure_ascii=False,
                 indent=2,
             ).split(json.dumps(_FINDINGS))
@@ -337,6 +350,8 @@ def main(argv: list[str] | None = None) -> int:
             sys.stdout.write(tail + "\n")
         else:
             sys.stdout.write(format_table(scores, method=args.interval) + "\n")
+            if follow_ups["attempts"]:
+                sys.stdout.write(f"\n{follow_ups['summary']}\n")
             _copy(text)
         text.detach()
     return 0

@@ -87,9 +87,11 @@ from scoring.logfile.fields import (
 from scoring.logfile.followups import (
     FOLLOW_UP_KINDS,
     FOLLOW_UP_LABELS,
+    declared_follow_ups,
     follow_up_counts,
     follow_up_summary,
     label_follow_ups,
+    log_follow_up_counts,
 )
 from scoring.logfile.header import HEADER_MAX_BYTES, RunPlan, plan_from_header, read_header, read_plan
 from scoring.logfile.lines import (
@@ -147,6 +149,7 @@ __all__ = [
     "_decode",
     "answer_errors",
     "check_answer_line",
+    "declared_follow_ups",
     "encoding_problem",
     "follow_up_counts",
     "follow_up_summary",
@@ -160,6 +163,7 @@ __all__ = [
     "label_problem",
     "language_problem",
     "line_too_long",
+    "log_follow_up_counts",
     "normalise_answer",
     "normalise_question",
     "parse_object",

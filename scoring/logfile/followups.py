@@ -14,6 +14,9 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable
+from pathlib import Path
+
+from scoring.logfile.lines import iter_raw_lines
 
 FOLLOW_UP_KINDS = ("protocol", "ad_hoc", "resume")
 # How each kind is labelled wherever an attempt is shown.
@@ -156,3 +159,32 @@ def follow_up_summary(counts: dict[str, int]) -> str:
     return f"{attempts} attempt{'' if attempts == 1 else 's'} took follow-ups: " + ", ".join(
         f"{counts[kind]} {label}" for kind, label in FOLLOW_UP_LABELS.items()
     )
+
+
+def declared_follow_ups(path: Path) -> dict[str, dict]:
+    """The follow-up each question of a question-set file (or a log in the
+    combined form) declares, by question id; read after the file was found
+    valid, so only the lines that name one are parsed."""
+    declared = {}
+    with open(path, "rb") as stream:
+        for _, raw, _, _ in iter_raw_lines(stream):
+            if b'"follow_up"' in raw:
+                record = json.loads(raw)
+                if type(record.get("follow_up")) is dict:
+                    declared[record["question_id"]] = record["follow_up"]
+    return declared
+
+
+def log_follow_up_counts(path: Path, declared: dict[str, dict]) -> dict:
+    """follow_up_counts of a valid run log, each attempt's follow-ups
+    labelled against the one its question ``declared``, with the line shown
+    for it as "summary"."""
+    lists = []
+    with open(path, "rb") as stream:
+        for _, raw, _, _ in iter_raw_lines(stream):
+            if b'"follow_ups"' in raw:
+                record = json.loads(raw)
+                if "question_id" in record:
+                    lists.append(label_follow_ups(record, declared.get(record["question_id"]))[1])
+    counts = follow_up_counts(lists)
+    return {**counts, "summary": follow_up_summary(counts)}

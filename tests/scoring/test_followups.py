@@ -2,6 +2,7 @@ import json
 
 import pytest
 
+from scoring.__main__ import main
 from scoring.logfile import (
     LineError,
     LogFileError,
@@ -154,3 +155,48 @@ def test_it_counts_attempts_by_the_kinds_of_follow_up_they_took():
     assert follow_up_summary(follow_up_counts([[resume]])) == (
         "1 attempt took follow-ups: 0 by protocol, 0 ad hoc, 1 resumed"
     )
+
+
+def cli_files(tmp_path):
+    questions = write(
+        tmp_path,
+        {**QUESTION, "follow_up": DECLARED},
+        {**QUESTION, "question_id": "a02"},
+        {**QUESTION, "question_id": "a03"},
+        name="questions.jsonl",
+    )
+    run = write(
+        tmp_path,
+        {**ANSWER, "follow_ups": [{"text": DECLARED["text"], "kind": "protocol"}]},
+        {**ANSWER, "question_id": "a02", "follow_ups": [{"text": DECLARED["text"], "kind": "protocol"}]},
+        {**ANSWER, "question_id": "a03", "turns": 3, "follow_ups": [{"text": "Go on.", "kind": "resume"}]},
+        name="run.jsonl",
+    )
+    return run, questions
+
+
+def test_the_cli_prints_the_follow_up_counts(tmp_path, capsys):
+    run, questions = cli_files(tmp_path)
+    assert main([str(run), "--questions", str(questions)]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    # a02 declares no follow-up: its "protocol" one is counted ad hoc.
+    assert "3 attempts took follow-ups: 1 by protocol, 1 ad hoc, 1 resumed" in lines
+
+
+def test_the_cli_gives_the_follow_up_counts_in_json(tmp_path, capsys):
+    run, questions = cli_files(tmp_path)
+    assert main([str(run), "--questions", str(questions), "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["follow_ups"] == {
+        "attempts": 3,
+        "protocol": 1,
+        "ad_hoc": 1,
+        "resume": 1,
+        "summary": "3 attempts took follow-ups: 1 by protocol, 1 ad hoc, 1 resumed",
+    }
+
+
+def test_the_cli_prints_no_follow_up_line_for_a_run_without_any(tmp_path, capsys):
+    _, questions = cli_files(tmp_path)
+    run = write(tmp_path, ANSWER, name="plain.jsonl")
+    assert main([str(run), "--questions", str(questions)]) == 0
+    assert "took follow-ups" not in capsys.readouterr().out
