@@ -5,7 +5,8 @@ labelled as such.
 
 A question line may declare ``follow_up``: {"text": ..., "max_turns": n},
 the follow-up every setup is sent when it asks for more, and how many turns
-an attempt may take in all. An answer line may record ``turns`` (how many
+an attempt may take in all; a question set's header may declare one for
+every question that declares none of its own. An answer line may record ``turns`` (how many
 turns the attempt took; one more than its follow-ups unless stated) and
 ``follow_ups``: [{"text": ..., "kind": "protocol" | "ad_hoc" | "resume"}].
 """
@@ -163,28 +164,31 @@ def follow_up_summary(counts: dict[str, int]) -> str:
 
 def declared_follow_ups(path: Path) -> dict[str, dict]:
     """The follow-up each question of a question-set file (or a log in the
-    combined form) declares, by question id; read after the file was found
-    valid, so only the lines that name one are parsed."""
+    combined form) declares, by question id, and the set's own (its
+    header's) under None; read after the file was found valid, so only the
+    lines that name one are parsed."""
     declared = {}
     with open(path, "rb") as stream:
         for _, raw, _, _ in iter_raw_lines(stream):
             if b'"follow_up"' in raw:
                 record = json.loads(raw)
                 if type(record.get("follow_up")) is dict:
-                    declared[record["question_id"]] = record["follow_up"]
+                    declared[record.get("question_id")] = record["follow_up"]
     return declared
 
 
 def log_follow_up_counts(path: Path, declared: dict[str, dict]) -> dict:
     """follow_up_counts of a valid run log, each attempt's follow-ups
-    labelled against the one its question ``declared``, with the line shown
-    for it as "summary"."""
+    labelled against the one its question ``declared`` (or else the set's,
+    under None), with the line shown for it as "summary"."""
     lists = []
     with open(path, "rb") as stream:
         for _, raw, _, _ in iter_raw_lines(stream):
             if b'"follow_ups"' in raw:
                 record = json.loads(raw)
                 if "question_id" in record:
-                    lists.append(label_follow_ups(record, declared.get(record["question_id"]))[1])
+                    lists.append(
+                        label_follow_ups(record, declared.get(record["question_id"], declared.get(None)))[1]
+                    )
     counts = follow_up_counts(lists)
     return {**counts, "summary": follow_up_summary(counts)}

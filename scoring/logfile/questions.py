@@ -25,6 +25,7 @@ from scoring.logfile.fields import (
     question_id_problem,
 )
 from scoring.logfile.followups import follow_up_declaration_problems
+from scoring.logfile.header import _header_line
 from scoring.logfile.lines import _records, is_header, iter_lines, parse_object
 
 
@@ -98,8 +99,15 @@ def iter_questions(
     path: Path, collector: ErrorCollector, *, max_line_bytes: int | None = None
 ) -> Iterator[dict]:
     """Yield every valid question of a question-set file, normalised; bad
-    lines, lines over ``max_line_bytes`` and repeated ids go to ``collector``."""
+    lines, lines over ``max_line_bytes`` and repeated ids go to ``collector``.
+    A ``follow_up`` in the header is the set's: each question that declares
+    none of its own is given it."""
     first_seen: dict[str, int] = {}
+    header_number, header = _header_line(path)
+    set_follow_up = header.get("follow_up")
+    if problems := follow_up_declaration_problems(set_follow_up):
+        collector.add([LineError(header_number, field, problem) for field, problem in problems])
+        set_follow_up = None
     for logged in _records(path, collector, max_line_bytes=max_line_bytes):
         number, record = logged.line, logged.record
         errors = question_errors(number, record)
@@ -116,7 +124,10 @@ def iter_questions(
             first_seen.setdefault(question_id, number)
         collector.add(errors)
         if not errors:
-            yield normalise_question(record)
+            question = normalise_question(record)
+            if question["follow_up"] is None:
+                question["follow_up"] = set_follow_up
+            yield question
     if not first_seen and not collector.total:
         collector.add([LineError(1, None, "the file holds no questions")])
 

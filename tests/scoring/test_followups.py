@@ -200,3 +200,42 @@ def test_the_cli_prints_no_follow_up_line_for_a_run_without_any(tmp_path, capsys
     run = write(tmp_path, ANSWER, name="plain.jsonl")
     assert main([str(run), "--questions", str(questions)]) == 0
     assert "took follow-ups" not in capsys.readouterr().out
+
+
+SET_WIDE = {"text": "Use the latest figures.", "max_turns": 3}
+
+
+def test_a_follow_up_in_the_header_is_the_sets_for_each_question_without_its_own(tmp_path):
+    path = write(
+        tmp_path,
+        {"set_version": "fu-2", "follow_up": SET_WIDE},
+        {**QUESTION, "follow_up": DECLARED},
+        {**QUESTION, "question_id": "a02"},
+    )
+    assert [question["follow_up"] for question in read_questions(path)] == [DECLARED, SET_WIDE]
+
+
+def test_a_bad_follow_up_in_the_header_names_the_header_line_and_field(tmp_path):
+    path = write(tmp_path, {"set_version": "fu-2", "follow_up": {"text": "", "max_turns": 3}}, QUESTION)
+    assert errors_of(read_questions, path) == [LineError(1, "follow_up.text", "empty")]
+
+
+def test_the_cli_labels_follow_ups_against_the_sets_own_protocol(tmp_path, capsys):
+    questions = write(
+        tmp_path,
+        {"set_version": "fu-2", "follow_up": SET_WIDE},
+        QUESTION,
+        {**QUESTION, "question_id": "a02", "follow_up": DECLARED},
+        name="questions.jsonl",
+    )
+    run = write(
+        tmp_path,
+        {**ANSWER, "follow_ups": [{"text": SET_WIDE["text"], "kind": "protocol"}]},
+        {**ANSWER, "question_id": "a02", "follow_ups": [{"text": SET_WIDE["text"], "kind": "protocol"}]},
+        name="run.jsonl",
+    )
+    assert main([str(run), "--questions", str(questions)]) == 0
+    assert (
+        "2 attempts took follow-ups: 1 by protocol, 1 ad hoc, 0 resumed"
+        in capsys.readouterr().out.splitlines()
+    )

@@ -153,3 +153,13 @@ class BadFollowUpDeclarationTests(BaseTestCase):
             ],
         )
         self.assertFalse(SetVersion.objects.filter(version="fu-bad").exists())
+
+
+class SetWideFollowUpTests(BaseTestCase):
+    def test_a_header_follow_up_is_stored_on_each_question_without_its_own(self):
+        set_wide = {"text": "Use the latest figures.", "max_turns": 3}
+        header = {"set_version": "fu-2", "follow_up": set_wide}
+        questions = [{**QUESTIONS[0], "follow_up": DECLARED}, QUESTIONS[1]]
+        set_version = set_version_upload(upload=jsonl(header, *questions, name="questions_set-fu-2.jsonl"))
+        stored = dict(set_version.questions.values_list("question_id", "follow_up"))
+        self.assertEqual(stored, {"q1": DECLARED, "q2": set_wide})
