@@ -12,8 +12,14 @@ from ninja.files import UploadedFile
 from reviewapp.accounts.auth import TokenAuth
 from reviewapp.core.api import REFUSALS, UPLOAD_REFUSALS, DetailOut
 from reviewapp.core.errors import ApplicationError
-from reviewapp.models import Question, Run, Scoring
-from reviewapp.runs.selectors import run_clock, run_follow_up_counts, run_warnings, set_version_warnings
+from reviewapp.models import Answer, Question, Run, Scoring
+from reviewapp.runs.selectors import (
+    answer_follow_ups,
+    run_clock,
+    run_follow_up_counts,
+    run_warnings,
+    set_version_warnings,
+)
 from reviewapp.runs.services.imports import import_preview, import_receive, pending_store
 from reviewapp.runs.services.question_sets import set_version_upload
 from reviewapp.runs.services.runs import run_receive
@@ -71,6 +77,24 @@ class RunOut(Schema):
         description="what the run's figures cannot show: a set version it is scored against holds no "
         "question expecting a decline, so refusal accuracy cannot tell an assistant that answers "
         "everything from a careful one",
+    )
+
+
+class AnswerOut(Schema):
+    id: int
+    question_id: str
+    attempt: int
+    status: str
+    line_number: int
+    turns: int = Field(default=1, description="the turns the attempt took (the multi-turn protocol)")
+    follow_ups: list[dict] = Field(
+        default=[],
+        description="each follow-up sent, in order: text, kind (protocol, ad_hoc or resume) and label; "
+        "logged_kind protocol when it was logged as protocol but is not the one the set declares",
+    )
+    follow_up_warnings: list[str] = Field(
+        default=[],
+        description="what did not fit the declared protocol: an ad hoc relabelling, turns over the max",
     )
 
 
@@ -322,6 +346,26 @@ def import_run(
 def get_run(request, run_id: int):
     run = get_object_or_404(Run.objects.select_related("assistant_version", "set_version"), id=run_id)
     return _run_out(request, run)
+
+
+@router.get(
+    "/runs/{run_id}/answers/{answer_id}",
+    response={200: AnswerOut, 404: DetailOut, **REFUSALS},
+    summary="One attempt of a run, with its turns and follow-ups",
+    auth=TokenAuth("runs:read"),
+)
+def get_answer(request, run_id: int, answer_id: int):
+    answer = get_object_or_404(Answer, id=answer_id, run_id=run_id)
+    return {
+        "id": answer.id,
+        "question_id": answer.question_id,
+        "attempt": answer.attempt,
+        "status": answer.status,
+        "line_number": answer.line_number,
+        "turns": answer.turns,
+        "follow_ups": answer_follow_ups(answer),
+        "follow_up_warnings": answer.follow_up_warnings,
+    }
 
 
 @router.post(

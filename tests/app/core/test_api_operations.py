@@ -11,6 +11,7 @@ OPERATIONS = [
     ("GET /api/judge-runs/{judge_run_id}/verdicts", "reviewapp_api_judge_run_verdicts"),
     ("GET /api/judges/{judge_id}/validation", "reviewapp_api_judge_validation_tables"),
     ("GET /api/runs/{run_id}", "reviewapp_api_get_run"),
+    ("GET /api/runs/{run_id}/answers/{answer_id}", "reviewapp_api_get_answer"),
     ("POST /api/check", "reviewapp_api_check_answers"),
     ("POST /api/imports", "reviewapp_api_import_run"),
     ("POST /api/judge-runs", "reviewapp_api_create_judge_run"),

@@ -169,6 +169,7 @@ OPERATIONS: dict[str, dict[str, int]] = {
     "reviewapp_api_upload_question_set": only(WRITERS, 422),
     "reviewapp_api_import_run": only(WRITERS, 422),
     "reviewapp_api_get_run": only(READERS_OF_RUNS),
+    "reviewapp_api_get_answer": only(READERS_OF_RUNS),
     # One run against itself: the gate cannot show the candidate safe (409).
     "reviewapp_api_release_gate": only(READERS_OF_RUNS, 409),
     # An empty form is not the JSON body the operation reads (400).

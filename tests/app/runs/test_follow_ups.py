@@ -124,9 +124,40 @@ class FollowUpTests(BaseTestCase):
         response = self.client.get(reverse("answer-detail", args=[self.run_obj.id, self.answer("q4").id]))
         self.assertNotContains(response, "<h3>Turns</h3>")
 
-    def test_the_api_carries_the_counts(self):
+    def api_get(self, path: str):
         _, key = ApiToken.issue(user=self.lead, name="ci")
-        body = self.client.get(f"/api/runs/{self.run_obj.id}", HTTP_AUTHORIZATION=f"Bearer {key}").json()
+        return self.client.get(path, HTTP_AUTHORIZATION=f"Bearer {key}")
+
+    def test_the_api_carries_an_attempts_turns_and_labelled_follow_ups(self):
+        answer = self.answer("q2")
+        body = self.api_get(f"/api/runs/{self.run_obj.id}/answers/{answer.id}").json()
+        self.assertEqual(
+            body,
+            {
+                "id": answer.id,
+                "question_id": "q2",
+                "attempt": 1,
+                "status": "ok",
+                "line_number": 3,
+                "turns": 2,
+                "follow_ups": [
+                    {"text": "Say 2023.", "kind": "ad_hoc", "logged_kind": "protocol", "label": "ad hoc"}
+                ],
+                "follow_up_warnings": [
+                    "follow_ups[0] is logged as protocol, but its text is not the one the set declares: "
+                    "counted as ad hoc"
+                ],
+            },
+        )
+
+    def test_the_api_answer_of_another_run_is_not_found(self):
+        answer = self.answer("q2")
+        self.assertEqual(
+            self.api_get(f"/api/runs/{self.run_obj.id + 1}/answers/{answer.id}").status_code, 404
+        )
+
+    def test_the_api_carries_the_counts(self):
+        body = self.api_get(f"/api/runs/{self.run_obj.id}").json()
         self.assertEqual(
             body["follow_ups"],
             {
