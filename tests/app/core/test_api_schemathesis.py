@@ -77,6 +77,7 @@ def test_it_documents_each_refusal(client, db):
     assert documented == {
         ("POST", "/api/runs"): {"200", "201", "400", "401", "403", "411", "413", "422"},
         ("GET", "/api/runs/{run_id}"): {"200", "401", "403", "404", "422"},
+        ("GET", "/api/runs/{run_id}/answers/{answer_id}"): {"200", "401", "403", "404", "422"},
         ("POST", "/api/question-sets"): {"201", "400", "401", "403", "411", "413", "422"},
         ("POST", "/api/imports"): {"200", "201", "400", "401", "403", "411", "413", "422"},
         ("GET", "/api/gate"): {"200", "401", "403", "409", "422"},
