@@ -64,6 +64,21 @@ def run_follow_up_counts(run: Run) -> dict:
     return {**counts, "summary": follow_up_summary(counts)}
 
 
+def answers_off_protocol(answer_ids) -> dict[int, list[str]]:
+    """For each of ``answer_ids`` that took a follow-up outside the protocol,
+    the labels of those it took ("ad hoc", "resumed"), so that a list of
+    attempts says so beside each."""
+    rows = Answer.objects.filter(id__in=answer_ids).exclude(follow_ups=[]).values_list("id", "follow_ups")
+    labels = {}
+    for answer_id, follow_ups in rows:
+        kinds = {item["kind"] for item in follow_ups}
+        if shown := [
+            label for kind, label in FOLLOW_UP_LABELS.items() if kind != "protocol" and kind in kinds
+        ]:
+            labels[answer_id] = shown
+    return labels
+
+
 def answer_follow_ups(answer: Answer) -> list[dict]:
     """The attempt's follow-ups, in the order sent, each with the label of
     its kind ("by protocol", "ad hoc", "resumed") and, when it was logged as

@@ -19,6 +19,7 @@ from reviewapp.models import Answer, Finding, Run, Scoring, SetVersion
 from reviewapp.runs.forms import RescoreForm, RunExcludeForm, RunUploadForm, SealedOpenForm
 from reviewapp.runs.selectors import (
     answer_follow_ups,
+    answers_off_protocol,
     run_clock_statement,
     run_follow_up_counts,
     run_is_stuck,
@@ -259,8 +260,11 @@ def run_detail(request, run_id: int):
         language = request.GET.get("language", "")
         question = request.GET.get("question", "").strip()
         findings = selectors.findings_page(chosen, kind=kind, language=language, question=question)
+        page = Paginator(findings, 50).get_page(request.GET.get("page"))
+        off_protocol = context["follow_ups"]["ad_hoc"] or context["follow_ups"]["resume"]
         context.update(
-            findings=Paginator(findings, 50).get_page(request.GET.get("page")),
+            findings=page,
+            off_protocol=answers_off_protocol([f.answer_id for f in page]) if off_protocol else {},
             kinds=selectors.finding_kinds(chosen),
             languages=selectors.scoring_languages(chosen),
             kind=kind,

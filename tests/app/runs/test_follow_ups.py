@@ -23,7 +23,8 @@ def line(question_id: str, **fields) -> dict:
         "language": "en",
         "retrieved_ids": [],
         "retrieved_values": [],
-        "answer": "It was 1.",
+        # 7 is neither retrieved nor expected: each answer has a finding to list.
+        "answer": "It was 7.",
         "cited_ids": [],
         "declined": False,
         **fields,
@@ -104,6 +105,25 @@ class FollowUpTests(BaseTestCase):
             response,
             '<p class="follow-ups">3 attempts took follow-ups: 1 by protocol, 1 ad hoc, 1 resumed</p>',
         )
+
+    def test_the_run_pages_findings_label_the_attempts_that_left_the_protocol(self):
+        response = self.client.get(self.run_obj.get_absolute_url())
+        rows = [
+            row
+            for row in response.content.decode().split("<tr>")
+            if "answer-detail" in row or "answer →" in row
+        ]
+        labelled = {
+            question_id: [
+                label
+                for label in ("ad hoc", "resumed")
+                if f'<span class="tag follow-up">{label}</span>' in row
+            ]
+            for row in rows
+            for question_id in ("q1", "q2", "q3", "q4")
+            if f"<code>{question_id}</code>" in row
+        }
+        self.assertEqual(labelled, {"q1": [], "q2": ["ad hoc"], "q3": ["resumed"], "q4": []})
 
     def test_the_answer_page_labels_each_follow_up_and_the_turns(self):
         url = reverse("answer-detail", args=[self.run_obj.id, self.answer("q2").id])
