@@ -13,7 +13,7 @@ from django.views.decorators.http import require_GET
 from reviewapp.core import csv_cells
 from reviewapp.core.roles import READERS_OF_RUNS, role_required
 from reviewapp.models import AssistantVersion, Judgement, Run, Sample, Scoring, SetVersion
-from reviewapp.runs.selectors import runs_clocks_note
+from reviewapp.runs.selectors import runs_clocks_note, runs_reply_policies_note
 from reviewapp.scorings import exports
 from reviewapp.scorings.selectors import FINDINGS_EXPORT_FIELDS, findings_export, scores_as_dict
 from reviewapp.versions import charts as manager_reads
@@ -234,6 +234,7 @@ def compare(request):
             "candidate_record": candidate,
             "interval_method": NEWCOMBE_METHOD,
             "clocks_note": runs_clocks_note([*baseline.used_runs, *candidate.used_runs]),
+            "reply_policies_note": runs_reply_policies_note([*baseline.used_runs, *candidate.used_runs]),
         },
     )
 
