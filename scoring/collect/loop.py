@@ -3,6 +3,7 @@ run log written as it goes, in set order, always as a valid prefix."""
 
 from __future__ import annotations
 
+import functools
 import json
 import queue
 import signal
@@ -336,50 +337,25 @@ class _Collection:
 
     def _attempt(self, index: int, job: _Job, submitted: datetime, cancelled: threading.Event) -> None:
         call_started = max(_now(), submitted)
+        logged = functools.partial(
+            _line, job.question, job.attempt, submitted=submitted, call_started=call_started
+        )
         try:
             reply = self.assistant.ask(
                 job.question, attempt=job.attempt, timeout_s=self.timeout_s, cancelled=cancelled
             )
         except AttemptFailed as failure:
-            line = _line(
-                job.question,
-                job.attempt,
-                status=failure.status,
-                submitted=submitted,
-                call_started=call_started,
-                stopped=max(_now(), submitted),
-                reason=failure.reason,
-            )
+            line = logged(status=failure.status, stopped=max(_now(), submitted), reason=failure.reason)
         except Exception as error:  # one attempt's failure must not end the run
-            line = _line(
-                job.question,
-                job.attempt,
-                status="error",
-                submitted=submitted,
-                call_started=call_started,
-                stopped=max(_now(), submitted),
-                reason=f"{type(error).__name__}: {error}",
+            line = logged(
+                status="error", stopped=max(_now(), submitted), reason=f"{type(error).__name__}: {error}"
             )
         else:
             received = max(_now(), submitted)
-            line = _line(
-                job.question,
-                job.attempt,
-                status="ok",
-                submitted=submitted,
-                call_started=call_started,
-                received=received,
-                reply=reply,
-            )
+            line = logged(status="ok", received=received, reply=reply)
             if problem := _line_problem(line, repetitions=self.repetitions):
-                line = _line(
-                    job.question,
-                    job.attempt,
-                    status="error",
-                    submitted=submitted,
-                    call_started=call_started,
-                    stopped=received,
-                    reason=f"the reply cannot be logged: {problem}",
+                line = logged(
+                    status="error", stopped=received, reason=f"the reply cannot be logged: {problem}"
                 )
         self.results.put((index, line))
 

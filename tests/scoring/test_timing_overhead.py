@@ -19,6 +19,7 @@ from scoring.timing import (
     timing_errors,
     timing_summary,
 )
+from tests.scoring.test_cli import timed_line
 
 
 def at(seconds: float) -> str:
@@ -148,22 +149,9 @@ def test_it_names_each_bad_overhead_event():
     ]
 
 
-def answer_line(question_id: str, **fields) -> dict:
-    return {
-        "question_id": question_id,
-        "language": "en",
-        "answer": "done",
-        "retrieved_ids": [],
-        "retrieved_values": [],
-        "cited_ids": [],
-        "declined": False,
-        **fields,
-    }
-
-
 def test_the_reader_names_the_line_and_field_of_a_bad_overhead_event(tmp_path):
     path = tmp_path / "run.jsonl"
-    lines = [answer_line("q1", **LINES[0]), answer_line("q2", overhead=[event("card_assembly", 3, 2)])]
+    lines = [timed_line("q1", **LINES[0]), timed_line("q2", overhead=[event("card_assembly", 3, 2)])]
     path.write_text("\n".join(json.dumps(line) for line in lines) + "\n")
     with pytest.raises(LogFileError) as caught:
         list(read_answers(path))
@@ -203,17 +191,13 @@ def test_runs_called_with_different_reply_policies_get_a_note():
     )
 
 
-def combined(question_id: str, **fields) -> dict:
-    return {**answer_line(question_id, **fields), "expected_behaviour": "answer", "expected_values": []}
-
-
 @pytest.mark.parametrize("exclude", [False, True])
 def test_the_cli_prints_e2e_as_chosen_and_the_overhead_apart(tmp_path, capsys, exclude):
     from scoring import synthetic
 
     run = tmp_path / "answers_run_x-1_set-demo-1.0.jsonl"
     header = {"reply_policy": "channel", **({"exclude_overhead": True} if exclude else {})}
-    synthetic.write_jsonl(run, [combined(f"q{i}", **line) for i, line in enumerate(LINES)], header=header)
+    synthetic.write_jsonl(run, [timed_line(f"q{i}", **line) for i, line in enumerate(LINES)], header=header)
     assert main([str(run)]) == 0
     printed = capsys.readouterr().out
     assert "  reply policy: channel\n" in printed
