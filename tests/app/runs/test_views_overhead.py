@@ -153,3 +153,16 @@ class RunOverheadTests(UploadTestCase):
         body = self.client.get(f"/api/runs/{run.id}", **auth).json()
         self.assertEqual((body["overhead"]["excluded"], body["overhead"]["chosen_by"]), (True, "lead"))
         self.assertEqual(body["scorings"][0]["e2e"]["all"]["by_source"]["timestamps"]["p50"], 7.5)
+
+    def test_the_scores_export_gives_e2e_as_chosen(self):
+        run = self.upload()
+        scoring = run.scorings.get()
+        url = reverse("export-scores", args=[run.id, scoring.id, "csv"])
+
+        def e2e_row() -> list[str]:
+            rows = self.client.get(url).content.decode().splitlines()
+            return [row for row in rows if ",all,e2e from timestamps," in row]
+
+        self.assertEqual(e2e_row(), [f"{run.id},bot-7,1.2,all,e2e from timestamps,,8,,,,,10.0,10.0,10.0"])
+        self.client.post(reverse("run-overhead", args=[run.id]), {"exclude": "1"})
+        self.assertEqual(e2e_row(), [f"{run.id},bot-7,1.2,all,e2e from timestamps,,8,,,,,7.5,7.5,10.0"])
