@@ -6,26 +6,33 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('reviewapp', '0028_run_clock'),
+        ("reviewapp", "0028_run_clock"),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 
     operations = [
         migrations.AddField(
-            model_name='run',
-            name='overhead_excluded_at',
+            model_name="run",
+            name="overhead_excluded_at",
             field=models.DateTimeField(blank=True, null=True),
         ),
         migrations.AddField(
-            model_name='run',
-            name='overhead_excluded_by',
-            field=models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='+', to=settings.AUTH_USER_MODEL),
+            model_name="run",
+            name="overhead_excluded_by",
+            field=models.ForeignKey(
+                blank=True,
+                null=True,
+                on_delete=django.db.models.deletion.SET_NULL,
+                related_name="+",
+                to=settings.AUTH_USER_MODEL,
+            ),
         ),
         migrations.AddField(
-            model_name='run',
-            name='reply_policy',
-            field=models.CharField(blank=True, choices=[('direct', 'direct'), ('channel', 'channel')], max_length=10),
+            model_name="run",
+            name="reply_policy",
+            field=models.CharField(
+                blank=True, choices=[("direct", "direct"), ("channel", "channel")], max_length=10
+            ),
         ),
     ]
