@@ -32,6 +32,7 @@ urlpatterns = [
     path("runs/<int:run_id>/rescore/", runs.run_rescore, name="run-rescore"),
     path("runs/<int:run_id>/retry/", runs.run_retry_view, name="run-retry"),
     path("runs/<int:run_id>/exclude/", runs.run_exclude_view, name="run-exclude"),
+    path("runs/<int:run_id>/overhead/", runs.run_overhead_view, name="run-overhead"),
     path(
         "runs/<int:run_id>/scorings/<int:scoring_id>/retry/",
         runs.scoring_retry_view,

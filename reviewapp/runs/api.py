@@ -13,13 +13,13 @@ from reviewapp.accounts.auth import TokenAuth
 from reviewapp.core.api import REFUSALS, UPLOAD_REFUSALS, DetailOut
 from reviewapp.core.errors import ApplicationError
 from reviewapp.models import Question, Run, Scoring
-from reviewapp.runs.selectors import run_clock, run_warnings, set_version_warnings
+from reviewapp.runs.selectors import run_clock, run_overhead_choice, run_warnings, set_version_warnings
 from reviewapp.runs.services.imports import import_preview, import_receive, pending_store
 from reviewapp.runs.services.question_sets import set_version_upload
 from reviewapp.runs.services.runs import run_receive
 from reviewapp.scorings import selectors
 from reviewapp.scorings.api import ScoringOut
-from scoring import imports, logfile
+from scoring import imports, logfile, timing
 from scoring.measures import not_applicable
 
 router = Router()
@@ -52,6 +52,16 @@ class RunOut(Schema):
         default={"skew_ms": None, "precision_ms": None},
         description="the clocks the log's header stated (clock_skew_ms, clock_precision_ms) as skew_ms "
         "and precision_ms; null where not stated, never 0",
+    )
+    reply_policy: str | None = Field(
+        default=None,
+        description='the reply policy the log\'s header declared the assistant was called with, "direct" or '
+        '"channel"; null when not declared',
+    )
+    overhead: dict = Field(
+        default={"excluded": False, "chosen_by": None, "chosen_at": None},
+        description="the recorded choice to leave channel overhead out of E2E: excluded, and who chose it "
+        "(a lead's user name, or the pipeline from the header) and when; each scoring's e2e follows it",
     )
     excluded_reason: str = Field(default="", description="why the run is left out of its version's figures")
     waiting: str = Field(
@@ -88,6 +98,7 @@ def _scores_out(scoring: Scoring) -> dict:
 
 def _run_out(request, run: Run, *, duplicate: bool = False) -> dict:
     scorings = run.scorings.select_related("set_version").order_by("created_at", "id")
+    overhead = run_overhead_choice(run)
     return {
         "id": run.id,
         "url": request.build_absolute_uri(run.get_absolute_url()),
@@ -107,6 +118,8 @@ def _run_out(request, run: Run, *, duplicate: bool = False) -> dict:
         "repetitions": run.repetitions,
         "repeats": run.repeats_id,
         "clock": run_clock(run),
+        "reply_policy": run.reply_policy or None,
+        "overhead": overhead,
         "excluded_reason": run.excluded_reason,
         "waiting": (
             "queued, waiting for the broker"
@@ -124,6 +137,10 @@ def _run_out(request, run: Run, *, duplicate: bool = False) -> dict:
                 "not_run": s.not_run,
                 "stable": s.stable,
                 "timing": s.timing,
+                "e2e": {
+                    name: timing.e2e_shown(summary, exclude_overhead=overhead["excluded"])
+                    for name, summary in (s.timing or {}).items()
+                },
                 "options": s.options,
                 "slice_fields": s.slice_fields,
                 **_scores_out(s),

@@ -7,7 +7,7 @@ from django.utils import timezone
 from reviewapp.core.work import stale_before
 from reviewapp.models import Question, Run, SetVersion
 from scoring.declines import decline_warnings
-from scoring.timing import clock_statement, clocks_note
+from scoring.timing import clock_statement, clocks_note, reply_policies_note, reply_policy_statement
 
 
 def run_is_stuck(run: Run) -> bool:
@@ -52,3 +52,32 @@ def runs_clocks_note(runs) -> str | None:
     """A note when runs compared side by side state different clocks, or
     not every one states them (scoring.timing.clocks_note); None when alike."""
     return clocks_note([run_clock(run) for run in runs])
+
+
+# Who made the choice when nobody here did: the header's exclude_overhead.
+PIPELINE = "the pipeline (the log's header)"
+
+
+def run_overhead_choice(run: Run) -> dict:
+    """The recorded choice to leave channel overhead out of the run's E2E:
+    {"excluded", "chosen_by", "chosen_at"}, chosen_by the lead's user name or
+    the pipeline, both None when not chosen (E2E then includes it)."""
+    if run.overhead_excluded_at is None:
+        return {"excluded": False, "chosen_by": None, "chosen_at": None}
+    chooser = run.overhead_excluded_by
+    return {
+        "excluded": True,
+        "chosen_by": chooser.get_username() if chooser else PIPELINE,
+        "chosen_at": run.overhead_excluded_at,
+    }
+
+
+def run_reply_policy_statement(run: Run) -> str:
+    """The reply policy the run was called with, in words, as the CLI prints it."""
+    return reply_policy_statement(run.reply_policy or None)
+
+
+def runs_reply_policies_note(runs) -> str | None:
+    """A note when runs compared side by side were called with different
+    reply policies (scoring.timing.reply_policies_note); None when alike."""
+    return reply_policies_note([run.reply_policy or None for run in runs])

@@ -13,7 +13,7 @@ from django.views.decorators.http import require_GET
 from reviewapp.core import csv_cells
 from reviewapp.core.roles import READERS_OF_RUNS, role_required
 from reviewapp.models import AssistantVersion, Judgement, Run, Sample, Scoring, SetVersion
-from reviewapp.runs.selectors import runs_clocks_note
+from reviewapp.runs.selectors import run_overhead_choice, runs_clocks_note, runs_reply_policies_note
 from reviewapp.scorings import exports
 from reviewapp.scorings.selectors import FINDINGS_EXPORT_FIELDS, findings_export, scores_as_dict
 from reviewapp.versions import charts as manager_reads
@@ -234,6 +234,7 @@ def compare(request):
             "candidate_record": candidate,
             "interval_method": NEWCOMBE_METHOD,
             "clocks_note": runs_clocks_note([*baseline.used_runs, *candidate.used_runs]),
+            "reply_policies_note": runs_reply_policies_note([*baseline.used_runs, *candidate.used_runs]),
         },
     )
 
@@ -448,8 +449,12 @@ def export_scores(request, run_id: int, scoring_id: int, fmt: str):
         for measure, figure in measures.items():
             k, n = figure["stable"]["k"], figure["stable"]["n"]
             row(slice_name, f"stable {measure}", k=k, n=n, value=rate(k, n))
+    # E2E as the run's recorded choice on channel overhead has it, as its page shows it.
+    exclude_overhead = run_overhead_choice(scoring.run)["excluded"]
     for slice_name, summary in (scoring.timing or {}).items():
-        for source, figure in summary["e2e"]["by_source"].items():
+        for source, figure in timing.e2e_shown(summary, exclude_overhead=exclude_overhead)[
+            "by_source"
+        ].items():
             row(
                 slice_name, f"e2e from {source}", n=figure["n"], mean=figure["mean"], p50=figure["p50"],
                 p90=figure["p90"],

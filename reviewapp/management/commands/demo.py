@@ -6,6 +6,7 @@ import random
 import tempfile
 import uuid
 from dataclasses import dataclass
+from datetime import datetime, timedelta
 from pathlib import Path
 
 from django.contrib.auth import get_user_model
@@ -61,16 +62,66 @@ class GeneratedRun:
     seed: int
     repetitions: int = 1
     timeout_share: float = 0.0
+    # The clocks its header states (the platform's offset from the tester's).
+    clock_skew_ms: float = 12.0
+    clock_precision_ms: float = 1.0
+    reply_policy: str = "direct"
 
 
 # The third asks each question three times, with a few timeouts, so that the
 # run page's stable resolution and timing tables have something to show.
 REPEATED_RUN = GeneratedRun("assistant-demo-2.2", seed=13, repetitions=3, timeout_share=0.03)
+# The second was called as a chat channel's agent: its answers log the
+# channel overhead, so that the run page shows it apart, and the compare page
+# notes the reply policies differ.
+CHANNEL_RUN = GeneratedRun("assistant-demo-2.1", seed=12, clock_skew_ms=-8.0, reply_policy="channel")
 GENERATED_RUNS = (
     GeneratedRun("assistant-demo-2.0", seed=11),
-    GeneratedRun("assistant-demo-2.1", seed=12),
+    CHANNEL_RUN,
     REPEATED_RUN,
 )
+
+
+def _moment(stamp: str) -> datetime:
+    return datetime.fromisoformat(stamp)
+
+
+def _stamp(moment: datetime) -> str:
+    return moment.isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+def with_startup_and_overhead(rows: list[dict], *, seed: int, channel: bool) -> list[dict]:
+    """The generated rows with when the platform started each attempt
+    (startup_at, a few hundred ms after submitting) and, for a run called
+    as a channel's agent, its overhead events on each delivered answer:
+    channel detection first, then link resolution overlapping the card's
+    assembly near the end. A generator of its own, so that the answers
+    stay those the seed gives."""
+    rng = random.Random(seed)
+    for row in rows:
+        submitted = _moment(row["submitted_at"])
+        row["startup_at"] = _stamp(submitted + timedelta(milliseconds=rng.randint(80, 400)))
+        if not channel or "received_at" not in row:
+            continue
+        duration = _moment(row["received_at"]) - submitted
+        row["overhead"] = [
+            _event(kind, submitted, duration, start, start + rng.uniform(*length))
+            for kind, start, length in (
+                ("channel_detection", 0.02, (0.03, 0.08)),
+                ("link_resolution", 0.70, (0.08, 0.15)),
+                ("card_assembly", 0.80, (0.08, 0.15)),
+            )
+        ]
+    return rows
+
+
+def _event(kind: str, submitted: datetime, duration: timedelta, start: float, end: float) -> dict:
+    """An overhead event from ``start`` to ``end``, as shares of the attempt's duration."""
+    return {
+        "kind": kind,
+        "started_at": _stamp(submitted + duration * start),
+        "ended_at": _stamp(submitted + duration * end),
+    }
 
 
 # The readers' reasons for the outcomes that need one.
@@ -175,7 +226,14 @@ class Command(BaseCommand):
                 timeout_share=plan.timeout_share,
                 timeout_s=TIMEOUT_S,
             )
-            header = {"assistant_version": plan.assistant_version, "set_version": "demo-1.0"}
+            rows = with_startup_and_overhead(rows, seed=plan.seed, channel=plan.reply_policy == "channel")
+            header = {
+                "assistant_version": plan.assistant_version,
+                "set_version": "demo-1.0",
+                "clock_skew_ms": plan.clock_skew_ms,
+                "clock_precision_ms": plan.clock_precision_ms,
+                "reply_policy": plan.reply_policy,
+            }
             if plan.repetitions > 1:
                 header |= {"repetitions": plan.repetitions, "timeout_s": TIMEOUT_S}
             # The same seed writes the same bytes, so a second demo finds the

@@ -244,6 +244,9 @@ def run_ingest(*, run_id: int) -> Run | None:
             run.timeout_s = plan.timeout_s
             run.clock_skew_ms = plan.clock_skew_ms
             run.clock_precision_ms = plan.clock_precision_ms
+            run.reply_policy = plan.reply_policy or ""
+            if plan.exclude_overhead and run.overhead_excluded_at is None:
+                run.overhead_excluded_at, run.overhead_excluded_by = timezone.now(), None
             run.repeats_ref = "" if plan.repeats is None else str(plan.repeats)
             run.repeats = run.repeats or _repeated_run(run)
             run.save(
@@ -257,6 +260,9 @@ def run_ingest(*, run_id: int) -> Run | None:
                     "timeout_s",
                     "clock_skew_ms",
                     "clock_precision_ms",
+                    "reply_policy",
+                    "overhead_excluded_at",
+                    "overhead_excluded_by",
                     "repeats_ref",
                     "repeats",
                 )
@@ -363,6 +369,21 @@ def run_exclude(*, run: Run, reason: str, excluded_by) -> Run:
     Run.objects.filter(id=run.id).update(
         excluded_reason=reason, excluded_by=excluded_by, excluded_at=timezone.now()
     )
+    run.refresh_from_db()
+    return run
+
+
+def run_overhead_choose(*, run: Run, exclude: bool, chosen_by) -> Run:
+    """Record whether the run's E2E leaves channel overhead out (spec 004:
+    record and exclude that overhead), with who chose and when; choosing
+    to include it clears both. The scorings keep E2E both ways, so the
+    figures shown follow the choice without scoring again."""
+    if exclude:
+        Run.objects.filter(id=run.id).update(
+            overhead_excluded_at=timezone.now(), overhead_excluded_by=chosen_by
+        )
+    else:
+        Run.objects.filter(id=run.id).update(overhead_excluded_at=None, overhead_excluded_by=None)
     run.refresh_from_db()
     return run
 

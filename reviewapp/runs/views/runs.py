@@ -17,7 +17,13 @@ from reviewapp.core.roles import READERS_OF_RUNS, WRITERS, has_role, role_requir
 from reviewapp.core.uploads import limit_text
 from reviewapp.models import Answer, Finding, Run, Scoring, SetVersion
 from reviewapp.runs.forms import RescoreForm, RunExcludeForm, RunUploadForm, SealedOpenForm
-from reviewapp.runs.selectors import run_clock_statement, run_is_stuck, run_warnings
+from reviewapp.runs.selectors import (
+    run_clock_statement,
+    run_is_stuck,
+    run_overhead_choice,
+    run_reply_policy_statement,
+    run_warnings,
+)
 from reviewapp.runs.services.imports import (
     RUN_LOG,
     AlreadyImported,
@@ -26,7 +32,7 @@ from reviewapp.runs.services.imports import (
     pending_store,
 )
 from reviewapp.runs.services.question_sets import RevisionToConfirm
-from reviewapp.runs.services.runs import run_exclude, run_include, run_receive, run_retry
+from reviewapp.runs.services.runs import run_exclude, run_include, run_overhead_choose, run_receive, run_retry
 from reviewapp.scorings import selectors
 from reviewapp.scorings.services import scoring_open_sealed, scoring_request, scoring_retry
 from scoring.measures import Options
@@ -231,6 +237,8 @@ def run_detail(request, run_id: int):
         "attempts": {s.id: selectors.attempt_counts(s) for s in scorings if s.status == Scoring.Status.DONE},
         "timing": {s.id: selectors.timing_rows(s) for s in scorings if s.status == Scoring.Status.DONE},
         "clock": run_clock_statement(run),
+        "reply_policy": run_reply_policy_statement(run),
+        "overhead_choice": run_overhead_choice(run),
         "question_times": {
             s.id: selectors.question_times(s) for s in scorings if s.status == Scoring.Status.DONE
         },
@@ -368,6 +376,20 @@ def run_exclude_view(request, run_id: int):
         run_exclude(run=run, reason=form.cleaned_data["reason"], excluded_by=request.user)
     except ApplicationError as rejected:
         messages.error(request, rejected.errors[0])
+    return redirect("run-detail", run_id=run.id)
+
+
+@require_POST
+@role_required(*WRITERS)
+def run_overhead_view(request, run_id: int):
+    """A lead records whether the run's E2E leaves channel overhead out."""
+    run = get_object_or_404(Run, id=run_id)
+    exclude = request.POST.get("exclude") == "1"
+    run_overhead_choose(run=run, exclude=exclude, chosen_by=request.user)
+    messages.info(
+        request,
+        "E2E now excludes the channel overhead." if exclude else "E2E now includes the channel overhead.",
+    )
     return redirect("run-detail", run_id=run.id)
 
 

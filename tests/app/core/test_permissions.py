@@ -76,6 +76,7 @@ PAGES: dict[str, dict[str, dict[str, int]]] = {
     "run-rescore": {"GET": NOT_ALLOWED, "POST": only(WRITERS, 302)},
     "run-retry": {"GET": NOT_ALLOWED, "POST": only(WRITERS, 302)},
     "run-exclude": {"GET": NOT_ALLOWED, "POST": only(WRITERS, 302)},
+    "run-overhead": {"GET": NOT_ALLOWED, "POST": only(WRITERS, 302)},
     "scoring-retry": {"GET": NOT_ALLOWED, "POST": only(WRITERS, 302)},
     "scoring-open-sealed": {"GET": NOT_ALLOWED, "POST": only(WRITERS, 302)},
     "answer-detail": {"GET": only(READERS_OF_RUNS), "POST": NOT_ALLOWED},
