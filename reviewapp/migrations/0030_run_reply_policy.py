@@ -7,7 +7,7 @@ from django.db import migrations, models
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("reviewapp", "0028_run_clock"),
+        ("reviewapp", "0029_calibration_expected_grade"),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 
