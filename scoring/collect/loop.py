@@ -59,7 +59,6 @@ def _line(
     *,
     status: str,
     submitted: datetime | None,
-    call_started: datetime | None = None,
     received: datetime | None = None,
     stopped: datetime | None = None,
     reason: str | None = None,
@@ -76,11 +75,6 @@ def _line(
     line["question"] = question["question"]
     if submitted is not None:
         line["submitted_at"] = _stamp(submitted)
-    if call_started is not None:
-        # The start the collector captures: its worker starting the call
-        # (the request sent, the command launched). Neither an endpoint nor
-        # a command reports when it initialised, so no other start is logged.
-        line["startup_at"] = _stamp(call_started)
     if received is not None:
         line["received_at"] = _stamp(received)
     if stopped is not None:
@@ -336,10 +330,10 @@ class _Collection:
         ).start()
 
     def _attempt(self, index: int, job: _Job, submitted: datetime, cancelled: threading.Event) -> None:
-        call_started = max(_now(), submitted)
-        logged = functools.partial(
-            _line, job.question, job.attempt, submitted=submitted, call_started=call_started
-        )
+        # No startup_at: neither an endpoint nor a command reports when it
+        # initialised, and the worker's own start is the submission, not a
+        # startup (spec 004 names each event by what was captured).
+        logged = functools.partial(_line, job.question, job.attempt, submitted=submitted)
         try:
             reply = self.assistant.ask(
                 job.question, attempt=job.attempt, timeout_s=self.timeout_s, cancelled=cancelled
