@@ -42,6 +42,11 @@ urlpatterns = [
         runs.scoring_open_sealed_view,
         name="scoring-open-sealed",
     ),
+    path(
+        "runs/<int:run_id>/scorings/<int:scoring_id>/findings-into-set/",
+        runs.scoring_findings_into_set,
+        name="scoring-findings-into-set",
+    ),
     path("runs/<int:run_id>/answers/<int:answer_id>/", runs.answer_detail, name="answer-detail"),
     path("sets/", question_sets.set_list, name="set-list"),
     path("sets/<str:version>/", question_sets.set_detail, name="set-detail"),

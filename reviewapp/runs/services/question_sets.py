@@ -12,7 +12,8 @@ from django.db import IntegrityError, transaction
 from reviewapp.core.bulk import insert_rows
 from reviewapp.core.errors import ApplicationError
 from reviewapp.core.uploads import StoredFile, resolve_version, store_upload
-from reviewapp.models import Question, QuestionSet, SetVersion
+from reviewapp.models import Finding, Question, QuestionSet, SetVersion
+from reviewapp.scorings.selectors import BATCH_KINDS, findings_for_set
 from scoring import logfile, split
 
 DEFAULT_SET_NAME = "default"
@@ -329,4 +330,77 @@ def set_version_from_combined_log(
         source_name=file_name,
         note="taken from the expected values of a combined-form log"
         + (f", revising {plan.base.version}" if plan is not None else ""),
+    )
+
+
+def findings_source_name(*, scoring_id: int, kind: str) -> str:
+    """The source a set version made from a scoring's findings of one kind
+    records, so that a second click on the same form is known for one."""
+    return f"findings ({kind}) of scoring {scoring_id}"
+
+
+def set_version_from_findings(
+    *,
+    scoring,
+    kind: str,
+    version: str,
+    confirmed: Iterable[dict],
+    created_by=None,
+) -> SetVersion:
+    """The set version ``version``, revising the scored set version with the
+    questions of the scoring's findings of ``kind`` that the lead confirmed,
+    each a dict of question_id, expected_behaviour and expected_values (a
+    list, or numbers separated by commas), all stored in one transaction.
+
+    Refuses, naming the question and field, a question that is not among
+    these findings, a behaviour other than "answer" or "decline" and a value
+    that is not a number; refuses an empty batch. Nothing is stored then. The
+    same form sent twice by the same person returns the version the first
+    made."""
+    if kind not in BATCH_KINDS:
+        raise ApplicationError(f"kind: {kind!r} is not a kind of finding that can go into a set")
+    source_name = findings_source_name(scoring_id=scoring.id, kind=kind)
+    made = SetVersion.objects.filter(version=version.strip(), source_name=source_name, created_by=created_by)
+    if created_by is not None and (existing := made.first()) is not None:
+        return existing
+    batch = {row["question_id"]: row for row in findings_for_set(scoring, kind=kind)}
+    questions, errors = [], []
+    for row in confirmed:
+        question_id = row.get("question_id", "")
+        found = batch.get(question_id)
+        if found is None:
+            errors.append(f"question {question_id}: not among this scoring's findings of this kind")
+            continue
+        behaviour = row.get("expected_behaviour", "")
+        if behaviour not in logfile.BEHAVIOURS:
+            errors.append(f'question {question_id}, expected_behaviour: must be "answer" or "decline"')
+        values = row.get("expected_values", [])
+        if isinstance(values, str):
+            values = [value.strip() for value in values.split(",") if value.strip()]
+        try:
+            numbers = [float(value) for value in values]
+        except (TypeError, ValueError):
+            errors.append(f"question {question_id}, expected_values: numbers separated by commas")
+            continue
+        questions.append(
+            {
+                "question_id": question_id,
+                "language": found["language"],
+                "expected_behaviour": behaviour,
+                "expected_values": numbers,
+            }
+        )
+    if errors:
+        raise ApplicationError(errors)
+    if not questions:
+        raise ApplicationError("tick at least one question to put into the new set version")
+    label = Finding.Kind(kind).label
+    return set_version_create(
+        version=version,
+        questions=questions,
+        based_on=scoring.set_version,
+        created_by=created_by,
+        source_name=source_name,
+        note=f"{len(questions)} question{'s' if len(questions) != 1 else ''} with findings "
+        f"({label}) confirmed from a scoring of run {scoring.run_id}",
     )

@@ -25,7 +25,7 @@ from reviewapp.runs.services.imports import (
     pending_open,
     pending_store,
 )
-from reviewapp.runs.services.question_sets import RevisionToConfirm
+from reviewapp.runs.services.question_sets import RevisionToConfirm, set_version_from_findings
 from reviewapp.runs.services.runs import run_exclude, run_include, run_receive, run_retry
 from reviewapp.scorings import selectors
 from reviewapp.scorings.services import scoring_open_sealed, scoring_request, scoring_retry
@@ -384,6 +384,59 @@ def scoring_open_sealed_view(request, run_id: int, scoring_id: int):
         except ApplicationError as rejected:
             messages.error(request, rejected.errors[0])
     return redirect(f"{scoring.run.get_absolute_url()}?scoring={scoring.id}")
+
+
+@require_http_methods(["GET", "POST"])
+@role_required(*WRITERS)
+def scoring_findings_into_set(request, run_id: int, scoring_id: int):
+    """A scoring's findings of one kind as a batch for a new set version: GET
+    lists each question with the expected answer to confirm, POST stores the
+    ticked ones as one new version."""
+    scoring = get_object_or_404(
+        Scoring.objects.select_related("run", "set_version"), id=scoring_id, run_id=run_id
+    )
+    kind = request.POST.get("kind") or request.GET.get("kind") or ""
+    if kind not in selectors.BATCH_KINDS:
+        kind = selectors.BATCH_KINDS[0]
+    rows = selectors.findings_for_set(scoring, kind=kind)
+    errors: list[str] = []
+    version = ""
+    if request.method == "POST":
+        version = request.POST.get("version", "")
+        confirmed = [
+            {
+                "question_id": request.POST.get(f"q-{index}-id", ""),
+                "expected_behaviour": request.POST.get(f"q-{index}-behaviour", ""),
+                "expected_values": request.POST.get(f"q-{index}-values", ""),
+            }
+            for index in range(len(rows))
+            if request.POST.get(f"q-{index}-include")
+        ]
+        try:
+            created = set_version_from_findings(
+                scoring=scoring, kind=kind, version=version, confirmed=confirmed, created_by=request.user
+            )
+        except ApplicationError as rejected:
+            errors = rejected.errors
+        else:
+            messages.success(request, f"Set version {created.version} holds these questions now.")
+            return redirect("set-detail", version=created.version)
+    return render(
+        request,
+        "runs/findings_into_set.html",
+        {
+            "run": scoring.run,
+            "scoring": scoring,
+            "kind": kind,
+            "kinds": [
+                (value, label) for value, label in Finding.Kind.choices if value in selectors.BATCH_KINDS
+            ],
+            "rows": rows,
+            "version": version,
+            "errors": errors,
+        },
+        status=400 if errors else 200,
+    )
 
 
 @require_GET

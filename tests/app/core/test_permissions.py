@@ -78,6 +78,8 @@ PAGES: dict[str, dict[str, dict[str, int]]] = {
     "run-exclude": {"GET": NOT_ALLOWED, "POST": only(WRITERS, 302)},
     "scoring-retry": {"GET": NOT_ALLOWED, "POST": only(WRITERS, 302)},
     "scoring-open-sealed": {"GET": NOT_ALLOWED, "POST": only(WRITERS, 302)},
+    # Leads confirm a batch of findings into a new set version; an empty POST is refused.
+    "scoring-findings-into-set": {"GET": only(WRITERS), "POST": only(WRITERS, 400)},
     "answer-detail": {"GET": only(READERS_OF_RUNS), "POST": NOT_ALLOWED},
     "set-list": {"GET": only(READERS_OF_RUNS), "POST": only(WRITERS, 400)},
     "set-detail": {"GET": only(READERS_OF_RUNS), "POST": NOT_ALLOWED},
