@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from django.db.models import Count, Q
 from django.utils import timezone
 
 from reviewapp.core.work import stale_before
@@ -26,6 +27,24 @@ def set_version_warnings(set_version: SetVersion) -> list[str]:
     no question expecting a decline (scoring.declines)."""
     declines = set_version.questions.filter(expected_behaviour=Question.Behaviour.DECLINE).exists()
     return decline_warnings(decline_questions=int(declines), what=f"set {set_version.version}")
+
+
+def set_versions_warnings(set_versions) -> dict[int, list[str]]:
+    """set_version_warnings of each of ``set_versions`` by id, counted in one
+    query, for a page that lists many."""
+    counted = SetVersion.objects.filter(id__in=[v.id for v in set_versions]).annotate(
+        declines=Count("questions", filter=Q(questions__expected_behaviour=Question.Behaviour.DECLINE))
+    )
+    return {v.id: decline_warnings(decline_questions=v.declines, what=f"set {v.version}") for v in counted}
+
+
+def runs_warnings(runs) -> list[str]:
+    """run_warnings of each of ``runs``, each warning once, in order: what the
+    figures of a version's runs together cannot show."""
+    warnings: list[str] = []
+    for run in runs:
+        warnings.extend(w for w in run_warnings(run) if w not in warnings)
+    return warnings
 
 
 def run_warnings(run: Run) -> list[str]:

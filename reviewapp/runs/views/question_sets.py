@@ -10,7 +10,7 @@ from reviewapp.core.roles import READERS_OF_RUNS, WRITERS, has_role, role_requir
 from reviewapp.core.uploads import limit_text
 from reviewapp.models import SetVersion
 from reviewapp.runs.forms import SetUploadForm
-from reviewapp.runs.selectors import set_version_warnings
+from reviewapp.runs.selectors import set_version_warnings, set_versions_warnings
 from reviewapp.runs.services.question_sets import set_version_upload
 
 
@@ -41,11 +41,17 @@ def set_list(request):
             return redirect("set-detail", version=set_version.version)
     elif request.method == "POST":
         status = 400
-    versions = SetVersion.objects.select_related("question_set", "based_on", "created_by")
+    versions = list(SetVersion.objects.select_related("question_set", "based_on", "created_by"))
     return render(
         request,
         "sets/list.html",
-        {"versions": versions, "form": form, "errors": errors, "limit": limit_text()},
+        {
+            "versions": versions,
+            "warnings": set_versions_warnings(versions),
+            "form": form,
+            "errors": errors,
+            "limit": limit_text(),
+        },
         status=status,
     )
 
