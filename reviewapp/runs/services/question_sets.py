@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -14,7 +15,7 @@ from reviewapp.core.errors import ApplicationError
 from reviewapp.core.uploads import StoredFile, resolve_version, store_upload
 from reviewapp.models import Finding, Question, QuestionSet, SetVersion
 from reviewapp.scorings.selectors import BATCH_KINDS, findings_for_set
-from scoring import logfile, split
+from scoring import logfile, production, split
 
 DEFAULT_SET_NAME = "default"
 
@@ -403,4 +404,42 @@ def set_version_from_findings(
         source_name=source_name,
         note=f"{len(questions)} question{'s' if len(questions) != 1 else ''} with findings "
         f"({label}) confirmed from a scoring of run {scoring.run_id}",
+    )
+
+
+def set_version_from_production_frame(
+    *,
+    path: Path,
+    file_name: str,
+    version: str,
+    start: datetime.date,
+    end: datetime.date,
+    size: int,
+    period: str,
+    seed: int,
+    set_name: str = "",
+    created_by=None,
+) -> SetVersion:
+    """The set version ``version`` holding a seeded sample of the production
+    questions in the frame file at ``path``, drawn by the time each was asked
+    (scoring.production: stratified by ``period``, from ``start`` to ``end``),
+    the draw stated in its note. Refuses, naming the line and field, a frame
+    line without a valid asked_at, and any draw scoring.production refuses;
+    nothing is stored then."""
+    version = _check_new_version(version)
+    check_set_name(set_name)
+    try:
+        asked = production.read_frame(path, max_line_bytes=settings.MAX_ANSWER_BYTES)
+        draw = production.draw_by_asked_time(asked, start=start, end=end, size=size, period=period, seed=seed)
+    except logfile.LogFileError as error:
+        raise _rejected(file_name, error) from error
+    except ValueError as error:
+        raise ApplicationError(str(error)) from error
+    return set_version_create(
+        version=version,
+        questions=draw.questions,
+        set_name=set_name,
+        created_by=created_by,
+        source_name=file_name,
+        note=f"sampled from a production frame: {draw.sentence()}",
     )
