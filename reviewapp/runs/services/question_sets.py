@@ -170,10 +170,7 @@ def set_version_upload(
             except split.SplitStated as error:
                 raise ApplicationError(f"{stored.name}: {error}") from error
             questions = _with_splits(questions, draw)
-            note = (
-                f"a third sealed at random, stratified (scoring.split, seed {seal_seed}): "
-                f"{len(draw.sealed)} of {draw.total}"
-            )
+            note = _sealed_note(draw)
         return set_version_create(
             version=version,
             questions=questions,
@@ -184,6 +181,14 @@ def set_version_upload(
         )
     finally:
         stored.path.unlink(missing_ok=True)
+
+
+def _sealed_note(draw: split.SealedDraw) -> str:
+    """What a set version's note says of the third sealed in it."""
+    return (
+        f"a third sealed at random, stratified (scoring.split, seed {draw.seed}): "
+        f"{len(draw.sealed)} of {draw.total}"
+    )
 
 
 def _with_splits(questions: Iterable[dict], draw: split.SealedDraw) -> Iterator[dict]:
@@ -286,6 +291,7 @@ def set_version_from_combined_log(
     revise: bool = False,
     seen: str | None = None,
     created_by=None,
+    seal_seed: int | None = None,
 ) -> SetVersion:
     """The set version ``version`` made from a log in the spec's combined form
     (answers carrying expected behaviour and values), holding that file's
@@ -298,8 +304,17 @@ def set_version_from_combined_log(
     plan's ``seen``; else RevisionToConfirm says what it would do. ``seen``
     None (the API, where ``revise`` is the request itself) skips that check.
     Naming an existing set without ``revise`` is refused, saying what a
-    revision would do; nothing is ever merged unasked (issue 25, point 1)."""
+    revision would do; nothing is ever merged unasked (issue 25, point 1).
+
+    With ``seal_seed`` a stratified third of the file's questions drawn with
+    that seed is sealed and the rest are tuning (scoring.split), as for an
+    uploaded set; refused for a revision, which keeps its base version's
+    splits, and for a file whose lines state a split."""
     version = _check_new_version(version)
+    if seal_seed is not None and revise:
+        raise ApplicationError(
+            "seal_seed: a revision keeps the splits of the version it revises; seal a third only of a new set"
+        )
     check_set_name(set_name)
     name = set_name.strip() or version
     try:
@@ -322,6 +337,14 @@ def set_version_from_combined_log(
         )
     if plan is not None and seen is not None and seen != plan.seen:
         raise RevisionToConfirm(plan, version)
+    sealed_note = ""
+    if seal_seed is not None:
+        try:
+            draw = split.seal_a_third(questions, seed=seal_seed)
+        except split.SplitStated as error:
+            raise ApplicationError(f"{file_name}: {error}") from error
+        questions = list(_with_splits(questions, draw))
+        sealed_note = f"; {_sealed_note(draw)}"
     return set_version_create(
         version=version,
         questions=questions,
@@ -330,7 +353,8 @@ def set_version_from_combined_log(
         created_by=created_by,
         source_name=file_name,
         note="taken from the expected values of a combined-form log"
-        + (f", revising {plan.base.version}" if plan is not None else ""),
+        + (f", revising {plan.base.version}" if plan is not None else "")
+        + sealed_note,
     )
 
 

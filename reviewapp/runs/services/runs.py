@@ -63,6 +63,7 @@ def run_receive(
     revision_seen: str | None = None,
     repeats: int | None = None,
     expected_ignored: bool = False,
+    seal_seed: int | None = None,
 ) -> Received:
     """Take an uploaded run log: store it, name its versions, and queue its
     ingestion. The same file sent again leads to the run that holds it.
@@ -74,7 +75,8 @@ def run_receive(
     aside (an import scored against an existing set version). A set taken
     from the file holds its questions alone unless ``revise_set`` asks for a
     new version of the set named ``set_name`` (and, with ``revision_seen``,
-    confirms the plan the user saw: set_version_from_combined_log).
+    confirms the plan the user saw: set_version_from_combined_log). With
+    ``seal_seed`` a seeded third of a new set taken from the file is sealed.
     """
     stored = store_upload(upload, folder="runs", refuse_other_tools=True)
     try:
@@ -96,6 +98,7 @@ def run_receive(
             revision_seen=revision_seen,
             repeats=repeats,
             expected_ignored=expected_ignored,
+            seal_seed=seal_seed,
         )
     finally:
         stored.path.unlink(missing_ok=True)
@@ -114,6 +117,7 @@ def _run_create(
     revision_seen=None,
     repeats=None,
     expected_ignored=False,
+    seal_seed=None,
 ):
     sources = {
         "header": logfile.read_header(stored.path),
@@ -130,6 +134,11 @@ def _run_create(
             f"{stored.name}: the answers carry expected_behaviour and expected_values "
             "(the combined form). Expected values belong in the question set: choose "
             "“create or revise the question set from this file”, or upload the log without them."
+        )
+    if seal_seed is not None and not set_from_file:
+        raise ApplicationError(
+            "seal_seed: a third is sealed only of a question set taken from the file; "
+            "seal an existing set's third when uploading that set"
         )
     if set_from_file and not combined:
         raise ApplicationError(
@@ -149,6 +158,7 @@ def _run_create(
                     revise=revise_set,
                     seen=revision_seen,
                     created_by=uploaded_by,
+                    seal_seed=seal_seed,
                 )
             else:
                 target_set = SetVersion.objects.filter(version=set_label).first()

@@ -77,6 +77,7 @@ def run_upload(request):
                 set_from_file=form.cleaned_data["set_from_file"],
                 set_name=form.cleaned_data["set_name"],
                 repeats=form.cleaned_data["repeats"],
+                seal_seed=form.cleaned_data["seal_seed"],
             )
         except ApplicationError as rejected:
             errors, status, to_import = rejected.errors, rejected.status, rejected.field == "import"
