@@ -17,7 +17,15 @@ from reviewapp.core.roles import READERS_OF_RUNS, WRITERS, has_role, role_requir
 from reviewapp.core.uploads import limit_text
 from reviewapp.models import Answer, Finding, Run, Scoring, SetVersion
 from reviewapp.runs.forms import RescoreForm, RunExcludeForm, RunUploadForm, SealedOpenForm
-from reviewapp.runs.selectors import run_clock_statement, run_is_stuck, run_warnings
+from reviewapp.runs.selectors import (
+    ATTEMPT_LINKS_SHOWN,
+    answer_attempt_links,
+    attempt_links,
+    repeated_attempts,
+    run_clock_statement,
+    run_is_stuck,
+    run_warnings,
+)
 from reviewapp.runs.services.imports import (
     RUN_LOG,
     AlreadyImported,
@@ -212,6 +220,9 @@ def run_detail(request, run_id: int):
         "progress": selectors.run_progress(run),
         "run_stuck": run_is_stuck(run),
         "warnings": run_warnings(run),
+        "attempt_links": attempt_links(run),
+        "repeated_attempts": repeated_attempts(run),
+        "attempt_links_shown": ATTEMPT_LINKS_SHOWN,
         "stale_minutes": settings.WORK_STALE_SECONDS // 60,
         "scorings": scorings,
         "chosen": chosen,
@@ -460,6 +471,7 @@ def answer_detail(request, run_id: int, answer_id: int):
         {
             "answer": answer,
             "run": answer.run,
+            "attempt_links": answer_attempt_links(answer),
             "record": record,
             "evidence": selectors.answer_evidence(record, language=answer.language),
             "question": question,
