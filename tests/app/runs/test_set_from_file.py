@@ -8,7 +8,10 @@ from django.test import TestCase
 from django.urls import reverse
 
 from reviewapp.models import ApiToken, QuestionSet, Run, Score, SetVersion
+from scoring import split
+from scoring.logfile import questions_from_combined
 from tests.app.runs.test_views_imports import example
+from tests.conftest import SHARED_DATA
 from tests.helpers import PASSWORD, example_file, make_user
 
 RUNNING_EXAMPLE = "running_example.jsonl"
@@ -242,18 +245,13 @@ class SealSeedFromCombinedLogTests(SetFromFileTestCase):
     """A set taken from a combined-form log can have a seeded third sealed,
     as an uploaded set can (issue 27 point 10)."""
 
-    def test_it_seals_the_third_scoring_split_draws_with_the_seed(self):
-        from scoring import split
-        from scoring.logfile import questions_from_combined
-        from tests.conftest import SHARED_DATA
+    def upload_running_example(self, **fields):
+        """The running example uploaded as run of a-1, its set taken into 1.3."""
+        fields = {"assistant_version": "a-1", "set_version": "1.3", "set_from_file": "on", **fields}
+        return self.upload_run(example_file(RUNNING_EXAMPLE), **fields)
 
-        response = self.upload_run(
-            example_file(RUNNING_EXAMPLE),
-            assistant_version="a-1",
-            set_version="1.3",
-            set_from_file="on",
-            seal_seed="11",
-        )
+    def test_it_seals_the_third_scoring_split_draws_with_the_seed(self):
+        response = self.upload_running_example(seal_seed="11")
         self.assertEqual(response.status_code, 302, response.content.decode()[:2000])
         taken = SetVersion.objects.get(version="1.3")
         sealed = set(taken.questions.filter(split="sealed").values_list("question_id", flat=True))
@@ -279,13 +277,7 @@ class SealSeedFromCombinedLogTests(SetFromFileTestCase):
         self.assertFalse(Run.objects.exists())
 
     def test_it_refuses_a_seed_with_a_revision(self):
-        response = self.upload_run(
-            example_file(RUNNING_EXAMPLE),
-            set_version="1.3",
-            set_from_file="on",
-            revise_set="on",
-            seal_seed="11",
-        )
+        response = self.upload_running_example(revise_set="on", seal_seed="11")
         self.assertContains(
             response,
             "A revision keeps its base version&#x27;s splits: seal a third only of a new set.",
