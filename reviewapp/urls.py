@@ -49,6 +49,7 @@ urlpatterns = [
     ),
     path("runs/<int:run_id>/answers/<int:answer_id>/", runs.answer_detail, name="answer-detail"),
     path("sets/", question_sets.set_list, name="set-list"),
+    path("sets/production/", question_sets.set_from_production, name="set-from-production"),
     path("sets/<str:version>/", question_sets.set_detail, name="set-detail"),
     path("samples/", samples.sample_list, name="sample-list"),
     path("samples/new/", samples.sample_new, name="sample-new"),

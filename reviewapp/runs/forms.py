@@ -11,6 +11,7 @@ from reviewapp.models import (
     SetVersion,
 )
 from scoring import imports, logfile
+from scoring.production import PERIODS
 
 
 def _label_validator(value: str) -> None:
@@ -128,6 +129,23 @@ class RunUploadForm(forms.Form):
                 "seal_seed", "A revision keeps its base version's splits: seal a third only of a new set."
             )
         return cleaned
+
+
+class ProductionFrameForm(forms.Form):
+    file = forms.FileField(label="Production questions (JSON Lines, each line with asked_at)")
+    version = forms.CharField(
+        max_length=logfile.LABEL_MAX_LENGTH, validators=[_label_validator], label="New set version"
+    )
+    set_name = _set_name_field()
+    start = forms.DateField(label="Asked from", help_text="The first day, e.g. 2026-11-01 (UTC).")
+    end = forms.DateField(label="Asked to", help_text="The last day, included.")
+    period = forms.ChoiceField(
+        choices=[(period, f"by {period}") for period in PERIODS],
+        label="Strata",
+        help_text="Each week or month of asked time gets its share of the sample.",
+    )
+    size = forms.IntegerField(min_value=1, label="Questions to draw")
+    seed = forms.IntegerField(label="Seed", help_text="The same seed and frame draw the same questions.")
 
 
 class SetUploadForm(forms.Form):

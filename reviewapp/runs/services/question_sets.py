@@ -467,3 +467,15 @@ def set_version_from_production_frame(
         source_name=file_name,
         note=f"sampled from a production frame: {draw.sentence()}",
     )
+
+
+def set_version_from_production_upload(*, upload, created_by=None, **draw) -> SetVersion:
+    """set_version_from_production_frame of an uploaded frame file, stored
+    only while it is read; ``draw`` holds that function's other arguments."""
+    stored = store_upload(upload, folder="question-sets")
+    try:
+        return set_version_from_production_frame(
+            path=stored.path, file_name=stored.name, created_by=created_by, **draw
+        )
+    finally:
+        stored.path.unlink(missing_ok=True)

@@ -83,6 +83,8 @@ PAGES: dict[str, dict[str, dict[str, int]]] = {
     "answer-detail": {"GET": only(READERS_OF_RUNS), "POST": NOT_ALLOWED},
     "set-list": {"GET": only(READERS_OF_RUNS), "POST": only(WRITERS, 400)},
     "set-detail": {"GET": only(READERS_OF_RUNS), "POST": NOT_ALLOWED},
+    # Leads draw production questions into a new set version; an empty POST is refused.
+    "set-from-production": {"GET": only(WRITERS), "POST": only(WRITERS, 400)},
     "sample-list": {"GET": only(READERS_OF_RUNS), "POST": NOT_ALLOWED},
     "sample-new": {"GET": only(WRITERS), "POST": only(WRITERS, 400)},
     "sample-detail": {"GET": only(READERS_OF_RUNS), "POST": NOT_ALLOWED},
