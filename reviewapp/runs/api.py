@@ -166,6 +166,7 @@ def upload_run(
     set_name: Form[str] = "",
     revise_set: Form[bool] = False,
     repeats: Form[int | None] = None,
+    seal_seed: Form[int | None] = None,
 ):
     """Store the log and queue its validation and scoring. `repeats` names the
     earlier run (same assistant version, same set version) this one repeats;
@@ -186,7 +187,8 @@ def upload_run(
     version of the existing set `set_name` instead, its latest version's
     questions kept and the file's added or replacing them; naming an existing
     set without it is refused, saying what the revision would add, change and
-    keep."""
+    keep. With `seal_seed` a new set taken from the file has a stratified
+    third of its questions, drawn with that seed, sealed (scoring.split)."""
     received = run_receive(
         upload=file,
         uploaded_by=request.user,
@@ -197,6 +199,7 @@ def upload_run(
         set_name=set_name,
         revise_set=revise_set,
         repeats=repeats,
+        seal_seed=seal_seed,
     )
     run = Run.objects.get(id=received.run.id)
     return Status(201 if received.created else 200, _run_out(request, run, duplicate=not received.created))

@@ -642,3 +642,40 @@ def without_questions(summary: dict) -> dict:
     for source in summary["e2e"]["by_source"].values():
         source.pop("per_question", None)
     return summary
+
+
+# The kinds of finding a lead may put into a new set version as one batch:
+# those that say the set's expected answer, or the assistant, was wrong.
+BATCH_KINDS = (Finding.Kind.NUMERIC, Finding.Kind.REFUSAL, Finding.Kind.DECLINED, Finding.Kind.CITATION)
+
+
+def findings_for_set(scoring: Scoring, *, kind: str) -> list[dict]:
+    """The questions of the scoring's visible findings of ``kind`` (one of
+    BATCH_KINDS), once each in log order, with the expected answer the
+    scored set version holds for it, for a lead to confirm: dicts of
+    question_id, language, question, expected_behaviour, expected_values,
+    detail (the first finding's) and findings (how many)."""
+    rows: dict[str, dict] = {}
+    for finding in findings_page(scoring, kind=kind):
+        row = rows.get(finding.question_id)
+        if row is None:
+            rows[finding.question_id] = {
+                "question_id": finding.question_id,
+                "language": finding.language,
+                "detail": finding.detail,
+                "findings": 1,
+            }
+        else:
+            row["findings"] += 1
+    held = Question.objects.filter(set_version_id=scoring.set_version_id, question_id__in=list(rows))
+    for question in held.only("question_id", "question", "expected_behaviour", "expected_values"):
+        rows[question.question_id].update(
+            question=question.question,
+            expected_behaviour=question.expected_behaviour,
+            expected_values=list(question.expected_values),
+        )
+    for row in rows.values():
+        row.setdefault("question", "")
+        row.setdefault("expected_behaviour", "answer")
+        row.setdefault("expected_values", [])
+    return list(rows.values())

@@ -13,7 +13,13 @@ from django.views.decorators.http import require_GET
 from reviewapp.core import csv_cells
 from reviewapp.core.roles import READERS_OF_RUNS, role_required
 from reviewapp.models import AssistantVersion, Judgement, Run, Sample, Scoring, SetVersion
-from reviewapp.runs.selectors import run_overhead_choice, runs_clocks_note, runs_reply_policies_note
+from reviewapp.runs.selectors import (
+    run_overhead_choice,
+    runs_clocks_note,
+    runs_reply_policies_note,
+    runs_warnings,
+    set_version_warnings,
+)
 from reviewapp.scorings import exports
 from reviewapp.scorings.selectors import FINDINGS_EXPORT_FIELDS, findings_export, scores_as_dict
 from reviewapp.versions import charts as manager_reads
@@ -115,9 +121,18 @@ def version_dashboard(request, label: str):
             "chart": dashboard.versions_chart(set_version) if set_version else [],
             "timing_chart": dashboard.timing_chart(set_version) if set_version else {},
             "export_query": _export_query(request, set_version),
+            "warnings": _dashboard_warnings(figures["record"], set_version),
             **figures,
         },
     )
+
+
+def _dashboard_warnings(record, set_version) -> list[str]:
+    """The decline warning of the version's runs shown (their sets), or of
+    the set version when it has no run yet."""
+    if record is not None and record.runs:
+        return runs_warnings(record.runs)
+    return set_version_warnings(set_version) if set_version else []
 
 
 # The columns of the dashboard's CSV, as dashboard_figure_rows names them.

@@ -18,6 +18,10 @@ from reviewapp.core.uploads import limit_text
 from reviewapp.models import Answer, Finding, Run, Scoring, SetVersion
 from reviewapp.runs.forms import RescoreForm, RunExcludeForm, RunUploadForm, SealedOpenForm
 from reviewapp.runs.selectors import (
+    ATTEMPT_LINKS_SHOWN,
+    answer_attempt_links,
+    attempt_links,
+    repeated_attempts,
     run_clock_statement,
     run_is_stuck,
     run_overhead_choice,
@@ -31,7 +35,7 @@ from reviewapp.runs.services.imports import (
     pending_open,
     pending_store,
 )
-from reviewapp.runs.services.question_sets import RevisionToConfirm
+from reviewapp.runs.services.question_sets import RevisionToConfirm, set_version_from_findings
 from reviewapp.runs.services.runs import run_exclude, run_include, run_overhead_choose, run_receive, run_retry
 from reviewapp.scorings import selectors
 from reviewapp.scorings.services import scoring_open_sealed, scoring_request, scoring_retry
@@ -83,6 +87,7 @@ def run_upload(request):
                 set_from_file=form.cleaned_data["set_from_file"],
                 set_name=form.cleaned_data["set_name"],
                 repeats=form.cleaned_data["repeats"],
+                seal_seed=form.cleaned_data["seal_seed"],
             )
         except ApplicationError as rejected:
             errors, status, to_import = rejected.errors, rejected.status, rejected.field == "import"
@@ -217,6 +222,9 @@ def run_detail(request, run_id: int):
         "progress": selectors.run_progress(run),
         "run_stuck": run_is_stuck(run),
         "warnings": run_warnings(run),
+        "attempt_links": attempt_links(run),
+        "repeated_attempts": repeated_attempts(run),
+        "attempt_links_shown": ATTEMPT_LINKS_SHOWN,
         "stale_minutes": settings.WORK_STALE_SECONDS // 60,
         "scorings": scorings,
         "chosen": chosen,
@@ -408,6 +416,59 @@ def scoring_open_sealed_view(request, run_id: int, scoring_id: int):
     return redirect(f"{scoring.run.get_absolute_url()}?scoring={scoring.id}")
 
 
+@require_http_methods(["GET", "POST"])
+@role_required(*WRITERS)
+def scoring_findings_into_set(request, run_id: int, scoring_id: int):
+    """A scoring's findings of one kind as a batch for a new set version: GET
+    lists each question with the expected answer to confirm, POST stores the
+    ticked ones as one new version."""
+    scoring = get_object_or_404(
+        Scoring.objects.select_related("run", "set_version"), id=scoring_id, run_id=run_id
+    )
+    kind = request.POST.get("kind") or request.GET.get("kind") or ""
+    if kind not in selectors.BATCH_KINDS:
+        kind = selectors.BATCH_KINDS[0]
+    rows = selectors.findings_for_set(scoring, kind=kind)
+    errors: list[str] = []
+    version = ""
+    if request.method == "POST":
+        version = request.POST.get("version", "")
+        confirmed = [
+            {
+                "question_id": request.POST.get(f"q-{index}-id", ""),
+                "expected_behaviour": request.POST.get(f"q-{index}-behaviour", ""),
+                "expected_values": request.POST.get(f"q-{index}-values", ""),
+            }
+            for index in range(len(rows))
+            if request.POST.get(f"q-{index}-include")
+        ]
+        try:
+            created = set_version_from_findings(
+                scoring=scoring, kind=kind, version=version, confirmed=confirmed, created_by=request.user
+            )
+        except ApplicationError as rejected:
+            errors = rejected.errors
+        else:
+            messages.success(request, f"Set version {created.version} holds these questions now.")
+            return redirect("set-detail", version=created.version)
+    return render(
+        request,
+        "runs/findings_into_set.html",
+        {
+            "run": scoring.run,
+            "scoring": scoring,
+            "kind": kind,
+            "kinds": [
+                (value, label) for value, label in Finding.Kind.choices if value in selectors.BATCH_KINDS
+            ],
+            "rows": rows,
+            "version": version,
+            "errors": errors,
+        },
+        status=400 if errors else 200,
+    )
+
+
 @require_GET
 @role_required(*READERS_OF_RUNS)
 def answer_detail(request, run_id: int, answer_id: int):
@@ -428,6 +489,7 @@ def answer_detail(request, run_id: int, answer_id: int):
         {
             "answer": answer,
             "run": answer.run,
+            "attempt_links": answer_attempt_links(answer),
             "record": record,
             "evidence": selectors.answer_evidence(record, language=answer.language),
             "question": question,

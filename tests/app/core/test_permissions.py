@@ -79,9 +79,13 @@ PAGES: dict[str, dict[str, dict[str, int]]] = {
     "run-overhead": {"GET": NOT_ALLOWED, "POST": only(WRITERS, 302)},
     "scoring-retry": {"GET": NOT_ALLOWED, "POST": only(WRITERS, 302)},
     "scoring-open-sealed": {"GET": NOT_ALLOWED, "POST": only(WRITERS, 302)},
+    # Leads confirm a batch of findings into a new set version; an empty POST is refused.
+    "scoring-findings-into-set": {"GET": only(WRITERS), "POST": only(WRITERS, 400)},
     "answer-detail": {"GET": only(READERS_OF_RUNS), "POST": NOT_ALLOWED},
     "set-list": {"GET": only(READERS_OF_RUNS), "POST": only(WRITERS, 400)},
     "set-detail": {"GET": only(READERS_OF_RUNS), "POST": NOT_ALLOWED},
+    # Leads draw production questions into a new set version; an empty POST is refused.
+    "set-from-production": {"GET": only(WRITERS), "POST": only(WRITERS, 400)},
     "sample-list": {"GET": only(READERS_OF_RUNS), "POST": NOT_ALLOWED},
     "sample-new": {"GET": only(WRITERS), "POST": only(WRITERS, 400)},
     "sample-detail": {"GET": only(READERS_OF_RUNS), "POST": NOT_ALLOWED},
