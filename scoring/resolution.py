@@ -16,9 +16,7 @@ RESOLVED = "resolved"
 NOT_YET_KNOWN = "not yet known"
 
 
-def stable_from_grades(
-    grades: Mapping[str, Mapping[str, Sequence[str | None]]], *, repetitions: int
-) -> dict:
+def stable_from_grades(grades: Mapping[str, Mapping[str, Sequence[str | None]]], *, repetitions: int) -> dict:
     """``grades`` is {setup: {question: [grade of each attempt]}}, None for an
     attempt not graded; a question with fewer than ``repetitions`` grades has
     the missing attempts not graded. Returns {"setups": {setup: {"k", "n",

@@ -217,6 +217,9 @@ def compare(request):
         raise Http404("Both versions need a scored run on this set version.")
     judged, unvalidated = compare_judges(baseline, candidate)
     comparisons = compare_versions(baseline, candidate)
+    # ?also=LABEL (repeatable) adds versions to the common subset from grades.
+    also = [get_object_or_404(AssistantVersion, label=label) for label in request.GET.getlist("also")]
+    graded = dashboard.versions_graded_stable(set_version, [baseline_version, candidate_version, *also])
     return render(
         request,
         "dashboard/compare.html",
@@ -234,6 +237,7 @@ def compare(request):
             "candidate_record": candidate,
             "interval_method": NEWCOMBE_METHOD,
             "clocks_note": runs_clocks_note([*baseline.used_runs, *candidate.used_runs]),
+            "graded_stable": graded,
         },
     )
 

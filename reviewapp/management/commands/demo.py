@@ -65,6 +65,7 @@ class GeneratedRun:
 
 # The third asks each question three times, with a few timeouts, so that the
 # run page's stable resolution and timing tables have something to show.
+REPEATED_SAMPLE = "Demo sample of three attempts, decided by the lead"
 REPEATED_RUN = GeneratedRun("assistant-demo-2.2", seed=13, repetitions=3, timeout_share=0.03)
 GENERATED_RUNS = (
     GeneratedRun("assistant-demo-2.0", seed=11),
@@ -211,6 +212,9 @@ class Command(BaseCommand):
         # After the judge's validation set is drawn, so that its items stay the lead's 80 decisions.
         if not Sample.objects.filter(name=RECIPE_SAMPLE).exists():
             self.stdout.write(self._recipe_rubric(lead, User.objects.get(username="reviewer")))
+
+        if not Sample.objects.filter(name=REPEATED_SAMPLE).exists():
+            self.stdout.write(self._repeated_decisions(lead))
 
         token_note = ""
         pipeline, _ = User.objects.get_or_create(username="pipeline")
@@ -377,6 +381,50 @@ class Command(BaseCommand):
             f"{judge_run.estimate['answers']} answers; regrade sample #{judge_run.regrade_sample_id}; "
             f"{decided.size} items decided by the lead form its validation set\n"
         )
+
+    def _repeated_decisions(self, lead) -> str:
+        """The lead decides every attempt of assistant-demo-2.2's first twelve
+        tuning questions (and two of the three of the next), the way a careful
+        reader would, so the version page counts stable resolution from grades."""
+        run = Run.objects.get(assistant_version__label=REPEATED_RUN.assistant_version)
+        sample = sample_draw(
+            frame=Frame(run=run),
+            size=run.answer_count,
+            strata_fields=("split",),
+            seed=2029,
+            rubric_version=rubric_default(),
+            spot_check_share=0.0,
+            name=REPEATED_SAMPLE,
+            created_by=lead,
+        )
+        items = sample.items.select_related("answer").order_by("answer__question_id", "answer__attempt")
+        questions = sorted({item.answer.question_id for item in items})[:13]
+        rng = random.Random(17)
+        decided = 0
+        for item in items.filter(answer__question_id__in=questions):
+            if item.answer.question_id == questions[-1] and item.answer.attempt == 3:
+                continue  # one question left with an attempt not yet decided
+            grade, _ = self._careful_grade(item.answer, rng)
+            Adjudication.objects.create(
+                item=item,
+                revision=1,
+                lead=lead,
+                reason="checked against the records",
+                grade=grade,
+                rubric_answers={},
+                **metrics_from_grade(grade=grade, pending=False, addresses_question=True),
+                material_status="confirmed" if grade == "material_error" else "",
+                error_claim="the figure stated" if grade == "material_error" else "",
+                error_evidence="no retrieved record holds it" if grade == "material_error" else "",
+                error_effect="the user quotes a figure the statistics do not hold"
+                if grade == "material_error"
+                else "",
+                error_kind="fabricated_evidence" if grade == "material_error" else "",
+                submission_key=uuid.uuid4(),
+            )
+            decided += 1
+        version = REPEATED_RUN.assistant_version
+        return f"  sample #{sample.id}: {decided} attempts of {version} decided by the lead\n"
 
     @staticmethod
     def _careful_grade(answer, rng: random.Random) -> tuple[str, bool]:
