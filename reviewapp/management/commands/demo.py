@@ -271,17 +271,7 @@ class Command(BaseCommand):
         lead, so the version's page counts 5 of 8 passing beside the four
         automatic scores."""
         run = Run.objects.get(assistant_version__label="assistant-1.3", set_version__version="1.2")
-        sample = sample_draw(
-            frame=Frame(run=run),
-            size=run.answer_count,
-            # The whole run is read, so there is one stratum and nothing to weight.
-            strata_fields=("split",),
-            seed=43,
-            rubric_version=rubric_default(),
-            spot_check_share=0.0,
-            name=RECIPE_SAMPLE,
-            created_by=lead,
-        )
+        sample = self._whole_run_sample(run, seed=43, name=RECIPE_SAMPLE, lead=lead)
         sample_assign(sample=sample, reviewers=[reader], readers_per_item=1)
         for item in sample.items.select_related("answer"):
             rubric_answers, grade, note = RECIPE_READINGS[item.answer.question_id]
@@ -358,23 +348,7 @@ class Command(BaseCommand):
             grade, unsupported = self._careful_grade(item.answer, rng)
             answers = {key: "na" if allows_na else "yes" for key, allows_na in questions}
             answers.update({key: ("yes" if unsupported else "no") for key in answers if "unsupported" in key})
-            material = grade == "material_error"
-            Adjudication.objects.create(
-                item=item,
-                revision=1,
-                lead=lead,
-                reason="checked against the records",
-                grade=grade,
-                rubric_answers=answers,
-                # The primary metrics the grade stands for (spec 004's table read backwards).
-                **metrics_from_grade(grade=grade, pending=False, addresses_question=True),
-                material_status="confirmed" if material else "",
-                error_claim="the figure stated" if material else "",
-                error_evidence="no retrieved record holds it" if material else "",
-                error_effect="the user quotes a figure the statistics do not hold" if material else "",
-                error_kind="fabricated_evidence" if material else "",
-                submission_key=uuid.uuid4(),
-            )
+            self._decide(item, lead=lead, grade=grade, rubric_answers=answers)
         validation_set_draw(judge=version.judge, holdout_share=0.8, seed=2028, created_by=lead)
         return (
             f"  judge numbers v1 (a stand-in, not a language model): judge run #{judge_run.id} graded "
@@ -384,19 +358,10 @@ class Command(BaseCommand):
 
     def _repeated_decisions(self, lead) -> str:
         """The lead decides every attempt of assistant-demo-2.2's first twelve
-        tuning questions (and two of the three of the next), the way a careful
+        questions (and two of the three of the next), the way a careful
         reader would, so the version page counts stable resolution from grades."""
         run = Run.objects.get(assistant_version__label=REPEATED_RUN.assistant_version)
-        sample = sample_draw(
-            frame=Frame(run=run),
-            size=run.answer_count,
-            strata_fields=("split",),
-            seed=2029,
-            rubric_version=rubric_default(),
-            spot_check_share=0.0,
-            name=REPEATED_SAMPLE,
-            created_by=lead,
-        )
+        sample = self._whole_run_sample(run, seed=2029, name=REPEATED_SAMPLE, lead=lead)
         items = sample.items.select_related("answer").order_by("answer__question_id", "answer__attempt")
         questions = sorted({item.answer.question_id for item in items})[:13]
         rng = random.Random(17)
@@ -405,26 +370,45 @@ class Command(BaseCommand):
             if item.answer.question_id == questions[-1] and item.answer.attempt == 3:
                 continue  # one question left with an attempt not yet decided
             grade, _ = self._careful_grade(item.answer, rng)
-            Adjudication.objects.create(
-                item=item,
-                revision=1,
-                lead=lead,
-                reason="checked against the records",
-                grade=grade,
-                rubric_answers={},
-                **metrics_from_grade(grade=grade, pending=False, addresses_question=True),
-                material_status="confirmed" if grade == "material_error" else "",
-                error_claim="the figure stated" if grade == "material_error" else "",
-                error_evidence="no retrieved record holds it" if grade == "material_error" else "",
-                error_effect="the user quotes a figure the statistics do not hold"
-                if grade == "material_error"
-                else "",
-                error_kind="fabricated_evidence" if grade == "material_error" else "",
-                submission_key=uuid.uuid4(),
-            )
+            self._decide(item, lead=lead, grade=grade, rubric_answers={})
             decided += 1
         version = REPEATED_RUN.assistant_version
         return f"  sample #{sample.id}: {decided} attempts of {version} decided by the lead\n"
+
+    @staticmethod
+    def _whole_run_sample(run, *, seed: int, name: str, lead):
+        """A sample of every answer of the run, in one stratum: nothing to weight."""
+        return sample_draw(
+            frame=Frame(run=run),
+            size=run.answer_count,
+            strata_fields=("split",),
+            seed=seed,
+            rubric_version=rubric_default(),
+            spot_check_share=0.0,
+            name=name,
+            created_by=lead,
+        )
+
+    @staticmethod
+    def _decide(item, *, lead, grade: str, rubric_answers: dict) -> None:
+        """The lead's decision on the item, checked against the records."""
+        material = grade == "material_error"
+        Adjudication.objects.create(
+            item=item,
+            revision=1,
+            lead=lead,
+            reason="checked against the records",
+            grade=grade,
+            rubric_answers=rubric_answers,
+            # The primary metrics the grade stands for (spec 004's table read backwards).
+            **metrics_from_grade(grade=grade, pending=False, addresses_question=True),
+            material_status="confirmed" if material else "",
+            error_claim="the figure stated" if material else "",
+            error_evidence="no retrieved record holds it" if material else "",
+            error_effect="the user quotes a figure the statistics do not hold" if material else "",
+            error_kind="fabricated_evidence" if material else "",
+            submission_key=uuid.uuid4(),
+        )
 
     @staticmethod
     def _careful_grade(answer, rng: random.Random) -> tuple[str, bool]:

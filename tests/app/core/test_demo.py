@@ -82,7 +82,7 @@ def test_it_loads_scored_demo_data_once_and_prints_how_to_log_in():
     assert verdict["verdict"] != "cannot judge" and not verdict["not_judged"]
 
     call_command("demo", answers=300, stdout=StringIO())
-    assert (Run.objects.count(), Sample.objects.count(), JudgeRun.objects.count()) == (5, 4, 1)
+    assert (Run.objects.count(), Sample.objects.count(), JudgeRun.objects.count()) == (5, 5, 1)
     assert Judgement.objects.filter(assignment__item__sample__name=RECIPE_SAMPLE).count() == 8
 
 
