@@ -264,3 +264,37 @@ def test_it_counts_stable_resolution_from_the_lead_s_grades_of_three_attempts():
     assert (figure["k"], figure["n"], figure["not_yet_known"]) == (stable, len(attempts), unknown)
     assert figure["sources"]["settled human grade"] == 38
     assert answer["common"]["k"] == 0
+
+
+@pytest.mark.django_db(transaction=True)
+def test_it_takes_a_judge_s_grade_only_where_no_human_grade_is_settled_and_only_while_validated():
+    from reviewapp.review.models import GRADES
+    from reviewapp.versions.records import version_record
+    from reviewapp.versions.selectors import attempt_grades, review_outcomes
+
+    call_command("demo", answers=300, stdout=StringIO())
+    run = Run.objects.get(assistant_version__label="assistant-demo-2.1")
+    judge = JudgeVersion.objects.get(judge__name="numbers")
+    samples = list(Sample.objects.filter(run=run, purpose=Sample.Purpose.REVIEW))
+    record = version_record(run.assistant_version, run.set_version)
+    tuning = Question.objects.filter(set_version=run.set_version, split="tuning").values("question_id")
+    human = {o.item.answer_id for o in review_outcomes(samples) if o.outcome in GRADES}
+    judged = {
+        answer_id
+        for answer_id, labels in ModelVerdict.objects.filter(
+            judge_version=judge, metric="rubric", error="", answer__run=run, answer__question_id__in=tuning
+        ).values_list("answer_id", "labels")
+        if labels.get("grade") in GRADES
+    }
+    # The demo's judge is validated for the grade (not for pass or fail).
+    assert judge_validation(judge_version=judge).label("grade").validated
+    _, sources = attempt_grades(record, samples)
+    assert sources["validated judge"] == len(judged - human) > 0
+    assert sources["settled human grade"] == len(human) > 0
+
+    # Asked for more holdout items than it has, it is no longer validated: its grades drop out.
+    judge.validation_min_items = 1000
+    judge.save(update_fields=("validation_min_items",))
+    _, sources = attempt_grades(record, samples)
+    assert sources["validated judge"] == 0
+    assert sources["settled human grade"] == len(human)
