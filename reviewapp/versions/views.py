@@ -429,7 +429,7 @@ def export_scores(request, run_id: int, scoring_id: int, fmt: str):
         )
     response = _csv_response(f"scores-run-{run_id}-scoring-{scoring_id}.csv")
     writer = csv_cells.writer(response)
-    # One table: rates (k, n, rate, interval), stable resolution (k of n
+    # One table: rates (k, n, rate, interval), right in every attempt (k of n
     # questions), and timing figures (n, mean, P50, P90 in seconds).
     writer.writerow(
         [
@@ -451,7 +451,7 @@ def export_scores(request, run_id: int, scoring_id: int, fmt: str):
     for slice_name, measures in (scoring.stable or {}).items():
         for measure, figure in measures.items():
             k, n = figure["stable"]["k"], figure["stable"]["n"]
-            row(slice_name, f"stable {measure}", k=k, n=n, value=rate(k, n))
+            row(slice_name, f"right in every attempt {measure}", k=k, n=n, value=rate(k, n))
     for slice_name, summary in (scoring.timing or {}).items():
         for source, figure in summary["e2e"]["by_source"].items():
             row(
