@@ -251,6 +251,20 @@ def test_it_counts_stable_resolution_from_the_lead_s_grades_of_three_attempts():
     assert f'<th scope="row">assistant-demo-2.2</th><td class="num">{stable}/{len(attempts)}</td>' in common
     # assistant-demo-2.1 made one attempt a question: no question of it is fully graded in three.
     assert 'all fully resolved</th><td class="num">0/' in common
+    # A third version joins the common subset with &also=.
+    three = client.get(
+        reverse("version-compare"),
+        {
+            "set": "demo-1.0",
+            "baseline": "assistant-demo-2.1",
+            "candidate": "assistant-demo-2.2",
+            "also": "assistant-demo-2.0",
+        },
+    ).content.decode()
+    rows = three.split('id="graded-common"')[1].split("</table>")[0]
+    assert [
+        label in rows for label in ("assistant-demo-2.0", "assistant-demo-2.1", "assistant-demo-2.2")
+    ] == [True] * 3
     from reviewapp.models import ApiToken
 
     lead = get_user_model().objects.get(username="lead")
