@@ -178,7 +178,11 @@ def format_table(scores: RunScores, *, method: str = "wilson") -> str:
 def _repeat_lines(scores: RunScores) -> list[str]:
     if scores.repetitions < 2:
         return []
-    lines = ["", f"stable resolution over all questions ({scores.repetitions} attempts each):"]
+    lines = [
+        "",
+        "right number in every attempt (automatic measures, not graded stable resolution) "
+        f"over all questions ({scores.repetitions} attempts each):",
+    ]
     for measure, figure in scores.stable.get("all", {}).items():
         stable, over = figure["stable"], figure["over_attempts"]
         spread = " · ".join(f"{label}: {count}" for label, count in figure["distribution"].items())

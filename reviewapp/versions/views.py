@@ -232,6 +232,9 @@ def compare(request):
         raise Http404("Both versions need a scored run on this set version.")
     judged, unvalidated = compare_judges(baseline, candidate)
     comparisons = compare_versions(baseline, candidate)
+    # ?also=LABEL (repeatable) adds versions to the common subset from grades.
+    also = [get_object_or_404(AssistantVersion, label=label) for label in request.GET.getlist("also")]
+    graded = dashboard.versions_graded_stable(set_version, [baseline_version, candidate_version, *also])
     return render(
         request,
         "dashboard/compare.html",
@@ -250,6 +253,7 @@ def compare(request):
             "interval_method": NEWCOMBE_METHOD,
             "clocks_note": runs_clocks_note([*baseline.used_runs, *candidate.used_runs]),
             "reply_policies_note": runs_reply_policies_note([*baseline.used_runs, *candidate.used_runs]),
+            "graded_stable": graded,
         },
     )
 
@@ -441,7 +445,7 @@ def export_scores(request, run_id: int, scoring_id: int, fmt: str):
         )
     response = _csv_response(f"scores-run-{run_id}-scoring-{scoring_id}.csv")
     writer = csv_cells.writer(response)
-    # One table: rates (k, n, rate, interval), stable resolution (k of n
+    # One table: rates (k, n, rate, interval), right in every attempt (k of n
     # questions), and timing figures (n, mean, P50, P90 in seconds).
     writer.writerow(
         [
@@ -463,7 +467,7 @@ def export_scores(request, run_id: int, scoring_id: int, fmt: str):
     for slice_name, measures in (scoring.stable or {}).items():
         for measure, figure in measures.items():
             k, n = figure["stable"]["k"], figure["stable"]["n"]
-            row(slice_name, f"stable {measure}", k=k, n=n, value=rate(k, n))
+            row(slice_name, f"right in every attempt {measure}", k=k, n=n, value=rate(k, n))
     # E2E as the run's recorded choice on channel overhead has it, as its page shows it.
     exclude_overhead = run_overhead_choice(scoring.run)["excluded"]
     for slice_name, summary in (scoring.timing or {}).items():

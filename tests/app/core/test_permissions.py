@@ -176,6 +176,7 @@ OPERATIONS: dict[str, dict[str, int]] = {
     "reviewapp_api_get_run": only(READERS_OF_RUNS),
     # One run against itself: the gate cannot show the candidate safe (409).
     "reviewapp_api_release_gate": only(READERS_OF_RUNS, 409),
+    "reviewapp_api_stable_from_grades": only(READERS_OF_RUNS),
     # An empty form is not the JSON body the operation reads (400).
     "reviewapp_api_create_judge_run": only(WRITERS, 400),
     # The fixture's judge run is estimated: confirming starts it, cancelling stops it.
@@ -290,10 +291,12 @@ class PermissionMatrixTests(TestCase):
 
     def query(self, name: str) -> dict[str, str]:
         versions = {"set": self.logged_run.set_version.version}
+        versions_of_set = {"set_version": self.logged_run.set_version.version}
         label = self.logged_run.assistant_version.label
         return {
             "version-compare": {**versions, "baseline": label, "candidate": label},
             "reviewapp_api_release_gate": {"baseline": label, "candidate": label},
+            "reviewapp_api_stable_from_grades": {**versions_of_set, "version": label},
         }.get(name, {})
 
     def clients(self) -> dict[str, Client]:
