@@ -32,6 +32,7 @@ urlpatterns = [
     path("runs/<int:run_id>/rescore/", runs.run_rescore, name="run-rescore"),
     path("runs/<int:run_id>/retry/", runs.run_retry_view, name="run-retry"),
     path("runs/<int:run_id>/exclude/", runs.run_exclude_view, name="run-exclude"),
+    path("runs/<int:run_id>/overhead/", runs.run_overhead_view, name="run-overhead"),
     path(
         "runs/<int:run_id>/scorings/<int:scoring_id>/retry/",
         runs.scoring_retry_view,
@@ -42,8 +43,14 @@ urlpatterns = [
         runs.scoring_open_sealed_view,
         name="scoring-open-sealed",
     ),
+    path(
+        "runs/<int:run_id>/scorings/<int:scoring_id>/findings-into-set/",
+        runs.scoring_findings_into_set,
+        name="scoring-findings-into-set",
+    ),
     path("runs/<int:run_id>/answers/<int:answer_id>/", runs.answer_detail, name="answer-detail"),
     path("sets/", question_sets.set_list, name="set-list"),
+    path("sets/production/", question_sets.set_from_production, name="set-from-production"),
     path("sets/<str:version>/", question_sets.set_detail, name="set-detail"),
     path("samples/", samples.sample_list, name="sample-list"),
     path("samples/new/", samples.sample_new, name="sample-new"),

@@ -186,7 +186,11 @@ def format_table(scores: RunScores, *, method: str = "wilson") -> str:
 def _repeat_lines(scores: RunScores) -> list[str]:
     if scores.repetitions < 2:
         return []
-    lines = ["", f"stable resolution over all questions ({scores.repetitions} attempts each):"]
+    lines = [
+        "",
+        "right number in every attempt (automatic measures, not graded stable resolution) "
+        f"over all questions ({scores.repetitions} attempts each):",
+    ]
     for measure, figure in scores.stable.get("all", {}).items():
         stable, over = figure["stable"], figure["over_attempts"]
         spread = " · ".join(f"{label}: {count}" for label, count in figure["distribution"].items())
@@ -211,12 +215,24 @@ def _timing_lines(scores: RunScores) -> list[str]:
         "",
         "timing, all answers (seconds; P90 by nearest rank):",
         f"  {timing.clock_statement(**scores.clock)}",
+        f"  {timing.reply_policy_statement(scores.reply_policy)}",
     ]
-    for source, figure in overall["e2e"]["by_source"].items():
+    e2e = timing.e2e_shown(overall, exclude_overhead=scores.exclude_overhead)
+    for source, figure in e2e["by_source"].items():
         lines.append(
             f"  E2E from {source}: n={figure['n']}, mean {figure['mean']:.2f}, P50 {figure['p50']:.2f}, "
-            f"P90 {figure['p90']:.2f}; missing {overall['e2e']['missing']}"
+            f"P90 {figure['p90']:.2f}; missing {e2e['missing']}"
         )
+    chosen_by = "the log's header" if scores.exclude_overhead else None
+    if statement := timing.overhead_statement(overall, chosen_by=chosen_by):
+        lines.append(f"  {statement}")
+        for kind in overall["overhead"]["by_kind"].values():
+            lines.append(
+                f"  overhead, {kind['label']}: {kind['n']} answers, total {kind['total']:.2f}, "
+                f"median {kind['p50']:.2f}"
+                if kind["n"]
+                else f"  overhead, {kind['label']}: not logged"
+            )
     # Each event named by what was captured, apart from E2E and from each other.
     for event in overall["events"].values():
         lines.append(
@@ -235,7 +251,7 @@ def _timing_lines(scores: RunScores) -> list[str]:
     failed = ", ".join(f"{status} {count}" for status, count in failures["counts"].items() if count)
     if failed:
         lines.append(f"  without a final answer, of {failures['n']} attempts: {failed}; not latency samples")
-    for source, figure in overall["e2e"]["by_source"].items():
+    for source, figure in e2e["by_source"].items():
         if "per_question" in figure:
             lines += _question_median_lines(source, figure["per_question"])
     return lines

@@ -480,6 +480,10 @@ class RunScores:
     timing: dict = field(default_factory=dict)  # per slice, spec 004's timing summary
     # The clocks the header states (skew_ms, precision_ms; None: not stated).
     clock: dict = field(default_factory=lambda: {"skew_ms": None, "precision_ms": None})
+    # How the assistant was called ("direct", "channel"; None: not declared)
+    # and whether the header chose to leave channel overhead out of E2E.
+    reply_policy: str | None = None
+    exclude_overhead: bool = False
     # Of the answers, the lines that repeat an attempt of the run ``repeats``
     # names (repeats_attempt): that attempt keeps its own receipt there.
     reruns: int = 0
@@ -507,6 +511,8 @@ class RunScores:
         if self.timing:
             result["timing"] = self.timing
             result["clock"] = self.clock
+            result["reply_policy"] = self.reply_policy
+            result["exclude_overhead"] = self.exclude_overhead
         return result
 
 

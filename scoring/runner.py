@@ -53,7 +53,7 @@ from scoring.measures import (
 CHUNK_BYTES = 8 << 20
 
 # Fields that make a line worth a timing record.
-TIMING_FIELDS = (*timing.TIMESTAMP_FIELDS, "latency_ms", "tool_calls")
+TIMING_FIELDS = (*timing.TIMESTAMP_FIELDS, "latency_ms", "tool_calls", "overhead")
 _TIMING_FIELDS = frozenset(TIMING_FIELDS)
 
 # How findings are kept: as Finding objects, or written out as the lines
@@ -351,6 +351,7 @@ def score_file(
         scores = totals.finish(questions, combined=combined, options=options, slice_fields=slice_fields)
         scores.repeats = plan.repeats
         scores.clock = {"skew_ms": plan.clock_skew_ms, "precision_ms": plan.clock_precision_ms}
+        scores.reply_policy, scores.exclude_overhead = plan.reply_policy, plan.exclude_overhead
         return scores
     finally:
         _QUESTIONS = {}

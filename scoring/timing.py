@@ -50,6 +50,13 @@ TIMESTAMP_FIELDS = (
 )
 
 E2E_SOURCES = ("timestamps", "latency_ms")
+
+# Channel overhead (spec 004): work an agent set up for a chat channel still
+# does when called directly. Each kind is logged as an event with its start
+# and end, and E2E can exclude it by a recorded choice.
+OVERHEAD_KINDS = ("card_assembly", "channel_detection", "link_resolution")
+OVERHEAD_NAMES = {kind: f"{kind}_s" for kind in OVERHEAD_KINDS}
+OVERHEAD_WORDS = ", ".join(kind.replace("_", " ") for kind in OVERHEAD_KINDS)
 TOOL_CALL_SOURCES = ("unique ids",)
 
 LABELS = {
@@ -65,6 +72,11 @@ LABELS = {
     "wait_s": "waiting time of answers without a final answer: stopped − question submitted",
     "tool_calls": "tool calls per delivered answer",
     "tool_span_s": "span from first to last tool event",
+    "e2e_without_overhead": "end-to-end time less the answer's channel overhead (never below 0)",
+    "overhead_s": f"channel overhead of an answer ({OVERHEAD_WORDS}), overlapping events counted once",
+    "card_assembly_s": "card assembly",
+    "channel_detection_s": "channel detection",
+    "link_resolution_s": "link resolution",
 }
 
 TOOL_CALL_COVERAGE = (
@@ -132,6 +144,13 @@ class AnswerTiming:
     tool_calls: int | None = None
     tool_calls_source: str | None = None
     tool_span_s: float | None = None
+    # Channel overhead: the merged length of the answer's overhead events,
+    # each kind's, and E2E less the merged length (None: no overhead logged).
+    overhead_s: float | None = None
+    card_assembly_s: float | None = None
+    channel_detection_s: float | None = None
+    link_resolution_s: float | None = None
+    e2e_without_overhead_s: float | None = None
 
     @property
     def delivered(self) -> bool:
@@ -222,6 +241,73 @@ def _tool_call_errors(calls: object, moments: list[datetime] | None = None) -> l
     return problems
 
 
+def _overhead_errors(events: object, intervals: list) -> list[tuple[str, str]]:
+    """The problems of a line's overhead events; ``intervals`` receives each
+    valid event as (kind, started, ended)."""
+    if type(events) is not list:
+        return [
+            (
+                "overhead",
+                f"must be a list of overhead events, each with its kind, started_at and ended_at, "
+                f"not {_shown(events)}",
+            )
+        ]
+    problems = []
+    for index, event in enumerate(events):
+        where = f"overhead[{index}]"
+        if type(event) is not dict:
+            problems.append((where, "must be an object with kind, started_at and ended_at"))
+            continue
+        kind = event.get("kind")
+        if kind not in OVERHEAD_KINDS:
+            problems.append(
+                (f"{where}.kind", f"must be one of {', '.join(OVERHEAD_KINDS)}, not {_shown(kind)}")
+            )
+        moments = {}
+        for key in ("started_at", "ended_at"):
+            value = event.get(key)
+            if value is None:
+                problems.append((f"{where}.{key}", "missing: an overhead event needs its start and end"))
+                continue
+            try:
+                moments[key] = parse_timestamp(value)
+            except ValueError as error:
+                problems.append((f"{where}.{key}", str(error)))
+        if len(moments) < 2:
+            continue
+        if moments["ended_at"] < moments["started_at"]:
+            problems.append((f"{where}.ended_at", "is before started_at: check the clocks and time zones"))
+        elif kind in OVERHEAD_KINDS:
+            intervals.append((kind, moments["started_at"], moments["ended_at"]))
+    return problems
+
+
+def merged_seconds(intervals: Iterable[tuple[datetime, datetime]]) -> float:
+    """The length in seconds of the union of (start, end) intervals: time
+    covered by two overlapping intervals is counted once."""
+    total = 0.0
+    current_start = current_end = None
+    for start, end in sorted(intervals):
+        if current_end is None or start > current_end:
+            if current_end is not None:
+                total += (current_end - current_start).total_seconds()
+            current_start, current_end = start, end
+        elif end > current_end:
+            current_end = end
+    if current_end is not None:
+        total += (current_end - current_start).total_seconds()
+    return total
+
+
+def e2e_without_overhead(e2e_s: float | None, overhead_s: float | None) -> float | None:
+    """E2E less an answer's channel overhead (its merged length), never below
+    0; E2E itself when no overhead was logged, None without an E2E. The one
+    definition of E2E with overhead excluded."""
+    if e2e_s is None:
+        return None
+    return e2e_s if overhead_s is None else max(0.0, e2e_s - overhead_s)
+
+
 def timing_errors(record: Mapping, moments: dict | None = None) -> list[tuple[str, str]]:
     """Every problem with the timing fields of one answer line, as (field,
     message) pairs, without raising; empty when the line can be measured.
@@ -231,7 +317,9 @@ def timing_errors(record: Mapping, moments: dict | None = None) -> list[tuple[st
     platform_sent_at before platform_created_at; a latency_ms that is not a
     finite number of at least 0; an unknown status; tool calls that are not a
     list of objects with text ids (or a count of at least 0), and a tool call
-    that ends before it starts.
+    that ends before it starts; overhead that is not a list of events of a
+    known kind (card_assembly, channel_detection, link_resolution) with both
+    started_at and ended_at, and an event that ends before it starts.
 
     ``moments``, when given, receives each timestamp parsed (by field name,
     and the tool calls' under "tool_calls"), so that ``answer_timing`` need
@@ -274,6 +362,11 @@ def timing_errors(record: Mapping, moments: dict | None = None) -> list[tuple[st
         call_moments: list[datetime] = []
         problems.extend(_tool_call_errors(calls, call_moments))
         moments["tool_calls"] = call_moments
+    overhead = record.get("overhead")
+    if overhead is not None:
+        intervals: list = []
+        problems.extend(_overhead_errors(overhead, intervals))
+        moments["overhead"] = intervals
     return problems
 
 
@@ -327,15 +420,55 @@ def timing_row(record: Mapping, moments: dict) -> tuple:
         tool_calls = tool_calls_source = tool_span = None
     else:
         tool_calls, tool_calls_source, tool_span = _tool_calls(calls, moments["tool_calls"])
+    overhead = _overhead(moments["overhead"]) if record.get("overhead") is not None else _NO_OVERHEAD
     if status != "ok":
         wait = _seconds(submitted, moments.get("stopped_at"))
-        return (status, None, None, None, *events, wait, tool_calls, tool_calls_source, tool_span)
+        return (
+            status,
+            None,
+            None,
+            None,
+            *events,
+            wait,
+            tool_calls,
+            tool_calls_source,
+            tool_span,
+            *overhead,
+            None,
+        )
     e2e, source = _seconds(submitted, moments.get("received_at")), "timestamps"
     if e2e is None:
         latency = record.get("latency_ms")
         e2e, source = (None, None) if latency is None else (latency / 1000, "latency_ms")
     platform = _seconds(moments.get("platform_created_at"), moments.get("platform_sent_at"))
-    return (status, e2e, source, platform, *events, None, tool_calls, tool_calls_source, tool_span)
+    return (
+        status,
+        e2e,
+        source,
+        platform,
+        *events,
+        None,
+        tool_calls,
+        tool_calls_source,
+        tool_span,
+        *overhead,
+        e2e_without_overhead(e2e, overhead[0]),
+    )
+
+
+_NO_OVERHEAD = (None,) * (1 + len(OVERHEAD_KINDS))
+
+
+def _overhead(intervals: list) -> tuple:
+    """The merged overhead of one answer and each kind's, in seconds (a kind
+    the answer logged no event of is None)."""
+    by_kind = [
+        [(start, end) for logged, start, end in intervals if logged == kind] for kind in OVERHEAD_KINDS
+    ]
+    return (
+        merged_seconds((start, end) for _, start, end in intervals),
+        *(merged_seconds(spans) if spans else None for spans in by_kind),
+    )
 
 
 _EVENT_FIELDS = tuple(EVENTS.values())
@@ -438,7 +571,17 @@ _STATUS_CODES = {status: code for code, status in enumerate(STATUSES)}
 _E2E_SOURCE_CODES = {None: 0, **{source: code for code, source in enumerate(E2E_SOURCES, start=1)}}
 
 # The figures of AnswerTiming that are numbers, kept as columns.
-NUMBER_FIELDS = ("e2e_s", "platform_e2e_s", *EVENTS, "wait_s", "tool_calls", "tool_span_s")
+NUMBER_FIELDS = (
+    "e2e_s",
+    "platform_e2e_s",
+    *EVENTS,
+    "wait_s",
+    "tool_calls",
+    "tool_span_s",
+    "overhead_s",
+    *OVERHEAD_NAMES.values(),
+    "e2e_without_overhead_s",
+)
 _NAN = float("nan")
 
 
@@ -554,31 +697,33 @@ def timing_summary(
         present = table.values(name, mask)
         return {"label": label, **summarise(present).as_dict(), "missing": n - len(present)}
 
-    e2e_by_source = {}
-    for code, source in enumerate(E2E_SOURCES, start=1):
-        mask = within(table.e2e_source.translate(_selector((code,))))
-        if 1 in mask:
-            e2e_by_source[source] = (
-                mask,
-                {"label": LABELS[f"e2e:{source}"], **summarise(table.values("e2e_s", mask)).as_dict()},
-            )
-    e2e = {
-        "label": LABELS["e2e"],
-        "source": None
-        if not e2e_by_source
-        else "mixed"
-        if len(e2e_by_source) > 1
-        else next(iter(e2e_by_source)),
-        "by_source": {source: block for source, (_, block) in e2e_by_source.items()},
-        "missing": delivered - sum(block["n"] for _, block in e2e_by_source.values()),
-    }
-    if question_ids is not None:
-        attempts: dict[str, int] = {}
-        for question_id in question_ids:
-            attempts[question_id] = attempts.get(question_id, 0) + 1
-        for mask, block in e2e_by_source.values():
-            values = table.row_values("e2e_s", mask)
-            block.update(_per_question(zip(question_ids, values, strict=True), attempts))
+    with_overhead = "overhead_s" in table.numbers.keys()
+
+    def e2e_block(name: str, label: str) -> dict:
+        by_source = {}
+        for code, source in enumerate(E2E_SOURCES, start=1):
+            mask = within(table.e2e_source.translate(_selector((code,))))
+            if 1 in mask:
+                figure = {"label": LABELS[f"e2e:{source}"], **summarise(table.values(name, mask)).as_dict()}
+                if with_overhead and name == "e2e_s":
+                    figure["overhead_share"] = _overhead_share(table, mask)
+                by_source[source] = (mask, figure)
+        block = {
+            "label": label,
+            "source": None if not by_source else "mixed" if len(by_source) > 1 else next(iter(by_source)),
+            "by_source": {source: figure for source, (_, figure) in by_source.items()},
+            "missing": delivered - sum(figure["n"] for _, figure in by_source.values()),
+        }
+        if question_ids is not None:
+            attempts: dict[str, int] = {}
+            for question_id in question_ids:
+                attempts[question_id] = attempts.get(question_id, 0) + 1
+            for mask, figure in by_source.values():
+                values = table.row_values(name, mask)
+                figure.update(_per_question(zip(question_ids, values, strict=True), attempts))
+        return block
+
+    e2e = e2e_block("e2e_s", LABELS["e2e"])
 
     failures = {
         "n": total,
@@ -605,11 +750,28 @@ def timing_summary(
         if 1 in counted
         else {}
     )
+    overhead = {}
+    if with_overhead:
+        overhead = {
+            "e2e_without_overhead": e2e_block("e2e_without_overhead_s", LABELS["e2e_without_overhead"]),
+            "overhead": {
+                **measure("overhead_s", delivered_mask, delivered, LABELS["overhead_s"]),
+                "total": math.fsum(table.values("overhead_s", delivered_mask)),
+                "by_kind": {
+                    kind: {
+                        **measure(name, delivered_mask, delivered, LABELS[name]),
+                        "total": math.fsum(table.values(name, delivered_mask)),
+                    }
+                    for kind, name in OVERHEAD_NAMES.items()
+                },
+            },
+        }
     return {
         "unit": UNIT,
         "attempts": total,
         "delivered": delivered,
         "e2e": e2e,
+        **overhead,
         "platform_e2e": {
             **measure("platform_e2e_s", delivered_mask, delivered, LABELS["platform_e2e"]),
             "proxy": True,
@@ -628,6 +790,19 @@ def timing_summary(
             },
         },
     }
+
+
+def _overhead_share(table: TimingColumns, mask: bytes) -> float | None:
+    """The share of E2E time that was channel overhead, over the rows
+    ``mask`` marks that have an E2E: the time excluding overhead would take
+    off, over their E2E time; None when that time is 0."""
+    with_e2e = table.row_values("e2e_s", mask)
+    without = table.row_values("e2e_without_overhead_s", mask)
+    total = math.fsum(value for value in with_e2e if value is not None)
+    if not total:
+        return None
+    removed = math.fsum(e2e - net for e2e, net in zip(with_e2e, without, strict=True) if e2e is not None)
+    return removed / total
 
 
 def _question_sums(question_ids: Sequence[str], hits: bytes, rows: bytes) -> dict[str, int]:
@@ -692,4 +867,55 @@ def clocks_note(clocks: Sequence[Mapping]) -> str | None:
     return (
         f"Not every run compared states its clocks ({shown}): times stamped on another system "
         "than the tester's may not be directly comparable between them."
+    )
+
+
+def e2e_shown(summary: Mapping, *, exclude_overhead: bool) -> dict:
+    """The E2E block of a timing summary to show: with the overhead excluded
+    when that was chosen and the summary has overhead logged, else E2E as
+    received. The one choice the run page, CLI, API and compare page make."""
+    if exclude_overhead and "e2e_without_overhead" in summary:
+        return summary["e2e_without_overhead"]
+    return summary["e2e"]
+
+
+def overhead_statement(
+    summary: Mapping, *, chosen_by: str | None, chosen_on: str | None = None
+) -> str | None:
+    """What the E2E shown does with channel overhead, in words; None when the
+    summary logged no overhead. ``chosen_by`` names who chose to exclude it
+    (None: not chosen), ``chosen_on`` the day, as the page shows it.
+
+    Excluded: "E2E excludes channel overhead (card assembly, channel
+    detection, link resolution), chosen by lead on 2026-12-02."; included:
+    the share of E2E time it took, by E2E source."""
+    if "overhead" not in summary:
+        return None
+    if chosen_by is not None:
+        when = f" on {chosen_on}" if chosen_on else ""
+        return f"E2E excludes channel overhead ({OVERHEAD_WORDS}), chosen by {chosen_by}{when}."
+    shares = [
+        f"{figure['overhead_share'] * 100:.1f} % of the E2E time from {source}"
+        for source, figure in summary["e2e"]["by_source"].items()
+        if figure.get("overhead_share") is not None
+    ]
+    share = f": {'; '.join(shares)}" if shares else ""
+    return f"E2E includes channel overhead ({OVERHEAD_WORDS}){share}."
+
+
+def reply_policy_statement(policy: str | None) -> str:
+    """The reply policy a run was called with, in words: "reply policy:
+    direct", "reply policy: channel" or "reply policy: not declared"."""
+    return f"reply policy: {policy or 'not declared'}"
+
+
+def reply_policies_note(policies: Sequence[str | None]) -> str | None:
+    """A note for runs compared side by side when they were called with
+    different reply policies (or not all declare one); None when alike."""
+    if len(set(policies)) <= 1:
+        return None
+    shown = ", ".join(policy or "not declared" for policy in dict.fromkeys(policies))
+    return (
+        f"The runs compared were called with different reply policies ({shown}): an agent set up "
+        "for a chat channel spends time on channel overhead that a direct call does not."
     )

@@ -17,6 +17,7 @@ from reviewapp.runs.selectors import (
     answer_follow_ups,
     run_clock,
     run_follow_up_counts,
+    run_overhead_choice,
     run_warnings,
     set_version_warnings,
 )
@@ -25,7 +26,7 @@ from reviewapp.runs.services.question_sets import set_version_upload
 from reviewapp.runs.services.runs import run_receive
 from reviewapp.scorings import selectors
 from reviewapp.scorings.api import ScoringOut
-from scoring import imports, logfile
+from scoring import imports, logfile, timing
 from scoring.measures import not_applicable
 
 router = Router()
@@ -58,6 +59,16 @@ class RunOut(Schema):
         default={"skew_ms": None, "precision_ms": None},
         description="the clocks the log's header stated (clock_skew_ms, clock_precision_ms) as skew_ms "
         "and precision_ms; null where not stated, never 0",
+    )
+    reply_policy: str | None = Field(
+        default=None,
+        description='the reply policy the log\'s header declared the assistant was called with, "direct" or '
+        '"channel"; null when not declared',
+    )
+    overhead: dict = Field(
+        default={"excluded": False, "chosen_by": None, "chosen_at": None},
+        description="the recorded choice to leave channel overhead out of E2E: excluded, and who chose it "
+        "(a lead's user name, or the pipeline from the header) and when; each scoring's e2e follows it",
     )
     excluded_reason: str = Field(default="", description="why the run is left out of its version's figures")
     waiting: str = Field(
@@ -118,6 +129,7 @@ def _scores_out(scoring: Scoring) -> dict:
 
 def _run_out(request, run: Run, *, duplicate: bool = False) -> dict:
     scorings = run.scorings.select_related("set_version").order_by("created_at", "id")
+    overhead = run_overhead_choice(run)
     return {
         "id": run.id,
         "url": request.build_absolute_uri(run.get_absolute_url()),
@@ -137,6 +149,8 @@ def _run_out(request, run: Run, *, duplicate: bool = False) -> dict:
         "repetitions": run.repetitions,
         "repeats": run.repeats_id,
         "clock": run_clock(run),
+        "reply_policy": run.reply_policy or None,
+        "overhead": overhead,
         "excluded_reason": run.excluded_reason,
         "waiting": (
             "queued, waiting for the broker"
@@ -154,6 +168,10 @@ def _run_out(request, run: Run, *, duplicate: bool = False) -> dict:
                 "not_run": s.not_run,
                 "stable": s.stable,
                 "timing": s.timing,
+                "e2e": {
+                    name: timing.e2e_shown(summary, exclude_overhead=overhead["excluded"])
+                    for name, summary in (s.timing or {}).items()
+                },
                 "options": s.options,
                 "slice_fields": s.slice_fields,
                 **_scores_out(s),
@@ -180,6 +198,7 @@ def upload_run(
     set_name: Form[str] = "",
     revise_set: Form[bool] = False,
     repeats: Form[int | None] = None,
+    seal_seed: Form[int | None] = None,
 ):
     """Store the log and queue its validation and scoring. `repeats` names the
     earlier run (same assistant version, same set version) this one repeats;
@@ -200,7 +219,8 @@ def upload_run(
     version of the existing set `set_name` instead, its latest version's
     questions kept and the file's added or replacing them; naming an existing
     set without it is refused, saying what the revision would add, change and
-    keep."""
+    keep. With `seal_seed` a new set taken from the file has a stratified
+    third of its questions, drawn with that seed, sealed (scoring.split)."""
     received = run_receive(
         upload=file,
         uploaded_by=request.user,
@@ -211,6 +231,7 @@ def upload_run(
         set_name=set_name,
         revise_set=revise_set,
         repeats=repeats,
+        seal_seed=seal_seed,
     )
     run = Run.objects.get(id=received.run.id)
     return Status(201 if received.created else 200, _run_out(request, run, duplicate=not received.created))

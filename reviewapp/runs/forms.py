@@ -11,6 +11,7 @@ from reviewapp.models import (
     SetVersion,
 )
 from scoring import imports, logfile
+from scoring.production import PERIODS
 
 
 def _label_validator(value: str) -> None:
@@ -53,6 +54,16 @@ def _revise_field() -> forms.BooleanField:
     )
 
 
+def _seal_seed_field() -> forms.IntegerField:
+    return forms.IntegerField(
+        required=False,
+        label="Seal a third, with seed",
+        help_text="For a new set that states no split: a random third of its questions, each language and "
+        "stratum keeping its third, is sealed and the rest are tuning. The same seed draws the same "
+        "third (python -m scoring.split). Leave empty to keep the file's splits.",
+    )
+
+
 class RunUploadForm(forms.Form):
     """A run log and what names its versions. The versions already known are
     offered as suggestions (``known_*``, for datalists), never as the only
@@ -89,6 +100,7 @@ class RunUploadForm(forms.Form):
         help_text="With the option above: a new set's name; empty, the set is named after its version.",
     )
     revise_set = _revise_field()
+    seal_seed = _seal_seed_field()
     repeats = forms.IntegerField(
         required=False,
         min_value=1,
@@ -108,6 +120,32 @@ class RunUploadForm(forms.Form):
             ]
         )
         self.known_set_names = list(QuestionSet.objects.values_list("name", flat=True)[: self.SUGGESTIONS])
+
+    def clean(self):
+        cleaned = super().clean()
+        if cleaned.get("seal_seed") is not None and cleaned.get("revise_set"):
+            # A revision keeps the splits of the version it revises.
+            self.add_error(
+                "seal_seed", "A revision keeps its base version's splits: seal a third only of a new set."
+            )
+        return cleaned
+
+
+class ProductionFrameForm(forms.Form):
+    file = forms.FileField(label="Production questions (JSON Lines, each line with asked_at)")
+    version = forms.CharField(
+        max_length=logfile.LABEL_MAX_LENGTH, validators=[_label_validator], label="New set version"
+    )
+    set_name = _set_name_field()
+    start = forms.DateField(label="Asked from", help_text="The first day, e.g. 2026-11-01 (UTC).")
+    end = forms.DateField(label="Asked to", help_text="The last day, included.")
+    period = forms.ChoiceField(
+        choices=[(period, f"by {period}") for period in PERIODS],
+        label="Strata",
+        help_text="Each week or month of asked time gets its share of the sample.",
+    )
+    size = forms.IntegerField(min_value=1, label="Questions to draw")
+    seed = forms.IntegerField(label="Seed", help_text="The same seed and frame draw the same questions.")
 
 
 class SetUploadForm(forms.Form):
@@ -147,13 +185,7 @@ class SetUploadForm(forms.Form):
         validators=[_set_name_validator],
         label="Question set name",
     )
-    seal_seed = forms.IntegerField(
-        required=False,
-        label="Seal a third, with seed",
-        help_text="For a new set that states no split: a random third of its questions, each language and "
-        "stratum keeping its third, is sealed and the rest are tuning. The same seed draws the same "
-        "third (python -m scoring.split). Leave empty to keep the file's splits.",
-    )
+    seal_seed = _seal_seed_field()
 
 
 class RunExcludeForm(forms.Form):

@@ -174,6 +174,17 @@ class Run(models.Model):
     # their precision; null when not stated, never 0.
     clock_skew_ms = models.FloatField(null=True, blank=True)
     clock_precision_ms = models.FloatField(null=True, blank=True)
+    # The reply policy the header declares the assistant was called with
+    # (spec 004, channel overhead); blank when not declared.
+    reply_policy = models.CharField(
+        max_length=10, blank=True, choices=[("direct", "direct"), ("channel", "channel")]
+    )
+    # The recorded choice to leave channel overhead out of E2E: when it was
+    # made, and by whom; a time with nobody is the pipeline's, from the header.
+    overhead_excluded_at = models.DateTimeField(null=True, blank=True)
+    overhead_excluded_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
     # The earlier run this one repeats, as the header names it (a number or
     # a text), kept until it is linked to a run here.
     repeats_ref = models.CharField(max_length=200, blank=True)

@@ -52,7 +52,13 @@ class ScoringOut(Schema):
     timing: dict = Field(
         default={},
         description="spec 004 timing per slice: end-to-end time (n, mean, P50, nearest-rank P90), platform "
-        "E2E as a proxy, named events, failures with their waiting time, tool calls by unique id",
+        "E2E as a proxy, named events, failures with their waiting time, tool calls by unique id; with "
+        "channel overhead logged, also e2e_without_overhead and the overhead by kind",
+    )
+    e2e: dict = Field(
+        default={},
+        description="per slice, the end-to-end time as shown: without channel overhead when the run's "
+        "recorded choice excludes it, else as received",
     )
     options: dict[str, bool]
     slice_fields: list[str]

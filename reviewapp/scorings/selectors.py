@@ -14,6 +14,7 @@ from django.utils import formats, timezone
 from reviewapp.core import progress
 from reviewapp.core.work import stale_before
 from reviewapp.models import Answer, AnswerCheck, Finding, Question, Run, Scoring, ScoringChunk
+from reviewapp.runs.selectors import run_overhead_choice
 from scoring import timing
 from scoring.measures import COUNT_COLUMNS, MEASURE_LABELS, MEASURES, NOT_APPLICABLE, Options, denominator
 from scoring.repeats import QuestionTally, with_question_clusters
@@ -504,14 +505,22 @@ def stable_rows(scoring: Scoring, *, family: str = "language") -> list[dict]:
 
 def timing_rows(scoring: Scoring) -> list[dict]:
     """One row per slice of the scoring's timing summary, with the failures'
-    rates as Rates (k of all attempts), ready for a table."""
+    rates as Rates (k of all attempts), ready for a table. E2E is shown as
+    the run's recorded choice on channel overhead has it (timing.e2e_shown),
+    with the overhead apart and what E2E does with it in words."""
+    choice = run_overhead_choice(scoring.run)
+    chosen_on = None if choice["chosen_at"] is None else f"{choice['chosen_at']:%Y-%m-%d}"
     rows = []
     for slice_name, summary in (scoring.timing or {}).items():
         failures = summary["failures"]
         rows.append(
             {
                 "slice": slice_name,
-                "e2e": summary["e2e"],
+                "e2e": timing.e2e_shown(summary, exclude_overhead=choice["excluded"]),
+                "overhead": summary.get("overhead"),
+                "overhead_statement": timing.overhead_statement(
+                    summary, chosen_by=choice["chosen_by"], chosen_on=chosen_on
+                ),
                 "platform": summary["platform_e2e"],
                 "failures": failures,
                 "timeout_rate": timing.failure_rate(failures, status="timeout"),
@@ -525,7 +534,8 @@ def timing_rows(scoring: Scoring) -> list[dict]:
 
 def question_times(scoring: Scoring) -> dict[str, list[dict]]:
     """Each question's median E2E over its attempts in the tuning part, by
-    E2E source, slowest first (timing.slowest_questions), with its samples
+    E2E source, slowest first (timing.slowest_questions), channel overhead
+    left out when the run's choice says so, with its samples
     of attempts: a failed or timed-out attempt is no sample. Empty for a run
     made once (a question's median would be its one time) or without timing;
     sealed questions stay out, as from every other figure of the run page.
@@ -537,20 +547,36 @@ def question_times(scoring: Scoring) -> dict[str, list[dict]]:
     rows = (
         AnswerCheck.objects.filter(scoring=scoring, sealed=False)
         .exclude(timing={})
-        .values_list("question_id", "timing__status", "timing__e2e_s", "timing__e2e_source")
+        .values_list(
+            "question_id",
+            "timing__status",
+            "timing__e2e_s",
+            "timing__e2e_source",
+            "timing__overhead_s",
+            "timing__e2e_without_overhead_s",
+        )
         .iterator(chunk_size=20000)
     )
     question_ids: list[str] = []
     timings: list[timing.AnswerTiming] = []
-    for question_id, status, e2e_s, e2e_source in rows:
+    for question_id, status, e2e_s, e2e_source, overhead_s, without_s in rows:
         question_ids.append(question_id)
-        timings.append(timing.AnswerTiming(status=status or "ok", e2e_s=e2e_s, e2e_source=e2e_source))
+        timings.append(
+            timing.AnswerTiming(
+                status=status or "ok",
+                e2e_s=e2e_s,
+                e2e_source=e2e_source,
+                overhead_s=overhead_s,
+                e2e_without_overhead_s=without_s,
+            )
+        )
     if not timings:
         return {}
     summary = timing.timing_summary(timings, question_ids=question_ids)
+    shown = timing.e2e_shown(summary, exclude_overhead=run_overhead_choice(scoring.run)["excluded"])
     return {
         source: timing.slowest_questions(block["per_question"])
-        for source, block in summary["e2e"]["by_source"].items()
+        for source, block in shown["by_source"].items()
     }
 
 
@@ -616,3 +642,40 @@ def without_questions(summary: dict) -> dict:
     for source in summary["e2e"]["by_source"].values():
         source.pop("per_question", None)
     return summary
+
+
+# The kinds of finding a lead may put into a new set version as one batch:
+# those that say the set's expected answer, or the assistant, was wrong.
+BATCH_KINDS = (Finding.Kind.NUMERIC, Finding.Kind.REFUSAL, Finding.Kind.DECLINED, Finding.Kind.CITATION)
+
+
+def findings_for_set(scoring: Scoring, *, kind: str) -> list[dict]:
+    """The questions of the scoring's visible findings of ``kind`` (one of
+    BATCH_KINDS), once each in log order, with the expected answer the
+    scored set version holds for it, for a lead to confirm: dicts of
+    question_id, language, question, expected_behaviour, expected_values,
+    detail (the first finding's) and findings (how many)."""
+    rows: dict[str, dict] = {}
+    for finding in findings_page(scoring, kind=kind):
+        row = rows.get(finding.question_id)
+        if row is None:
+            rows[finding.question_id] = {
+                "question_id": finding.question_id,
+                "language": finding.language,
+                "detail": finding.detail,
+                "findings": 1,
+            }
+        else:
+            row["findings"] += 1
+    held = Question.objects.filter(set_version_id=scoring.set_version_id, question_id__in=list(rows))
+    for question in held.only("question_id", "question", "expected_behaviour", "expected_values"):
+        rows[question.question_id].update(
+            question=question.question,
+            expected_behaviour=question.expected_behaviour,
+            expected_values=list(question.expected_values),
+        )
+    for row in rows.values():
+        row.setdefault("question", "")
+        row.setdefault("expected_behaviour", "answer")
+        row.setdefault("expected_values", [])
+    return list(rows.values())

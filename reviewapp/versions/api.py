@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+from django.shortcuts import get_object_or_404
 from ninja import Field, Query, Router, Schema, Status
 
 from reviewapp.accounts.auth import TokenAuth
-from reviewapp.core.api import DetailOut
+from reviewapp.core.api import REFUSALS, DetailOut
+from reviewapp.models import AssistantVersion, SetVersion
 from reviewapp.versions.gate import GateRefused, gate_run, parse_floors
+from reviewapp.versions.selectors import versions_graded_stable
 from scoring.stats.gate import DEFAULT_MARGIN_POINTS
 
 router = Router()
@@ -88,6 +91,34 @@ def release_gate(request, query: Query[GateQuery]):
             422, {"passed": False, "verdict": "cannot judge", "field": refused.field, "error": str(refused)}
         )
     return Status({0: 200, 1: 409, 2: 422}[verdict["exit_code"]], verdict)
+
+
+class StableQuery(Schema):
+    set_version: str
+    version: list[str] = Field(min_length=1, description="an assistant version's label (repeatable)")
+
+
+@router.get(
+    "/stable-from-grades",
+    response={200: dict, 404: DetailOut, **REFUSALS},
+    summary="Stable resolution from grades, and the common subset of several versions",
+    auth=TokenAuth("runs:read"),
+)
+def stable_from_grades(request, query: Query[StableQuery]):
+    """Per version (repeat `version`): questions graded fully resolved in every
+    attempt (settled human grades, else a judge validated for the grade), k
+    of n with the questions not yet known and each source's count; with two
+    or more versions, `common`: the questions every one of them fully
+    resolved. With one attempt per question, only `note`."""
+    set_row = get_object_or_404(SetVersion, version=query.set_version)
+    versions = [get_object_or_404(AssistantVersion, label=label) for label in query.version]
+    figures = versions_graded_stable(set_row, versions)
+    for figure in figures.get("setups", {}).values():
+        figure["stable"] = sorted(figure["stable"])
+        rate = figure.pop("rate")
+        figure["rate"] = None if rate is None else {"value": rate.value, "low": rate.low, "high": rate.high}
+        figure["sources"] = dict(figure["sources"])
+    return figures
 
 
 # -- judge runs --------------------------------------------------------------

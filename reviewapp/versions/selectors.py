@@ -33,6 +33,7 @@ from reviewapp.versions.records import (
     version_record,
 )
 from scoring.measures import FAILURE_MEASURES, MEASURE_LABELS, MEASURES, NOT_APPLICABLE
+from scoring.resolution import stable_from_grades
 from scoring.stats.rates import (
     CLUSTER_METHOD,
     Rate,
@@ -427,6 +428,9 @@ def version_dashboard(
         "samples": samples,
         "counted_samples": counted,
         "model_grades": model_grade_rows(record.used_runs) if record else [],
+        "graded_stable": graded_stable({assistant_version.label: record}, {assistant_version.label: counted})
+        if record
+        else {},
     }
 
 
@@ -645,3 +649,86 @@ def dashboard_figure_rows(figures: dict) -> list[dict]:
                 origin=origin,
             )
     return rows
+
+
+# Where an attempt's grade comes from, in the order one is taken.
+GRADE_SOURCES = ("settled human grade", "validated judge", "no answer (graded unresolved)")
+
+
+def attempt_grades(record, samples) -> tuple[dict[str, list[str | None]], Counter]:
+    """Each tuning question's grade in each attempt of the record's runs: the
+    settled human grade of ``samples`` (review_outcomes), else the latest
+    rubric grade of a judge version validated for the grade
+    (judge_is_validated, label "grade"), else None (not yet known); an
+    attempt with no answer (timeout, error) is graded unresolved (spec 004).
+    Returns the grades by question and how many attempts each source graded."""
+    human = {o.item.answer_id: o.outcome for o in review_outcomes(samples) if o.outcome in GRADES}
+    validated = [
+        (judge_run_id, version_id)
+        for judge_run_id, version_id in judged_pairs(record.used_runs)
+        if judge_is_validated(JudgeVersion.objects.get(id=version_id), label="grade")
+    ]
+    judged: dict[int, str] = {}
+    for judge_run_id, version_id in validated:
+        for answer_id, labels in (
+            ModelVerdict.objects.filter(
+                judge_run_id=judge_run_id, judge_version_id=version_id, metric="rubric", error=""
+            )
+            .order_by("created_at", "id")
+            .values_list("answer_id", "labels")
+        ):
+            if isinstance(labels, dict) and labels.get("grade") in GRADES:
+                judged.setdefault(answer_id, labels["grade"])
+    tuning = Question.objects.filter(set_version=record.set_version, split="tuning").values("question_id")
+    grades: dict[str, list[str | None]] = {}
+    sources: Counter = Counter()
+    for answer_id, question_id, status in (
+        Answer.objects.filter(run__in=record.used_runs, question_id__in=tuning)
+        .order_by("run_id", "attempt")
+        .values_list("id", "question_id", "status")
+    ):
+        if answer_id in human:
+            grade, source = human[answer_id], GRADE_SOURCES[0]
+        elif answer_id in judged:
+            grade, source = judged[answer_id], GRADE_SOURCES[1]
+        elif status != Answer.Status.OK:
+            grade, source = "unresolved", GRADE_SOURCES[2]
+        else:
+            grade, source = None, None
+        grades.setdefault(question_id, []).append(grade)
+        if source:
+            sources[source] += 1
+    return grades, sources
+
+
+def graded_stable(records: dict, samples: dict) -> dict:
+    """Stable resolution from grades (scoring.resolution) for each setup of
+    ``records`` ({label: Record}), graded by attempt_grades on that label's
+    ``samples``: per setup k of Q with its Wilson interval, the questions not
+    yet known and how many attempts each source graded; with two or more
+    setups, the common subset every setup fully resolved in every attempt.
+    R is the most attempts any setup made (fewer leaves attempts not graded).
+    With one attempt, only the one-attempt note."""
+    repetitions = max((record.repetitions for record in records.values()), default=0)
+    if not repetitions:
+        return {}
+    grades, sources = {}, {}
+    for label, record in records.items():
+        grades[label], sources[label] = attempt_grades(record, samples[label])
+    figures = stable_from_grades(grades, repetitions=repetitions)
+    for label, figure in figures.get("setups", {}).items():
+        figure["rate"] = rate(figure["k"], figure["n"]) if figure["n"] else None
+        figure["sources"] = [(source, sources[label][source]) for source in GRADE_SOURCES]
+    figures["repetitions"] = repetitions
+    return figures
+
+
+def versions_graded_stable(set_version: SetVersion, versions: list[AssistantVersion]) -> dict:
+    """graded_stable for several versions on one set version, each on its
+    record and the samples its review figures count (version_samples), with
+    their common subset when there are two or more."""
+    records = {version.label: version_record(version, set_version) for version in versions}
+    samples = {
+        version.label: [s for s in version_samples(version, set_version) if s.counted] for version in versions
+    }
+    return graded_stable(records, samples)

@@ -13,7 +13,13 @@ from django.views.decorators.http import require_GET
 from reviewapp.core import csv_cells
 from reviewapp.core.roles import READERS_OF_RUNS, role_required
 from reviewapp.models import AssistantVersion, Judgement, Run, Sample, Scoring, SetVersion
-from reviewapp.runs.selectors import runs_clocks_note
+from reviewapp.runs.selectors import (
+    run_overhead_choice,
+    runs_clocks_note,
+    runs_reply_policies_note,
+    runs_warnings,
+    set_version_warnings,
+)
 from reviewapp.scorings import exports
 from reviewapp.scorings.selectors import FINDINGS_EXPORT_FIELDS, findings_export, scores_as_dict
 from reviewapp.versions import charts as manager_reads
@@ -115,9 +121,18 @@ def version_dashboard(request, label: str):
             "chart": dashboard.versions_chart(set_version) if set_version else [],
             "timing_chart": dashboard.timing_chart(set_version) if set_version else {},
             "export_query": _export_query(request, set_version),
+            "warnings": _dashboard_warnings(figures["record"], set_version),
             **figures,
         },
     )
+
+
+def _dashboard_warnings(record, set_version) -> list[str]:
+    """The decline warning of the version's runs shown (their sets), or of
+    the set version when it has no run yet."""
+    if record is not None and record.runs:
+        return runs_warnings(record.runs)
+    return set_version_warnings(set_version) if set_version else []
 
 
 # The columns of the dashboard's CSV, as dashboard_figure_rows names them.
@@ -217,6 +232,9 @@ def compare(request):
         raise Http404("Both versions need a scored run on this set version.")
     judged, unvalidated = compare_judges(baseline, candidate)
     comparisons = compare_versions(baseline, candidate)
+    # ?also=LABEL (repeatable) adds versions to the common subset from grades.
+    also = [get_object_or_404(AssistantVersion, label=label) for label in request.GET.getlist("also")]
+    graded = dashboard.versions_graded_stable(set_version, [baseline_version, candidate_version, *also])
     return render(
         request,
         "dashboard/compare.html",
@@ -234,6 +252,8 @@ def compare(request):
             "candidate_record": candidate,
             "interval_method": NEWCOMBE_METHOD,
             "clocks_note": runs_clocks_note([*baseline.used_runs, *candidate.used_runs]),
+            "reply_policies_note": runs_reply_policies_note([*baseline.used_runs, *candidate.used_runs]),
+            "graded_stable": graded,
         },
     )
 
@@ -425,7 +445,7 @@ def export_scores(request, run_id: int, scoring_id: int, fmt: str):
         )
     response = _csv_response(f"scores-run-{run_id}-scoring-{scoring_id}.csv")
     writer = csv_cells.writer(response)
-    # One table: rates (k, n, rate, interval), stable resolution (k of n
+    # One table: rates (k, n, rate, interval), right in every attempt (k of n
     # questions), and timing figures (n, mean, P50, P90 in seconds).
     writer.writerow(
         [
@@ -447,9 +467,13 @@ def export_scores(request, run_id: int, scoring_id: int, fmt: str):
     for slice_name, measures in (scoring.stable or {}).items():
         for measure, figure in measures.items():
             k, n = figure["stable"]["k"], figure["stable"]["n"]
-            row(slice_name, f"stable {measure}", k=k, n=n, value=rate(k, n))
+            row(slice_name, f"right in every attempt {measure}", k=k, n=n, value=rate(k, n))
+    # E2E as the run's recorded choice on channel overhead has it, as its page shows it.
+    exclude_overhead = run_overhead_choice(scoring.run)["excluded"]
     for slice_name, summary in (scoring.timing or {}).items():
-        for source, figure in summary["e2e"]["by_source"].items():
+        for source, figure in timing.e2e_shown(summary, exclude_overhead=exclude_overhead)[
+            "by_source"
+        ].items():
             row(
                 slice_name, f"e2e from {source}", n=figure["n"], mean=figure["mean"], p50=figure["p50"],
                 p90=figure["p90"],

@@ -3,6 +3,7 @@ run log written as it goes, in set order, always as a valid prefix."""
 
 from __future__ import annotations
 
+import functools
 import json
 import queue
 import signal
@@ -43,6 +44,13 @@ def _now() -> datetime:
 
 def _stamp(moment: datetime) -> str:
     return moment.isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+def clock_precision_ms() -> float:
+    """The finest step this collector's timestamps tell apart, in ms: its
+    clock's resolution (time.get_clock_info, the clock datetime.now reads),
+    or the millisecond the stamps are written in when that is coarser."""
+    return max(time.get_clock_info("time").resolution * 1000, 1.0)
 
 
 def _line(
@@ -177,7 +185,9 @@ def collect(
     header = {"assistant_version": assistant_version}
     if set_version is not None:
         header["set_version"] = set_version
-    header.update(repetitions=repetitions, timeout_s=timeout_s)
+    # Every time in the log is stamped by this collector's clock: there is
+    # no other clock to state a skew from, only its precision.
+    header.update(repetitions=repetitions, timeout_s=timeout_s, clock_precision_ms=clock_precision_ms())
     if not out.parent.is_dir():
         raise CollectError(f"{out}: the folder {out.parent} does not exist")
     try:
@@ -320,41 +330,26 @@ class _Collection:
         ).start()
 
     def _attempt(self, index: int, job: _Job, submitted: datetime, cancelled: threading.Event) -> None:
+        # No startup_at: neither an endpoint nor a command reports when it
+        # initialised, and the worker's own start is the submission, not a
+        # startup (spec 004 names each event by what was captured).
+        logged = functools.partial(_line, job.question, job.attempt, submitted=submitted)
         try:
             reply = self.assistant.ask(
                 job.question, attempt=job.attempt, timeout_s=self.timeout_s, cancelled=cancelled
             )
         except AttemptFailed as failure:
-            line = _line(
-                job.question,
-                job.attempt,
-                status=failure.status,
-                submitted=submitted,
-                stopped=max(_now(), submitted),
-                reason=failure.reason,
-            )
+            line = logged(status=failure.status, stopped=max(_now(), submitted), reason=failure.reason)
         except Exception as error:  # one attempt's failure must not end the run
-            line = _line(
-                job.question,
-                job.attempt,
-                status="error",
-                submitted=submitted,
-                stopped=max(_now(), submitted),
-                reason=f"{type(error).__name__}: {error}",
+            line = logged(
+                status="error", stopped=max(_now(), submitted), reason=f"{type(error).__name__}: {error}"
             )
         else:
             received = max(_now(), submitted)
-            line = _line(
-                job.question, job.attempt, status="ok", submitted=submitted, received=received, reply=reply
-            )
+            line = logged(status="ok", received=received, reply=reply)
             if problem := _line_problem(line, repetitions=self.repetitions):
-                line = _line(
-                    job.question,
-                    job.attempt,
-                    status="error",
-                    submitted=submitted,
-                    stopped=received,
-                    reason=f"the reply cannot be logged: {problem}",
+                line = logged(
+                    status="error", stopped=received, reason=f"the reply cannot be logged: {problem}"
                 )
         self.results.put((index, line))
 

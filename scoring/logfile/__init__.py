@@ -9,14 +9,16 @@ A run log's header may also say how the run was made (spec 004, see RunPlan):
 line then says which ``attempt`` it is, from 1), ``timeout_s``, the limit an
 attempt ran under (600 unless stated), ``repeats``, the run it repeats, and
 ``clock_skew_ms`` and ``clock_precision_ms``, what it states of the clocks
-that stamped its times (not stated unless given, never 0).
+that stamped its times (not stated unless given, never 0), ``reply_policy``,
+"direct" or "channel", and ``exclude_overhead``, the pipeline's choice to
+leave the channel overhead a line logs (``overhead``) out of E2E.
 An attempt that ended without an answer says so with ``status`` (error,
 timeout, cancelled, refused_quota; ok unless stated), ``status_reason`` and
 ``stopped_at``; it is a result, and needs none of an answer's own fields.
 A re-run is a run of its own (its header's ``repeats`` names the run); each
 of its lines may say with ``repeats_attempt`` which attempt of that run it
 repeats, so that a failed attempt keeps its receipt beside the one repeating it.
-Timestamps, latency_ms and tool_calls are checked by scoring.timing.
+Timestamps, latency_ms, tool_calls and overhead are checked by scoring.timing.
 
 Readers never stop at the first problem: they report every bad line with its
 number, the field and the reason, so a file can be fixed in one pass.

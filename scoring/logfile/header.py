@@ -23,6 +23,10 @@ from scoring.logfile.fields import (
 )
 from scoring.logfile.lines import is_header, iter_lines, parse_object
 
+# How the assistant was called (spec 004, channel overhead): directly, or
+# with the reply policy of a chat channel.
+REPLY_POLICIES = ("direct", "channel")
+
 # A header line is short; a longer first line is an answer or a mistake.
 HEADER_MAX_BYTES = 64 * 1024
 
@@ -52,13 +56,19 @@ class RunPlan:
     runner's, which stamp its events) from the tester's, which stamps
     submitted_at and received_at, negative when it is behind;
     ``clock_precision_ms`` the finest step the clocks tell apart. Both None
-    when not stated, never 0."""
+    when not stated, never 0.
+
+    ``reply_policy`` is how the assistant was called, "direct" or "channel"
+    (None: not declared), and ``exclude_overhead`` True when the pipeline
+    chose to leave channel overhead out of E2E."""
 
     repetitions: int = DEFAULT_REPETITIONS
     timeout_s: int = DEFAULT_TIMEOUT_S
     repeats: int | str | None = None
     clock_skew_ms: float | None = None
     clock_precision_ms: float | None = None
+    reply_policy: str | None = None
+    exclude_overhead: bool = False
 
 
 def plan_from_header(header: dict, *, line: int = 1) -> tuple[RunPlan, list[LineError]]:
@@ -71,7 +81,8 @@ def plan_from_header(header: dict, *, line: int = 1) -> tuple[RunPlan, list[Line
     600), and repeats other than a positive whole number or a printable text
     of up to 200 characters; clock_skew_ms other than a number of
     milliseconds within a day either way, and clock_precision_ms other than a
-    number of milliseconds above 0."""
+    number of milliseconds above 0; reply_policy other than "direct" or
+    "channel", and exclude_overhead other than true or false."""
     errors = []
     repetitions = header.get("repetitions")
     if repetitions is None:
@@ -110,12 +121,29 @@ def plan_from_header(header: dict, *, line: int = 1) -> tuple[RunPlan, list[Line
     precision, precision_problem = _clock_value(header.get("clock_precision_ms"), precision=True)
     if precision_problem:
         errors.append(LineError(line, "clock_precision_ms", precision_problem))
+    reply_policy = header.get("reply_policy")
+    if reply_policy is not None and reply_policy not in REPLY_POLICIES:
+        errors.append(
+            LineError(
+                line, "reply_policy", f'must be "direct" or "channel", not {json.dumps(reply_policy)[:60]}'
+            )
+        )
+        reply_policy = None
+    exclude_overhead = header.get("exclude_overhead")
+    if exclude_overhead is not None and type(exclude_overhead) is not bool:
+        errors.append(
+            LineError(
+                line, "exclude_overhead", f"must be true or false, not {json.dumps(exclude_overhead)[:60]}"
+            )
+        )
     plan = RunPlan(
         repetitions=repetitions,
         timeout_s=timeout_s,
         repeats=repeats,
         clock_skew_ms=skew,
         clock_precision_ms=precision,
+        reply_policy=reply_policy,
+        exclude_overhead=exclude_overhead is True,
     )
     return plan, errors
 

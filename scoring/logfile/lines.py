@@ -99,6 +99,8 @@ HEADER_FIELDS = frozenset(
         "repeats",
         "clock_skew_ms",
         "clock_precision_ms",
+        "reply_policy",
+        "exclude_overhead",
     }
 )
 

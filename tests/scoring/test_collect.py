@@ -141,7 +141,7 @@ def test_it_asks_each_question_three_times_when_no_repetitions_are_given(tmp_pat
     out = tmp_path / "run.jsonl"
     assert run(questions, "--endpoint", server.url, "--model", "m-1", "--out", out) == 0
     assert capsys.readouterr().out == f"wrote 6 attempts to {out}: 6 ok\n"
-    assert read_plan(out) == (RunPlan(repetitions=3, timeout_s=600), [])
+    assert read_plan(out) == (RunPlan(repetitions=3, timeout_s=600, clock_precision_ms=1.0), [])
     assert [(line["question_id"], line["attempt"]) for line in lines_of(out)] == [
         ("q1", 1), ("q1", 2), ("q1", 3), ("q2", 1), ("q2", 2), ("q2", 3),
     ]  # fmt: skip
@@ -183,8 +183,10 @@ def test_it_asks_every_question_r_times_and_logs_them_in_set_order(tmp_path, ser
         "set_version": "s-1",
         "repetitions": 2,
         "timeout_s": 5,
+        # The clock resolves nanoseconds here; the stamps hold milliseconds.
+        "clock_precision_ms": 1.0,
     }
-    assert read_plan(out) == (RunPlan(repetitions=2, timeout_s=5), [])
+    assert read_plan(out) == (RunPlan(repetitions=2, timeout_s=5, clock_precision_ms=1.0), [])
     lines = lines_of(out)
     assert [(line["question_id"], line["attempt"], line["status"]) for line in lines] == [
         ("q1", 1, "ok"), ("q1", 2, "ok"), ("q2", 1, "ok"), ("q2", 2, "ok"), ("q3", 1, "ok"), ("q3", 2, "ok"),
@@ -213,6 +215,8 @@ def test_it_asks_every_question_r_times_and_logs_them_in_set_order(tmp_path, ser
     for line in lines:
         assert line["submitted_at"].endswith("Z") and line["received_at"].endswith("Z")
         assert 0 <= seconds_between(line, "submitted_at", "received_at") < 2
+        # Nothing reports a startup, so none is logged in its place.
+        assert "startup_at" not in line
     assert {request["path"] for request in server.requests} == {"/v1/chat/completions"}
     assert {request["authorization"] for request in server.requests} == {"Bearer sekret"}
     assert server.requests[0]["body"]["model"] == "m-1"
@@ -489,3 +493,14 @@ def test_it_shows_progress_with_rate_and_time_left(tmp_path, server, capsys):
     assert err.startswith("\r[")
     last = err.rsplit("\r", 1)[1]
     assert last.startswith("[==============================] 4/4 attempts, ") and last.endswith("/s\n")
+
+
+def test_it_states_the_precision_of_its_clock_or_of_its_stamps_when_finer(monkeypatch):
+    from types import SimpleNamespace
+
+    from scoring.collect import loop
+
+    monkeypatch.setattr(loop.time, "get_clock_info", lambda name: SimpleNamespace(resolution=0.015625))
+    assert loop.clock_precision_ms() == 15.625
+    monkeypatch.setattr(loop.time, "get_clock_info", lambda name: SimpleNamespace(resolution=1e-9))
+    assert loop.clock_precision_ms() == 1.0

@@ -6,6 +6,7 @@ import random
 import tempfile
 import uuid
 from dataclasses import dataclass
+from datetime import datetime, timedelta
 from pathlib import Path
 
 from django.contrib.auth import get_user_model
@@ -61,16 +62,67 @@ class GeneratedRun:
     seed: int
     repetitions: int = 1
     timeout_share: float = 0.0
+    # The clocks its header states (the platform's offset from the tester's).
+    clock_skew_ms: float = 12.0
+    clock_precision_ms: float = 1.0
+    reply_policy: str = "direct"
 
 
 # The third asks each question three times, with a few timeouts, so that the
 # run page's stable resolution and timing tables have something to show.
+REPEATED_SAMPLE = "Demo sample of three attempts, decided by the lead"
 REPEATED_RUN = GeneratedRun("assistant-demo-2.2", seed=13, repetitions=3, timeout_share=0.03)
+# The second was called as a chat channel's agent: its answers log the
+# channel overhead, so that the run page shows it apart, and the compare page
+# notes the reply policies differ.
+CHANNEL_RUN = GeneratedRun("assistant-demo-2.1", seed=12, clock_skew_ms=-8.0, reply_policy="channel")
 GENERATED_RUNS = (
     GeneratedRun("assistant-demo-2.0", seed=11),
-    GeneratedRun("assistant-demo-2.1", seed=12),
+    CHANNEL_RUN,
     REPEATED_RUN,
 )
+
+
+def _moment(stamp: str) -> datetime:
+    return datetime.fromisoformat(stamp)
+
+
+def _stamp(moment: datetime) -> str:
+    return moment.isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+def with_startup_and_overhead(rows: list[dict], *, seed: int, channel: bool) -> list[dict]:
+    """The generated rows with when the platform started each attempt
+    (startup_at, a few hundred ms after submitting) and, for a run called
+    as a channel's agent, its overhead events on each delivered answer:
+    channel detection first, then link resolution overlapping the card's
+    assembly near the end. A generator of its own, so that the answers
+    stay those the seed gives."""
+    rng = random.Random(seed)
+    for row in rows:
+        submitted = _moment(row["submitted_at"])
+        row["startup_at"] = _stamp(submitted + timedelta(milliseconds=rng.randint(80, 400)))
+        if not channel or "received_at" not in row:
+            continue
+        duration = _moment(row["received_at"]) - submitted
+        row["overhead"] = [
+            _event(kind, submitted, duration, start, start + rng.uniform(*length))
+            for kind, start, length in (
+                ("channel_detection", 0.02, (0.03, 0.08)),
+                ("link_resolution", 0.70, (0.08, 0.15)),
+                ("card_assembly", 0.80, (0.08, 0.15)),
+            )
+        ]
+    return rows
+
+
+def _event(kind: str, submitted: datetime, duration: timedelta, start: float, end: float) -> dict:
+    """An overhead event from ``start`` to ``end``, as shares of the attempt's duration."""
+    return {
+        "kind": kind,
+        "started_at": _stamp(submitted + duration * start),
+        "ended_at": _stamp(submitted + duration * end),
+    }
 
 
 # The readers' reasons for the outcomes that need one.
@@ -175,7 +227,14 @@ class Command(BaseCommand):
                 timeout_share=plan.timeout_share,
                 timeout_s=TIMEOUT_S,
             )
-            header = {"assistant_version": plan.assistant_version, "set_version": "demo-1.0"}
+            rows = with_startup_and_overhead(rows, seed=plan.seed, channel=plan.reply_policy == "channel")
+            header = {
+                "assistant_version": plan.assistant_version,
+                "set_version": "demo-1.0",
+                "clock_skew_ms": plan.clock_skew_ms,
+                "clock_precision_ms": plan.clock_precision_ms,
+                "reply_policy": plan.reply_policy,
+            }
             if plan.repetitions > 1:
                 header |= {"repetitions": plan.repetitions, "timeout_s": TIMEOUT_S}
             # The same seed writes the same bytes, so a second demo finds the
@@ -211,6 +270,9 @@ class Command(BaseCommand):
         # After the judge's validation set is drawn, so that its items stay the lead's 80 decisions.
         if not Sample.objects.filter(name=RECIPE_SAMPLE).exists():
             self.stdout.write(self._recipe_rubric(lead, User.objects.get(username="reviewer")))
+
+        if not Sample.objects.filter(name=REPEATED_SAMPLE).exists():
+            self.stdout.write(self._repeated_decisions(lead))
 
         token_note = ""
         pipeline, _ = User.objects.get_or_create(username="pipeline")
@@ -267,17 +329,7 @@ class Command(BaseCommand):
         lead, so the version's page counts 5 of 8 passing beside the four
         automatic scores."""
         run = Run.objects.get(assistant_version__label="assistant-1.3", set_version__version="1.2")
-        sample = sample_draw(
-            frame=Frame(run=run),
-            size=run.answer_count,
-            # The whole run is read, so there is one stratum and nothing to weight.
-            strata_fields=("split",),
-            seed=43,
-            rubric_version=rubric_default(),
-            spot_check_share=0.0,
-            name=RECIPE_SAMPLE,
-            created_by=lead,
-        )
+        sample = self._whole_run_sample(run, seed=43, name=RECIPE_SAMPLE, lead=lead)
         sample_assign(sample=sample, reviewers=[reader], readers_per_item=1)
         for item in sample.items.select_related("answer"):
             rubric_answers, grade, note = RECIPE_READINGS[item.answer.question_id]
@@ -354,28 +406,66 @@ class Command(BaseCommand):
             grade, unsupported = self._careful_grade(item.answer, rng)
             answers = {key: "na" if allows_na else "yes" for key, allows_na in questions}
             answers.update({key: ("yes" if unsupported else "no") for key in answers if "unsupported" in key})
-            material = grade == "material_error"
-            Adjudication.objects.create(
-                item=item,
-                revision=1,
-                lead=lead,
-                reason="checked against the records",
-                grade=grade,
-                rubric_answers=answers,
-                # The primary metrics the grade stands for (spec 004's table read backwards).
-                **metrics_from_grade(grade=grade, pending=False, addresses_question=True),
-                material_status="confirmed" if material else "",
-                error_claim="the figure stated" if material else "",
-                error_evidence="no retrieved record holds it" if material else "",
-                error_effect="the user quotes a figure the statistics do not hold" if material else "",
-                error_kind="fabricated_evidence" if material else "",
-                submission_key=uuid.uuid4(),
-            )
+            self._decide(item, lead=lead, grade=grade, rubric_answers=answers)
         validation_set_draw(judge=version.judge, holdout_share=0.8, seed=2028, created_by=lead)
         return (
             f"  judge numbers v1 (a stand-in, not a language model): judge run #{judge_run.id} graded "
             f"{judge_run.estimate['answers']} answers; regrade sample #{judge_run.regrade_sample_id}; "
             f"{decided.size} items decided by the lead form its validation set\n"
+        )
+
+    def _repeated_decisions(self, lead) -> str:
+        """The lead decides every attempt of assistant-demo-2.2's first twelve
+        questions (and two of the three of the next), the way a careful
+        reader would, so the version page counts stable resolution from grades."""
+        run = Run.objects.get(assistant_version__label=REPEATED_RUN.assistant_version)
+        sample = self._whole_run_sample(run, seed=2029, name=REPEATED_SAMPLE, lead=lead)
+        items = sample.items.select_related("answer").order_by("answer__question_id", "answer__attempt")
+        questions = sorted({item.answer.question_id for item in items})[:13]
+        rng = random.Random(17)
+        decided = 0
+        for item in items.filter(answer__question_id__in=questions):
+            if item.answer.question_id == questions[-1] and item.answer.attempt == 3:
+                continue  # one question left with an attempt not yet decided
+            grade, _ = self._careful_grade(item.answer, rng)
+            self._decide(item, lead=lead, grade=grade, rubric_answers={})
+            decided += 1
+        version = REPEATED_RUN.assistant_version
+        return f"  sample #{sample.id}: {decided} attempts of {version} decided by the lead\n"
+
+    @staticmethod
+    def _whole_run_sample(run, *, seed: int, name: str, lead):
+        """A sample of every answer of the run, in one stratum: nothing to weight."""
+        return sample_draw(
+            frame=Frame(run=run),
+            size=run.answer_count,
+            strata_fields=("split",),
+            seed=seed,
+            rubric_version=rubric_default(),
+            spot_check_share=0.0,
+            name=name,
+            created_by=lead,
+        )
+
+    @staticmethod
+    def _decide(item, *, lead, grade: str, rubric_answers: dict) -> None:
+        """The lead's decision on the item, checked against the records."""
+        material = grade == "material_error"
+        Adjudication.objects.create(
+            item=item,
+            revision=1,
+            lead=lead,
+            reason="checked against the records",
+            grade=grade,
+            rubric_answers=rubric_answers,
+            # The primary metrics the grade stands for (spec 004's table read backwards).
+            **metrics_from_grade(grade=grade, pending=False, addresses_question=True),
+            material_status="confirmed" if material else "",
+            error_claim="the figure stated" if material else "",
+            error_evidence="no retrieved record holds it" if material else "",
+            error_effect="the user quotes a figure the statistics do not hold" if material else "",
+            error_kind="fabricated_evidence" if material else "",
+            submission_key=uuid.uuid4(),
         )
 
     @staticmethod

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -12,8 +13,9 @@ from django.db import IntegrityError, transaction
 from reviewapp.core.bulk import insert_rows
 from reviewapp.core.errors import ApplicationError
 from reviewapp.core.uploads import StoredFile, resolve_version, store_upload
-from reviewapp.models import Question, QuestionSet, SetVersion
-from scoring import logfile, split
+from reviewapp.models import Finding, Question, QuestionSet, SetVersion
+from reviewapp.scorings.selectors import BATCH_KINDS, findings_for_set
+from scoring import logfile, production, split
 
 DEFAULT_SET_NAME = "default"
 
@@ -168,10 +170,7 @@ def set_version_upload(
             except split.SplitStated as error:
                 raise ApplicationError(f"{stored.name}: {error}") from error
             questions = _with_splits(questions, draw)
-            note = (
-                f"a third sealed at random, stratified (scoring.split, seed {seal_seed}): "
-                f"{len(draw.sealed)} of {draw.total}"
-            )
+            note = _sealed_note(draw)
         return set_version_create(
             version=version,
             questions=questions,
@@ -182,6 +181,14 @@ def set_version_upload(
         )
     finally:
         stored.path.unlink(missing_ok=True)
+
+
+def _sealed_note(draw: split.SealedDraw) -> str:
+    """What a set version's note says of the third sealed in it."""
+    return (
+        f"a third sealed at random, stratified (scoring.split, seed {draw.seed}): "
+        f"{len(draw.sealed)} of {draw.total}"
+    )
 
 
 def _with_splits(questions: Iterable[dict], draw: split.SealedDraw) -> Iterator[dict]:
@@ -284,6 +291,7 @@ def set_version_from_combined_log(
     revise: bool = False,
     seen: str | None = None,
     created_by=None,
+    seal_seed: int | None = None,
 ) -> SetVersion:
     """The set version ``version`` made from a log in the spec's combined form
     (answers carrying expected behaviour and values), holding that file's
@@ -296,8 +304,17 @@ def set_version_from_combined_log(
     plan's ``seen``; else RevisionToConfirm says what it would do. ``seen``
     None (the API, where ``revise`` is the request itself) skips that check.
     Naming an existing set without ``revise`` is refused, saying what a
-    revision would do; nothing is ever merged unasked (issue 25, point 1)."""
+    revision would do; nothing is ever merged unasked (issue 25, point 1).
+
+    With ``seal_seed`` a stratified third of the file's questions drawn with
+    that seed is sealed and the rest are tuning (scoring.split), as for an
+    uploaded set; refused for a revision, which keeps its base version's
+    splits, and for a file whose lines state a split."""
     version = _check_new_version(version)
+    if seal_seed is not None and revise:
+        raise ApplicationError(
+            "seal_seed: a revision keeps the splits of the version it revises; seal a third only of a new set"
+        )
     check_set_name(set_name)
     name = set_name.strip() or version
     try:
@@ -320,6 +337,14 @@ def set_version_from_combined_log(
         )
     if plan is not None and seen is not None and seen != plan.seen:
         raise RevisionToConfirm(plan, version)
+    sealed_note = ""
+    if seal_seed is not None:
+        try:
+            draw = split.seal_a_third(questions, seed=seal_seed)
+        except split.SplitStated as error:
+            raise ApplicationError(f"{file_name}: {error}") from error
+        questions = list(_with_splits(questions, draw))
+        sealed_note = f"; {_sealed_note(draw)}"
     return set_version_create(
         version=version,
         questions=questions,
@@ -328,5 +353,129 @@ def set_version_from_combined_log(
         created_by=created_by,
         source_name=file_name,
         note="taken from the expected values of a combined-form log"
-        + (f", revising {plan.base.version}" if plan is not None else ""),
+        + (f", revising {plan.base.version}" if plan is not None else "")
+        + sealed_note,
     )
+
+
+def findings_source_name(*, scoring_id: int, kind: str) -> str:
+    """The source a set version made from a scoring's findings of one kind
+    records, so that a second click on the same form is known for one."""
+    return f"findings ({kind}) of scoring {scoring_id}"
+
+
+def set_version_from_findings(
+    *,
+    scoring,
+    kind: str,
+    version: str,
+    confirmed: Iterable[dict],
+    created_by=None,
+) -> SetVersion:
+    """The set version ``version``, revising the scored set version with the
+    questions of the scoring's findings of ``kind`` that the lead confirmed,
+    each a dict of question_id, expected_behaviour and expected_values (a
+    list, or numbers separated by commas), all stored in one transaction.
+
+    Refuses, naming the question and field, a question that is not among
+    these findings, a behaviour other than "answer" or "decline" and a value
+    that is not a number; refuses an empty batch. Nothing is stored then. The
+    same form sent twice by the same person returns the version the first
+    made."""
+    if kind not in BATCH_KINDS:
+        raise ApplicationError(f"kind: {kind!r} is not a kind of finding that can go into a set")
+    source_name = findings_source_name(scoring_id=scoring.id, kind=kind)
+    made = SetVersion.objects.filter(version=version.strip(), source_name=source_name, created_by=created_by)
+    if created_by is not None and (existing := made.first()) is not None:
+        return existing
+    batch = {row["question_id"]: row for row in findings_for_set(scoring, kind=kind)}
+    questions, errors = [], []
+    for row in confirmed:
+        question_id = row.get("question_id", "")
+        found = batch.get(question_id)
+        if found is None:
+            errors.append(f"question {question_id}: not among this scoring's findings of this kind")
+            continue
+        behaviour = row.get("expected_behaviour", "")
+        if behaviour not in logfile.BEHAVIOURS:
+            errors.append(f'question {question_id}, expected_behaviour: must be "answer" or "decline"')
+        values = row.get("expected_values", [])
+        if isinstance(values, str):
+            values = [value.strip() for value in values.split(",") if value.strip()]
+        try:
+            numbers = [float(value) for value in values]
+        except (TypeError, ValueError):
+            errors.append(f"question {question_id}, expected_values: numbers separated by commas")
+            continue
+        questions.append(
+            {
+                "question_id": question_id,
+                "language": found["language"],
+                "expected_behaviour": behaviour,
+                "expected_values": numbers,
+            }
+        )
+    if errors:
+        raise ApplicationError(errors)
+    if not questions:
+        raise ApplicationError("tick at least one question to put into the new set version")
+    label = Finding.Kind(kind).label
+    return set_version_create(
+        version=version,
+        questions=questions,
+        based_on=scoring.set_version,
+        created_by=created_by,
+        source_name=source_name,
+        note=f"{len(questions)} question{'s' if len(questions) != 1 else ''} with findings "
+        f"({label}) confirmed from a scoring of run {scoring.run_id}",
+    )
+
+
+def set_version_from_production_frame(
+    *,
+    path: Path,
+    file_name: str,
+    version: str,
+    start: datetime.date,
+    end: datetime.date,
+    size: int,
+    period: str,
+    seed: int,
+    set_name: str = "",
+    created_by=None,
+) -> SetVersion:
+    """The set version ``version`` holding a seeded sample of the production
+    questions in the frame file at ``path``, drawn by the time each was asked
+    (scoring.production: stratified by ``period``, from ``start`` to ``end``),
+    the draw stated in its note. Refuses, naming the line and field, a frame
+    line without a valid asked_at, and any draw scoring.production refuses;
+    nothing is stored then."""
+    version = _check_new_version(version)
+    check_set_name(set_name)
+    try:
+        asked = production.read_frame(path, max_line_bytes=settings.MAX_ANSWER_BYTES)
+        draw = production.draw_by_asked_time(asked, start=start, end=end, size=size, period=period, seed=seed)
+    except logfile.LogFileError as error:
+        raise _rejected(file_name, error) from error
+    except ValueError as error:
+        raise ApplicationError(str(error)) from error
+    return set_version_create(
+        version=version,
+        questions=draw.questions,
+        set_name=set_name,
+        created_by=created_by,
+        source_name=file_name,
+        note=f"sampled from a production frame: {draw.sentence()}",
+    )
+
+
+def set_version_from_production_upload(*, upload, created_by=None, **draw) -> SetVersion:
+    """set_version_from_production_frame of an uploaded frame file, stored
+    only while it is read; ``draw`` holds that function's other arguments."""
+    stored = store_upload(upload, folder="question-sets")
+    try:
+        return set_version_from_production_frame(
+            path=stored.path, file_name=stored.name, created_by=created_by, **draw
+        )
+    finally:
+        stored.path.unlink(missing_ok=True)

@@ -63,6 +63,7 @@ def run_receive(
     revision_seen: str | None = None,
     repeats: int | None = None,
     expected_ignored: bool = False,
+    seal_seed: int | None = None,
 ) -> Received:
     """Take an uploaded run log: store it, name its versions, and queue its
     ingestion. The same file sent again leads to the run that holds it.
@@ -74,7 +75,8 @@ def run_receive(
     aside (an import scored against an existing set version). A set taken
     from the file holds its questions alone unless ``revise_set`` asks for a
     new version of the set named ``set_name`` (and, with ``revision_seen``,
-    confirms the plan the user saw: set_version_from_combined_log).
+    confirms the plan the user saw: set_version_from_combined_log). With
+    ``seal_seed`` a seeded third of a new set taken from the file is sealed.
     """
     stored = store_upload(upload, folder="runs", refuse_other_tools=True)
     try:
@@ -96,6 +98,7 @@ def run_receive(
             revision_seen=revision_seen,
             repeats=repeats,
             expected_ignored=expected_ignored,
+            seal_seed=seal_seed,
         )
     finally:
         stored.path.unlink(missing_ok=True)
@@ -114,6 +117,7 @@ def _run_create(
     revision_seen=None,
     repeats=None,
     expected_ignored=False,
+    seal_seed=None,
 ):
     sources = {
         "header": logfile.read_header(stored.path),
@@ -130,6 +134,11 @@ def _run_create(
             f"{stored.name}: the answers carry expected_behaviour and expected_values "
             "(the combined form). Expected values belong in the question set: choose "
             "“create or revise the question set from this file”, or upload the log without them."
+        )
+    if seal_seed is not None and not set_from_file:
+        raise ApplicationError(
+            "seal_seed: a third is sealed only of a question set taken from the file; "
+            "seal an existing set's third when uploading that set"
         )
     if set_from_file and not combined:
         raise ApplicationError(
@@ -149,6 +158,7 @@ def _run_create(
                     revise=revise_set,
                     seen=revision_seen,
                     created_by=uploaded_by,
+                    seal_seed=seal_seed,
                 )
             else:
                 target_set = SetVersion.objects.filter(version=set_label).first()
@@ -233,6 +243,7 @@ def run_ingest(*, run_id: int) -> Run | None:
                     "question_id", "follow_up"
                 )
             )
+            links: list[tuple[int, str, int]] = []
             count = insert_rows(
                 Answer,
                 (
@@ -248,8 +259,16 @@ def run_ingest(*, run_id: int) -> Run | None:
                     "follow_up_warnings",
                     "raw",
                 ),
-                _answer_rows(run, seen, collector, declared, repeats_a_run=plan.repeats is not None),
+                _answer_rows(
+                    run, seen, collector, declared, repeats_a_run=plan.repeats is not None, links=links
+                ),
             )
+            repeats_ref = "" if plan.repeats is None else str(plan.repeats)
+            repeated = run.repeats or _repeated_run(run, repeats_ref=repeats_ref)
+            if links:
+                collector.add(
+                    _attempt_link_errors(run=run, repeats_ref=repeats_ref, repeated=repeated, links=links)
+                )
             if not count and not collector.total:
                 collector.add([logfile.LineError(1, None, "the file holds no answers")])
             collector.raise_if_any()  # rolls back every row written
@@ -262,8 +281,11 @@ def run_ingest(*, run_id: int) -> Run | None:
             run.timeout_s = plan.timeout_s
             run.clock_skew_ms = plan.clock_skew_ms
             run.clock_precision_ms = plan.clock_precision_ms
-            run.repeats_ref = "" if plan.repeats is None else str(plan.repeats)
-            run.repeats = run.repeats or _repeated_run(run)
+            run.reply_policy = plan.reply_policy or ""
+            if plan.exclude_overhead and run.overhead_excluded_at is None:
+                run.overhead_excluded_at, run.overhead_excluded_by = timezone.now(), None
+            run.repeats_ref = repeats_ref
+            run.repeats = repeated
             run.save(
                 update_fields=(
                     "status",
@@ -275,6 +297,9 @@ def run_ingest(*, run_id: int) -> Run | None:
                     "timeout_s",
                     "clock_skew_ms",
                     "clock_precision_ms",
+                    "reply_policy",
+                    "overhead_excluded_at",
+                    "overhead_excluded_by",
                     "repeats_ref",
                     "repeats",
                 )
@@ -304,12 +329,20 @@ def run_ingest(*, run_id: int) -> Run | None:
 
 
 def _answer_rows(
-    run: Run, seen: logfile.AttemptBook, collector, declared: dict[str, dict], *, repeats_a_run: bool
+    run: Run,
+    seen: logfile.AttemptBook,
+    collector,
+    declared: dict[str, dict],
+    *,
+    repeats_a_run: bool,
+    links: list,
 ) -> Iterator[tuple]:
     """Rows for the answers table, one per attempt, validating as they go;
     after the first bad line nothing more is yielded, but every line is still
-    checked, and at the end each question's attempts for gaps. Follow-ups
-    are labelled against the one ``declared`` for their question."""
+    checked, and at the end each question's attempts for gaps. Each valid
+    line naming the attempt it repeats goes into ``links`` as (line,
+    question_id, repeats_attempt), to be checked against the repeated run.
+    Follow-ups are labelled against the one ``declared`` for their question."""
     size = max(run.size_bytes, 1)
     limit = settings.MAX_ANSWER_BYTES
     with open(run.file_path, "rb") as stream:
@@ -326,7 +359,10 @@ def _answer_rows(
                 continue
             if errors:
                 collector.add(errors)
-            elif not collector.total:
+                continue
+            if record.get("repeats_attempt") is not None:
+                links.append((number, record["question_id"], record["repeats_attempt"]))
+            if not collector.total:
                 turns, follow_ups, warnings = logfile.label_follow_ups(
                     record, declared.get(record["question_id"])
                 )
@@ -366,14 +402,66 @@ def run_retry(*, run: Run) -> bool:
     return bool(reset)
 
 
-def _repeated_run(run: Run) -> Run | None:
-    """The run named by the header's ``repeats``, when it is a run of the same
-    assistant version on the same set version."""
-    if not run.repeats_ref.isdigit():
+# Links checked against the repeated run's answers this many questions at a time.
+LINK_BATCH = 1000
+
+
+def _attempt_link_errors(
+    *, run: Run, repeats_ref: str, repeated: Run | None, links: list[tuple[int, str, int]]
+) -> Iterator[logfile.LineError]:
+    """An error for each line of ``links`` (line, question_id, attempt) that
+    does not name an attempt the repeated run planned and that failed: one
+    it logged with a status other than "ok", or one it did not run (spec
+    004: an extra run is linked to the attempt it repeats, and only a failed
+    attempt is run again; the original receipt stays)."""
+    field = "repeats_attempt"
+    if repeated is None or repeated.status != Run.Status.STORED:
+        problem = (
+            f"the header's repeats names run {repeats_ref}, which is not a stored run of "
+            f"{run.assistant_version.label} on set {run.set_version.version}: "
+            "there is no attempt of it to repeat"
+        )
+        yield from (logfile.LineError(number, field, problem) for number, _, _ in links)
+        return
+    for start in range(0, len(links), LINK_BATCH):
+        batch = links[start : start + LINK_BATCH]
+        answered = {
+            (question_id, attempt): line
+            for question_id, attempt, line in Answer.objects.filter(
+                run=repeated,
+                status=Answer.Status.OK,
+                question_id__in={question_id for _, question_id, _ in batch},
+            ).values_list("question_id", "attempt", "line_number")
+        }
+        for number, question_id, attempt in batch:
+            if attempt > repeated.repetitions:
+                yield logfile.LineError(
+                    number,
+                    field,
+                    f"run {repeated.id} planned {repeated.repetitions} attempt"
+                    f"{'s' if repeated.repetitions != 1 else ''} of each question: "
+                    f"it has no attempt {attempt}",
+                )
+            elif (line := answered.get((question_id, attempt))) is not None:
+                yield logfile.LineError(
+                    number,
+                    field,
+                    f"attempt {attempt} of {question_id} in run {repeated.id} was answered (status ok, "
+                    f"line {line}): only an attempt that failed, timed out, was cancelled or refused, "
+                    "or was not run is repeated",
+                )
+
+
+def _repeated_run(run: Run, *, repeats_ref: str | None = None) -> Run | None:
+    """The run named by the header's ``repeats`` (``repeats_ref``, the run's
+    own by default), when it is a run of the same assistant version on the
+    same set version."""
+    repeats_ref = run.repeats_ref if repeats_ref is None else repeats_ref
+    if not repeats_ref.isdigit():
         return None
     return (
         Run.objects.filter(
-            id=int(run.repeats_ref), assistant_version=run.assistant_version, set_version=run.set_version
+            id=int(repeats_ref), assistant_version=run.assistant_version, set_version=run.set_version
         )
         .exclude(id=run.id)
         .first()
@@ -390,6 +478,21 @@ def run_exclude(*, run: Run, reason: str, excluded_by) -> Run:
     Run.objects.filter(id=run.id).update(
         excluded_reason=reason, excluded_by=excluded_by, excluded_at=timezone.now()
     )
+    run.refresh_from_db()
+    return run
+
+
+def run_overhead_choose(*, run: Run, exclude: bool, chosen_by) -> Run:
+    """Record whether the run's E2E leaves channel overhead out (spec 004:
+    record and exclude that overhead), with who chose and when; choosing
+    to include it clears both. The scorings keep E2E both ways, so the
+    figures shown follow the choice without scoring again."""
+    if exclude:
+        Run.objects.filter(id=run.id).update(
+            overhead_excluded_at=timezone.now(), overhead_excluded_by=chosen_by
+        )
+    else:
+        Run.objects.filter(id=run.id).update(overhead_excluded_at=None, overhead_excluded_by=None)
     run.refresh_from_db()
     return run
 

@@ -9,9 +9,9 @@ from reviewapp.core.errors import ApplicationError
 from reviewapp.core.roles import READERS_OF_RUNS, WRITERS, has_role, role_required
 from reviewapp.core.uploads import limit_text
 from reviewapp.models import SetVersion
-from reviewapp.runs.forms import SetUploadForm
-from reviewapp.runs.selectors import set_version_warnings
-from reviewapp.runs.services.question_sets import set_version_upload
+from reviewapp.runs.forms import ProductionFrameForm, SetUploadForm
+from reviewapp.runs.selectors import set_version_warnings, set_versions_warnings
+from reviewapp.runs.services.question_sets import set_version_from_production_upload, set_version_upload
 
 
 @require_http_methods(["GET", "POST"])
@@ -41,11 +41,17 @@ def set_list(request):
             return redirect("set-detail", version=set_version.version)
     elif request.method == "POST":
         status = 400
-    versions = SetVersion.objects.select_related("question_set", "based_on", "created_by")
+    versions = list(SetVersion.objects.select_related("question_set", "based_on", "created_by"))
     return render(
         request,
         "sets/list.html",
-        {"versions": versions, "form": form, "errors": errors, "limit": limit_text()},
+        {
+            "versions": versions,
+            "warnings": set_versions_warnings(versions),
+            "form": form,
+            "errors": errors,
+            "limit": limit_text(),
+        },
         status=status,
     )
 
@@ -65,3 +71,25 @@ def set_detail(request, version: str):
         "sets/detail.html",
         {"set_version": set_version, "questions": questions, "warnings": set_version_warnings(set_version)},
     )
+
+
+@require_http_methods(["GET", "POST"])
+@role_required(*WRITERS)
+def set_from_production(request):
+    """A seeded sample of production questions, drawn by the time each was
+    asked, into a new set version."""
+    form = ProductionFrameForm(request.POST or None, request.FILES or None)
+    errors: list[str] = []
+    if request.method == "POST" and form.is_valid():
+        fields = dict(form.cleaned_data)
+        try:
+            set_version = set_version_from_production_upload(
+                upload=fields.pop("file"), created_by=request.user, **fields
+            )
+        except ApplicationError as rejected:
+            errors = rejected.errors
+        else:
+            messages.success(request, f"Set version {set_version.version} created: {set_version.note}.")
+            return redirect("set-detail", version=set_version.version)
+    status = 400 if request.method == "POST" else 200
+    return render(request, "sets/production.html", {"form": form, "errors": errors}, status=status)

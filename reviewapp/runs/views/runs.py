@@ -18,11 +18,17 @@ from reviewapp.core.uploads import limit_text
 from reviewapp.models import Answer, Finding, Run, Scoring, SetVersion
 from reviewapp.runs.forms import RescoreForm, RunExcludeForm, RunUploadForm, SealedOpenForm
 from reviewapp.runs.selectors import (
+    ATTEMPT_LINKS_SHOWN,
+    answer_attempt_links,
     answer_follow_ups,
     answers_off_protocol,
+    attempt_links,
+    repeated_attempts,
     run_clock_statement,
     run_follow_up_counts,
     run_is_stuck,
+    run_overhead_choice,
+    run_reply_policy_statement,
     run_warnings,
 )
 from reviewapp.runs.services.imports import (
@@ -32,8 +38,8 @@ from reviewapp.runs.services.imports import (
     pending_open,
     pending_store,
 )
-from reviewapp.runs.services.question_sets import RevisionToConfirm
-from reviewapp.runs.services.runs import run_exclude, run_include, run_receive, run_retry
+from reviewapp.runs.services.question_sets import RevisionToConfirm, set_version_from_findings
+from reviewapp.runs.services.runs import run_exclude, run_include, run_overhead_choose, run_receive, run_retry
 from reviewapp.scorings import selectors
 from reviewapp.scorings.services import scoring_open_sealed, scoring_request, scoring_retry
 from scoring.measures import Options
@@ -84,6 +90,7 @@ def run_upload(request):
                 set_from_file=form.cleaned_data["set_from_file"],
                 set_name=form.cleaned_data["set_name"],
                 repeats=form.cleaned_data["repeats"],
+                seal_seed=form.cleaned_data["seal_seed"],
             )
         except ApplicationError as rejected:
             errors, status, to_import = rejected.errors, rejected.status, rejected.field == "import"
@@ -219,6 +226,9 @@ def run_detail(request, run_id: int):
         "run_stuck": run_is_stuck(run),
         "warnings": run_warnings(run),
         "follow_ups": run_follow_up_counts(run),
+        "attempt_links": attempt_links(run),
+        "repeated_attempts": repeated_attempts(run),
+        "attempt_links_shown": ATTEMPT_LINKS_SHOWN,
         "stale_minutes": settings.WORK_STALE_SECONDS // 60,
         "scorings": scorings,
         "chosen": chosen,
@@ -239,6 +249,8 @@ def run_detail(request, run_id: int):
         "attempts": {s.id: selectors.attempt_counts(s) for s in scorings if s.status == Scoring.Status.DONE},
         "timing": {s.id: selectors.timing_rows(s) for s in scorings if s.status == Scoring.Status.DONE},
         "clock": run_clock_statement(run),
+        "reply_policy": run_reply_policy_statement(run),
+        "overhead_choice": run_overhead_choice(run),
         "question_times": {
             s.id: selectors.question_times(s) for s in scorings if s.status == Scoring.Status.DONE
         },
@@ -384,6 +396,20 @@ def run_exclude_view(request, run_id: int):
 
 @require_POST
 @role_required(*WRITERS)
+def run_overhead_view(request, run_id: int):
+    """A lead records whether the run's E2E leaves channel overhead out."""
+    run = get_object_or_404(Run, id=run_id)
+    exclude = request.POST.get("exclude") == "1"
+    run_overhead_choose(run=run, exclude=exclude, chosen_by=request.user)
+    messages.info(
+        request,
+        "E2E now excludes the channel overhead." if exclude else "E2E now includes the channel overhead.",
+    )
+    return redirect("run-detail", run_id=run.id)
+
+
+@require_POST
+@role_required(*WRITERS)
 def scoring_open_sealed_view(request, run_id: int, scoring_id: int):
     scoring = get_object_or_404(Scoring, id=scoring_id, run_id=run_id, status=Scoring.Status.DONE)
     form = SealedOpenForm(request.POST)
@@ -395,6 +421,59 @@ def scoring_open_sealed_view(request, run_id: int, scoring_id: int):
         except ApplicationError as rejected:
             messages.error(request, rejected.errors[0])
     return redirect(f"{scoring.run.get_absolute_url()}?scoring={scoring.id}")
+
+
+@require_http_methods(["GET", "POST"])
+@role_required(*WRITERS)
+def scoring_findings_into_set(request, run_id: int, scoring_id: int):
+    """A scoring's findings of one kind as a batch for a new set version: GET
+    lists each question with the expected answer to confirm, POST stores the
+    ticked ones as one new version."""
+    scoring = get_object_or_404(
+        Scoring.objects.select_related("run", "set_version"), id=scoring_id, run_id=run_id
+    )
+    kind = request.POST.get("kind") or request.GET.get("kind") or ""
+    if kind not in selectors.BATCH_KINDS:
+        kind = selectors.BATCH_KINDS[0]
+    rows = selectors.findings_for_set(scoring, kind=kind)
+    errors: list[str] = []
+    version = ""
+    if request.method == "POST":
+        version = request.POST.get("version", "")
+        confirmed = [
+            {
+                "question_id": request.POST.get(f"q-{index}-id", ""),
+                "expected_behaviour": request.POST.get(f"q-{index}-behaviour", ""),
+                "expected_values": request.POST.get(f"q-{index}-values", ""),
+            }
+            for index in range(len(rows))
+            if request.POST.get(f"q-{index}-include")
+        ]
+        try:
+            created = set_version_from_findings(
+                scoring=scoring, kind=kind, version=version, confirmed=confirmed, created_by=request.user
+            )
+        except ApplicationError as rejected:
+            errors = rejected.errors
+        else:
+            messages.success(request, f"Set version {created.version} holds these questions now.")
+            return redirect("set-detail", version=created.version)
+    return render(
+        request,
+        "runs/findings_into_set.html",
+        {
+            "run": scoring.run,
+            "scoring": scoring,
+            "kind": kind,
+            "kinds": [
+                (value, label) for value, label in Finding.Kind.choices if value in selectors.BATCH_KINDS
+            ],
+            "rows": rows,
+            "version": version,
+            "errors": errors,
+        },
+        status=400 if errors else 200,
+    )
 
 
 @require_GET
@@ -417,6 +496,7 @@ def answer_detail(request, run_id: int, answer_id: int):
         {
             "answer": answer,
             "run": answer.run,
+            "attempt_links": answer_attempt_links(answer),
             "record": record,
             "follow_ups": answer_follow_ups(answer),
             "evidence": selectors.answer_evidence(record, language=answer.language),

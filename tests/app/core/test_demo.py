@@ -82,7 +82,7 @@ def test_it_loads_scored_demo_data_once_and_prints_how_to_log_in():
     assert verdict["verdict"] != "cannot judge" and not verdict["not_judged"]
 
     call_command("demo", answers=300, stdout=StringIO())
-    assert (Run.objects.count(), Sample.objects.count(), JudgeRun.objects.count()) == (5, 4, 1)
+    assert (Run.objects.count(), Sample.objects.count(), JudgeRun.objects.count()) == (5, 5, 1)
     assert Judgement.objects.filter(assignment__item__sample__name=RECIPE_SAMPLE).count() == 8
 
 
@@ -204,3 +204,111 @@ def test_it_reads_the_running_example_against_the_rubric_as_recipe_4_3_does():
         submission_key=uuid.uuid4(),
     )
     assert "passes every rubric question <strong>4 of 8</strong>" in client.get(url).content.decode()
+
+
+@pytest.mark.django_db(transaction=True)
+def test_it_counts_stable_resolution_from_the_lead_s_grades_of_three_attempts():
+    from reviewapp.models import SampleItem
+
+    call_command("demo", answers=300, stdout=StringIO())
+    run = Run.objects.get(assistant_version__label="assistant-demo-2.2")
+    # By hand: each tuning question's attempts, each graded by the lead's
+    # decision or, with no answer, unresolved; a question is stable when all
+    # three are resolved, not yet known when one is undecided and none failed.
+    decided = {
+        item.answer_id: item.adjudications.order_by("-revision").first().grade
+        for item in SampleItem.objects.filter(sample__run=run, adjudications__isnull=False).distinct()
+    }
+    tuning = set(
+        Question.objects.filter(set_version=run.set_version, split="tuning").values_list(
+            "question_id", flat=True
+        )
+    )
+    attempts: dict[str, list] = {}
+    for answer in run.answers.filter(question_id__in=tuning):
+        grade = decided.get(answer.id)
+        if grade is None and answer.status != Answer.Status.OK:
+            grade = "unresolved"
+        attempts.setdefault(answer.question_id, []).append(grade)
+    stable = sum(1 for grades in attempts.values() if grades == ["resolved"] * 3)
+    unknown = sum(1 for grades in attempts.values() if None in grades and set(grades) <= {"resolved", None})
+    assert len(decided) == 38
+    assert (stable, len(attempts), unknown) == (4, 214, 184)
+
+    client = Client()
+    client.force_login(get_user_model().objects.get(username="manager"))
+    page = client.get(reverse("version-dashboard", args=["assistant-demo-2.2"])).content.decode()
+    block = page.split('id="graded-stable"')[1].split("</table>")[0]
+    assert f"{stable}/{len(attempts)}" in block
+    assert f'<td class="num">{unknown}</td>' in block
+
+    # The compare page and the API give the same figure, and a common subset.
+    compare = client.get(
+        reverse("version-compare"),
+        {"set": "demo-1.0", "baseline": "assistant-demo-2.1", "candidate": "assistant-demo-2.2"},
+    ).content.decode()
+    common = compare.split('id="graded-common"')[1].split("</table>")[0]
+    assert f'<th scope="row">assistant-demo-2.2</th><td class="num">{stable}/{len(attempts)}</td>' in common
+    # assistant-demo-2.1 made one attempt a question: no question of it is fully graded in three.
+    assert 'all fully resolved</th><td class="num">0/' in common
+    # A third version joins the common subset with &also=.
+    three = client.get(
+        reverse("version-compare"),
+        {
+            "set": "demo-1.0",
+            "baseline": "assistant-demo-2.1",
+            "candidate": "assistant-demo-2.2",
+            "also": "assistant-demo-2.0",
+        },
+    ).content.decode()
+    rows = three.split('id="graded-common"')[1].split("</table>")[0]
+    assert [
+        label in rows for label in ("assistant-demo-2.0", "assistant-demo-2.1", "assistant-demo-2.2")
+    ] == [True] * 3
+    from reviewapp.models import ApiToken
+
+    lead = get_user_model().objects.get(username="lead")
+    _, key = ApiToken.issue(user=lead, name="stable")
+    answer = client.get(
+        "/api/stable-from-grades",
+        {"set_version": "demo-1.0", "version": ["assistant-demo-2.2", "assistant-demo-2.1"]},
+        HTTP_AUTHORIZATION=f"Bearer {key}",
+    ).json()
+    figure = answer["setups"]["assistant-demo-2.2"]
+    assert (figure["k"], figure["n"], figure["not_yet_known"]) == (stable, len(attempts), unknown)
+    assert figure["sources"]["settled human grade"] == 38
+    assert answer["common"]["k"] == 0
+
+
+@pytest.mark.django_db(transaction=True)
+def test_it_takes_a_judge_s_grade_only_where_no_human_grade_is_settled_and_only_while_validated():
+    from reviewapp.review.models import GRADES
+    from reviewapp.versions.records import version_record
+    from reviewapp.versions.selectors import attempt_grades, review_outcomes
+
+    call_command("demo", answers=300, stdout=StringIO())
+    run = Run.objects.get(assistant_version__label="assistant-demo-2.1")
+    judge = JudgeVersion.objects.get(judge__name="numbers")
+    samples = list(Sample.objects.filter(run=run, purpose=Sample.Purpose.REVIEW))
+    record = version_record(run.assistant_version, run.set_version)
+    tuning = Question.objects.filter(set_version=run.set_version, split="tuning").values("question_id")
+    human = {o.item.answer_id for o in review_outcomes(samples) if o.outcome in GRADES}
+    judged = {
+        answer_id
+        for answer_id, labels in ModelVerdict.objects.filter(
+            judge_version=judge, metric="rubric", error="", answer__run=run, answer__question_id__in=tuning
+        ).values_list("answer_id", "labels")
+        if labels.get("grade") in GRADES
+    }
+    # The demo's judge is validated for the grade (not for pass or fail).
+    assert judge_validation(judge_version=judge).label("grade").validated
+    _, sources = attempt_grades(record, samples)
+    assert sources["validated judge"] == len(judged - human) > 0
+    assert sources["settled human grade"] == len(human) > 0
+
+    # Asked for more holdout items than it has, it is no longer validated: its grades drop out.
+    judge.validation_min_items = 1000
+    judge.save(update_fields=("validation_min_items",))
+    _, sources = attempt_grades(record, samples)
+    assert sources["validated judge"] == 0
+    assert sources["settled human grade"] == len(human)

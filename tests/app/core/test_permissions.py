@@ -76,11 +76,16 @@ PAGES: dict[str, dict[str, dict[str, int]]] = {
     "run-rescore": {"GET": NOT_ALLOWED, "POST": only(WRITERS, 302)},
     "run-retry": {"GET": NOT_ALLOWED, "POST": only(WRITERS, 302)},
     "run-exclude": {"GET": NOT_ALLOWED, "POST": only(WRITERS, 302)},
+    "run-overhead": {"GET": NOT_ALLOWED, "POST": only(WRITERS, 302)},
     "scoring-retry": {"GET": NOT_ALLOWED, "POST": only(WRITERS, 302)},
     "scoring-open-sealed": {"GET": NOT_ALLOWED, "POST": only(WRITERS, 302)},
+    # Leads confirm a batch of findings into a new set version; an empty POST is refused.
+    "scoring-findings-into-set": {"GET": only(WRITERS), "POST": only(WRITERS, 400)},
     "answer-detail": {"GET": only(READERS_OF_RUNS), "POST": NOT_ALLOWED},
     "set-list": {"GET": only(READERS_OF_RUNS), "POST": only(WRITERS, 400)},
     "set-detail": {"GET": only(READERS_OF_RUNS), "POST": NOT_ALLOWED},
+    # Leads draw production questions into a new set version; an empty POST is refused.
+    "set-from-production": {"GET": only(WRITERS), "POST": only(WRITERS, 400)},
     "sample-list": {"GET": only(READERS_OF_RUNS), "POST": NOT_ALLOWED},
     "sample-new": {"GET": only(WRITERS), "POST": only(WRITERS, 400)},
     "sample-detail": {"GET": only(READERS_OF_RUNS), "POST": NOT_ALLOWED},
@@ -172,6 +177,7 @@ OPERATIONS: dict[str, dict[str, int]] = {
     "reviewapp_api_get_answer": only(READERS_OF_RUNS),
     # One run against itself: the gate cannot show the candidate safe (409).
     "reviewapp_api_release_gate": only(READERS_OF_RUNS, 409),
+    "reviewapp_api_stable_from_grades": only(READERS_OF_RUNS),
     # An empty form is not the JSON body the operation reads (400).
     "reviewapp_api_create_judge_run": only(WRITERS, 400),
     # The fixture's judge run is estimated: confirming starts it, cancelling stops it.
@@ -286,10 +292,12 @@ class PermissionMatrixTests(TestCase):
 
     def query(self, name: str) -> dict[str, str]:
         versions = {"set": self.logged_run.set_version.version}
+        versions_of_set = {"set_version": self.logged_run.set_version.version}
         label = self.logged_run.assistant_version.label
         return {
             "version-compare": {**versions, "baseline": label, "candidate": label},
             "reviewapp_api_release_gate": {"baseline": label, "candidate": label},
+            "reviewapp_api_stable_from_grades": {**versions_of_set, "version": label},
         }.get(name, {})
 
     def clients(self) -> dict[str, Client]:

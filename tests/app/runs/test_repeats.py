@@ -113,8 +113,9 @@ class RepeatedRunIngestTests(RepeatsTestCase):
         self.assertEqual((run.repetitions, Answer.objects.filter(run=run).count()), (1, 0))
 
     def test_it_keeps_the_attempt_a_rerun_line_repeats_only_in_a_run_that_repeats_one(self):
-        rerun = self.ingest(three_times(repeats=41), attempt("q1", 1, repeats_attempt=2))
-        self.assertEqual((rerun.status, rerun.repeats_ref), ("stored", "41"))
+        first = self.ingest(three_times(), attempt("q1", 1), timeout_line("q1", 2), name="first.jsonl")
+        rerun = self.ingest(three_times(repeats=first.id), attempt("q1", 1, repeats_attempt=2))
+        self.assertEqual((rerun.status, rerun.repeats_ref), ("stored", str(first.id)))
         self.assertEqual(Answer.objects.get(run=rerun).record["repeats_attempt"], 2)
         unlinked = self.ingest(three_times(), attempt("q1", 1, repeats_attempt=2))
         self.assertEqual(unlinked.status, "rejected")
@@ -127,6 +128,80 @@ class RepeatedRunIngestTests(RepeatsTestCase):
                     "message": "names an attempt of the run this one repeats, but the header names none: "
                     'add "repeats" to it',
                 }
+            ],
+        )
+
+
+class RepeatedAttemptLinkTests(RepeatsTestCase):
+    """A line that repeats an attempt names one the repeated run holds and
+    that failed (spec 004: an extra run is linked to the attempt it repeats,
+    both receipts kept); else the line and field are named and nothing is
+    stored (issue 27 point 8)."""
+
+    def setUp(self):
+        # q1: answered, then timed out, then not run; q2: answered, then not run twice.
+        self.first = self.ingest(
+            three_times(), attempt("q1", 1), timeout_line("q1", 2), attempt("q2", 1), name="first.jsonl"
+        )
+
+    def rerun(self, *lines, repeats=None):
+        header = three_times(repeats=self.first.id if repeats is None else repeats)
+        return self.ingest(header, *lines, name="rerun.jsonl")
+
+    def errors(self, run: Run) -> list[tuple]:
+        self.assertEqual((run.status, Answer.objects.filter(run=run).count()), ("rejected", 0))
+        return [(e["line"], e["field"], e["message"]) for e in run.line_errors]
+
+    def test_it_links_lines_to_a_timed_out_and_a_not_run_attempt_keeping_both_receipts(self):
+        rerun = self.rerun(attempt("q1", 1, repeats_attempt=2), attempt("q2", 1, repeats_attempt=3))
+        self.assertEqual((rerun.status, rerun.repeats_id), ("stored", self.first.id))
+        self.assertEqual(
+            [a.record["repeats_attempt"] for a in Answer.objects.filter(run=rerun).order_by("line_number")],
+            [2, 3],
+        )
+        self.assertEqual(
+            self.stored(self.first),
+            [(2, "q1", 1, "ok", False), (3, "q1", 2, "timeout", False), (4, "q2", 1, "ok", False)],
+        )
+
+    def test_it_refuses_a_link_to_an_answered_attempt(self):
+        run = self.rerun(attempt("q2", 1, repeats_attempt=3), attempt("q1", 1, repeats_attempt=1))
+        self.assertEqual(
+            self.errors(run),
+            [
+                (
+                    3,
+                    "repeats_attempt",
+                    f"attempt 1 of q1 in run {self.first.id} was answered (status ok, line 2): only an "
+                    "attempt that failed, timed out, was cancelled or refused, or was not run is repeated",
+                )
+            ],
+        )
+
+    def test_it_refuses_a_link_past_the_repeated_runs_plan(self):
+        run = self.rerun(attempt("q1", 1, repeats_attempt=4))
+        self.assertEqual(
+            self.errors(run),
+            [
+                (
+                    2,
+                    "repeats_attempt",
+                    f"run {self.first.id} planned 3 attempts of each question: it has no attempt 4",
+                )
+            ],
+        )
+
+    def test_it_refuses_a_link_into_a_run_that_is_not_stored(self):
+        run = self.rerun(attempt("q1", 1, repeats_attempt=2), repeats=999999)
+        self.assertEqual(
+            self.errors(run),
+            [
+                (
+                    2,
+                    "repeats_attempt",
+                    "the header's repeats names run 999999, which is not a stored run of a-1 on set rep-1: "
+                    "there is no attempt of it to repeat",
+                )
             ],
         )
 

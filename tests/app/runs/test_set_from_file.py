@@ -3,11 +3,15 @@ else, unless the user asks for a revision of a named set, and then sees what
 the revision adds, changes and keeps before anything is stored (issue 25,
 point 1)."""
 
+from django.contrib.auth import get_user_model
 from django.test import TestCase
 from django.urls import reverse
 
 from reviewapp.models import ApiToken, QuestionSet, Run, Score, SetVersion
+from scoring import split
+from scoring.logfile import questions_from_combined
 from tests.app.runs.test_views_imports import example
+from tests.conftest import SHARED_DATA
 from tests.helpers import PASSWORD, example_file, make_user
 
 RUNNING_EXAMPLE = "running_example.jsonl"
@@ -235,3 +239,64 @@ class ApiSetTests(TestCase):
         )
         self.assertEqual(revised.status_code, 201, revised.content)
         self.assertEqual(SetVersion.objects.get(version="regional_statistics-0").based_on.version, "r-set-1")
+
+
+class SealSeedFromCombinedLogTests(SetFromFileTestCase):
+    """A set taken from a combined-form log can have a seeded third sealed,
+    as an uploaded set can (issue 27 point 10)."""
+
+    def upload_running_example(self, **fields):
+        """The running example uploaded as run of a-1, its set taken into 1.3."""
+        fields = {"assistant_version": "a-1", "set_version": "1.3", "set_from_file": "on", **fields}
+        return self.upload_run(example_file(RUNNING_EXAMPLE), **fields)
+
+    def test_it_seals_the_third_scoring_split_draws_with_the_seed(self):
+        response = self.upload_running_example(seal_seed="11")
+        self.assertEqual(response.status_code, 302, response.content.decode()[:2000])
+        taken = SetVersion.objects.get(version="1.3")
+        sealed = set(taken.questions.filter(split="sealed").values_list("question_id", flat=True))
+        drawn = split.seal_a_third(questions_from_combined(SHARED_DATA / RUNNING_EXAMPLE), seed=11)
+        self.assertEqual(len(sealed), 3)
+        self.assertEqual(sealed, set(drawn.sealed))
+        self.assertEqual(taken.questions.filter(split="tuning").count(), 5)
+        self.assertEqual(
+            taken.note,
+            "taken from the expected values of a combined-form log; "
+            "a third sealed at random, stratified (scoring.split, seed 11): 3 of 8",
+        )
+
+    def test_it_refuses_a_seed_without_a_set_from_the_file(self):
+        self.upload_set()
+        response = self.upload_run(example_file("answers_run_assistant-1.3_set-1.2.jsonl"), seal_seed="11")
+        self.assertContains(
+            response,
+            "seal_seed: a third is sealed only of a question set taken from the file; "
+            "seal an existing set&#x27;s third when uploading that set",
+            status_code=400,
+        )
+        self.assertFalse(Run.objects.exists())
+
+    def test_it_refuses_a_seed_with_a_revision(self):
+        response = self.upload_running_example(revise_set="on", seal_seed="11")
+        self.assertContains(
+            response,
+            "A revision keeps its base version&#x27;s splits: seal a third only of a new set.",
+            status_code=400,
+        )
+
+    def test_the_api_seals_the_same_third(self):
+        _, key = ApiToken.issue(user=get_user_model().objects.get(username="lead"), name="ci")
+        with self.captureOnCommitCallbacks(execute=True):
+            response = self.client.post(
+                "/api/runs",
+                {
+                    "file": example_file(RUNNING_EXAMPLE),
+                    "assistant_version": "a-1",
+                    "set_version": "1.3",
+                    "set_from_file": "true",
+                    "seal_seed": "11",
+                },
+                HTTP_AUTHORIZATION=f"Bearer {key}",
+            )
+        self.assertEqual(response.status_code, 201, response.content)
+        self.assertEqual(SetVersion.objects.get(version="1.3").questions.filter(split="sealed").count(), 3)

@@ -40,3 +40,34 @@ def test_it_shows_the_demo_runs_question_medians_over_three_attempts(client):
     # A run made once shows no per-question medians: each would be its one time.
     once = Run.objects.get(assistant_version__label="assistant-demo-2.1")
     assert "Each question's median time" not in client.get(once.get_absolute_url()).content.decode()
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_demo_states_its_clocks_and_one_run_called_as_a_channel_shows_its_overhead(client):
+    call_command("demo", answers=60, stdout=StringIO())
+    clocks = {
+        run.assistant_version.label: (run.clock_skew_ms, run.clock_precision_ms, run.reply_policy)
+        for run in Run.objects.filter(assistant_version__label__startswith="assistant-demo-")
+    }
+    assert clocks == {
+        "assistant-demo-2.0": (12.0, 1.0, "direct"),
+        "assistant-demo-2.1": (-8.0, 1.0, "channel"),
+        "assistant-demo-2.2": (12.0, 1.0, "direct"),
+    }
+    channel = Run.objects.get(assistant_version__label="assistant-demo-2.1")
+    summary = Scoring.objects.get(run=channel).timing["all"]
+    # Every delivered answer logged its startup and, called as a channel's
+    # agent, its three kinds of overhead.
+    assert summary["events"]["startup_s"]["missing"] == 0
+    assert {kind: figure["n"] for kind, figure in summary["overhead"]["by_kind"].items()} == {
+        "card_assembly": summary["delivered"],
+        "channel_detection": summary["delivered"],
+        "link_resolution": summary["delivered"],
+    }
+    direct = Scoring.objects.get(run__assistant_version__label="assistant-demo-2.0").timing["all"]
+    assert "overhead" not in direct
+    assert client.login(username="lead", password="review-demo")
+    page = client.get(channel.get_absolute_url()).content.decode()
+    assert '<p class="reply-policy">reply policy: channel</p>' in page
+    assert '<table class="grid timing-overhead">' in page
+    assert "Exclude channel overhead from E2E" in page

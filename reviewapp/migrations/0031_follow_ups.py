@@ -5,7 +5,7 @@ from django.db import migrations, models
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("reviewapp", "0029_calibration_expected_grade"),
+        ("reviewapp", "0030_run_reply_policy"),
     ]
 
     operations = [
