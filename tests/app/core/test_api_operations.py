@@ -12,6 +12,7 @@ OPERATIONS = [
     ("GET /api/judges/{judge_id}/validation", "reviewapp_api_judge_validation_tables"),
     ("GET /api/runs/{run_id}", "reviewapp_api_get_run"),
     ("GET /api/runs/{run_id}/answers/{answer_id}", "reviewapp_api_get_answer"),
+    ("GET /api/stable-from-grades", "reviewapp_api_stable_from_grades"),
     ("POST /api/check", "reviewapp_api_check_answers"),
     ("POST /api/imports", "reviewapp_api_import_run"),
     ("POST /api/judge-runs", "reviewapp_api_create_judge_run"),

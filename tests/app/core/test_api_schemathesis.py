@@ -88,4 +88,5 @@ def test_it_documents_each_refusal(client, db):
         ("GET", "/api/judge-runs/{judge_run_id}/verdicts"): {"200", "401", "403", "404", "422"},
         ("GET", "/api/judges/{judge_id}/validation"): {"200", "401", "403", "404", "422"},
         ("POST", "/api/check"): {"200", "400", "401", "403", "411", "413", "422"},
+        ("GET", "/api/stable-from-grades"): {"200", "401", "403", "404", "422"},
     }
