@@ -697,7 +697,7 @@ def timing_summary(
         present = table.values(name, mask)
         return {"label": label, **summarise(present).as_dict(), "missing": n - len(present)}
 
-    with_overhead = "overhead_s" in table.numbers.keys()
+    with_overhead = "overhead_s" in table.numbers
 
     def e2e_block(name: str, label: str) -> dict:
         by_source = {}
