@@ -405,6 +405,9 @@ class _SpilledNumbers:
     def keys(self):
         return self.files.keys()
 
+    def __contains__(self, name: str) -> bool:
+        return name in self.files
+
     def close(self) -> None:
         for stream in self.files.values():
             stream.close()
