@@ -582,3 +582,12 @@ class NulInAddressTests(TestCase):
             response = self.client.get(address)
             self.assertEqual(response.status_code, 400, address)
             self.assertContains(response, "NUL character", status_code=400)
+
+
+class NotFoundPageTests(ErrorsTestCase):
+    def test_it_answers_a_missing_run_with_the_sites_own_page(self):
+        response = self.client.get(reverse("run-detail", args=[999999]))
+        # The site's page, with its menu and the way back, not the server's bare one.
+        self.assertContains(response, "<h1>Not found</h1>", status_code=404)
+        self.assertContains(response, f'href="{reverse("version-list")}"', status_code=404)
+        self.assertContains(response, f'action="{reverse("logout")}"', status_code=404)
