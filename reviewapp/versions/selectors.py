@@ -707,19 +707,18 @@ def graded_stable(records: dict, samples: dict) -> dict:
     ``samples``: per setup k of Q with its Wilson interval, the questions not
     yet known and how many attempts each source graded; with two or more
     setups, the common subset every setup fully resolved in every attempt.
-    R is the most attempts any setup made (fewer leaves attempts not graded).
-    With one attempt, only the one-attempt note."""
-    repetitions = max((record.repetitions for record in records.values()), default=0)
-    if not repetitions:
+    Each setup is held to the attempts it made; with one attempt everywhere,
+    only the one-attempt note."""
+    repetitions = {label: record.repetitions for label, record in records.items() if record}
+    if not repetitions or len(repetitions) < len(records):
         return {}
     grades, sources = {}, {}
     for label, record in records.items():
         grades[label], sources[label] = attempt_grades(record, samples[label])
     figures = stable_from_grades(grades, repetitions=repetitions)
     for label, figure in figures.get("setups", {}).items():
-        figure["rate"] = rate(figure["k"], figure["n"]) if figure["n"] else None
+        figure["rate"] = rate(figure["k"], figure["n"]) if figure["n"] and figure["k"] is not None else None
         figure["sources"] = [(source, sources[label][source]) for source in GRADE_SOURCES]
-    figures["repetitions"] = repetitions
     return figures
 
 

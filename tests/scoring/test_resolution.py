@@ -20,7 +20,7 @@ GRADES = {
 def test_it_counts_a_question_stable_only_when_every_attempt_is_fully_resolved():
     figures = stable_from_grades(GRADES, repetitions=3)
     a, b = figures["setups"]["A"], figures["setups"]["B"]
-    assert (a["k"], a["n"], a["not_yet_known"], a["stable"]) == (1, 5, 2, {"q1"})
+    assert (a["k"], a["n"], a["not_yet_known"], a["stable"], a["repetitions"]) == (1, 5, 2, {"q1"}, 3)
     assert (b["k"], b["n"], b["not_yet_known"], b["stable"]) == (3, 4, 0, {"q1", "q2", "q3"})
 
 
@@ -52,3 +52,16 @@ def test_it_gives_no_stable_rate_with_one_attempt():
 def test_it_refuses_more_grades_than_attempts():
     with pytest.raises(ValueError, match="A, question q1: 4 grades for 3 attempts"):
         stable_from_grades({"A": {"q1": [R, R, R, R]}}, repetitions=3)
+
+
+def test_it_holds_each_setup_to_the_attempts_it_made():
+    # B made one attempt a question: no stable rate for it, and its single
+    # resolved attempts (q1, q2, q3) are what it brings to the common subset;
+    # A's q1 is the only question both fully resolved in every attempt made.
+    grades = {"A": GRADES["A"], "B": {"q1": [R], "q2": [P], "q3": [R], "q6": [U]}}
+    figures = stable_from_grades(grades, repetitions={"A": 3, "B": 1})
+    b = figures["setups"]["B"]
+    assert (b["k"], b["n"], b["not_yet_known"], b["repetitions"]) == (None, 4, None, 1)
+    assert b["note"] == one_attempt_sentence(figures="its grades", who="B")
+    assert figures["setups"]["A"]["k"] == 1
+    assert (figures["common"]["questions"], figures["common"]["n"]) == (["q1"], 3)

@@ -230,7 +230,8 @@ def test_it_counts_stable_resolution_from_the_lead_s_grades_of_three_attempts():
         if grade is None and answer.status != Answer.Status.OK:
             grade = "unresolved"
         attempts.setdefault(answer.question_id, []).append(grade)
-    stable = sum(1 for grades in attempts.values() if grades == ["resolved"] * 3)
+    stable_questions = {question for question, grades in attempts.items() if grades == ["resolved"] * 3}
+    stable = len(stable_questions)
     unknown = sum(1 for grades in attempts.values() if None in grades and set(grades) <= {"resolved", None})
     assert len(decided) == 38
     assert (stable, len(attempts), unknown) == (4, 214, 184)
@@ -248,9 +249,12 @@ def test_it_counts_stable_resolution_from_the_lead_s_grades_of_three_attempts():
         {"set": "demo-1.0", "baseline": "assistant-demo-2.1", "candidate": "assistant-demo-2.2"},
     ).content.decode()
     common = compare.split('id="graded-common"')[1].split("</table>")[0]
-    assert f'<th scope="row">assistant-demo-2.2</th><td class="num">{stable}/{len(attempts)}</td>' in common
-    # assistant-demo-2.1 made one attempt a question: no question of it is fully graded in three.
-    assert 'all fully resolved</th><td class="num">0/' in common
+    assert f'<span class="meta">3 attempts</span></th><td class="num">{stable}/{len(attempts)}</td>' in common
+    # assistant-demo-2.1 made one attempt a question: held to that one, with no stable rate.
+    assert (
+        '<span class="meta">1 attempt</span></th><td class="num" colspan="2"><span class="denominator">'
+        "one attempt per question: no stable rate" in common
+    )
     # A third version joins the common subset with &also=.
     three = client.get(
         reverse("version-compare"),
@@ -277,7 +281,12 @@ def test_it_counts_stable_resolution_from_the_lead_s_grades_of_three_attempts():
     figure = answer["setups"]["assistant-demo-2.2"]
     assert (figure["k"], figure["n"], figure["not_yet_known"]) == (stable, len(attempts), unknown)
     assert figure["sources"]["settled human grade"] == 38
-    assert answer["common"]["k"] == 0
+    one_attempt = answer["setups"]["assistant-demo-2.1"]
+    assert (one_attempt["k"], one_attempt["repetitions"]) == (None, 1)
+    # The common subset: 2.2's stable questions that 2.1 resolved in its one attempt.
+    both = sorted(stable_questions & set(one_attempt["stable"]))
+    assert answer["common"]["questions"] == both and answer["common"]["k"] == len(both) == 3
+    assert f'all fully resolved</th><td class="num">{len(both)}/' in common
 
 
 @pytest.mark.django_db(transaction=True)
