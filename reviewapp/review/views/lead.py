@@ -495,15 +495,14 @@ def _calibration_page(request, sample: Sample, *, errors: list[str], values):
 @require_GET
 @role_required(Role.LEAD, Role.ADMIN)
 def reader_consistency(request):
-    sample_id = _int(request.GET.get("sample"))
-    samples = Sample.objects.filter(id=sample_id) if sample_id else Sample.objects.all()
+    # A sample asked for by a wrong id is not found, rather than read as
+    # "no reader has calibration items".
+    sample = get_object_or_404(Sample, id=_int(request.GET["sample"])) if request.GET.get("sample") else None
+    samples = [sample] if sample else Sample.objects.all()
     return render(
         request,
         "lead/consistency.html",
-        {
-            "readers": lead.reader_consistency(samples),
-            "sample": samples.first() if sample_id else None,
-        },
+        {"readers": lead.reader_consistency(samples), "sample": sample},
     )
 
 

@@ -221,6 +221,13 @@ class ReaderConsistencyTests(LeadTestCase):
         by_form = {r["group"]: r["grades"] for r in lead.calibration_results([self.sample])}
         self.assertEqual(by_form["definition-not-call"], {"ordered": "resolved", "swapped": "resolved"})
 
+    def test_its_page_answers_a_sample_that_does_not_exist_with_not_found(self):
+        self.client.login(username="lead", password=PASSWORD)
+        for wrong in ("999999", "x"):
+            with self.subTest(sample=wrong):
+                response = self.client.get(reverse("reader-consistency"), {"sample": wrong})
+                self.assertContains(response, "<h1>Not found</h1>", status_code=404)
+
     def test_its_page_shows_each_reader_and_no_rate_for_a_reader_who_graded_nothing(self):
         self.grade(self.forms["paragraph"], grade="resolved")
         self.grade(self.forms["table"], grade="partially_resolved")
