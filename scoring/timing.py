@@ -334,20 +334,7 @@ def timing_errors(record: Mapping, moments: dict | None = None) -> list[tuple[st
                 moments[field] = parse_timestamp(value)
             except ValueError as error:
                 problems.append((field, str(error)))
-    submitted = moments.get("submitted_at")
-    if submitted is not None:
-        for field in _AFTER_SUBMITTED:
-            if field in moments and moments[field] < submitted:
-                problems.append(
-                    (
-                        field,
-                        "is before submitted_at: nothing can happen before the question is sent; "
-                        "check the clocks and time zones",
-                    )
-                )
-    created, sent = moments.get("platform_created_at"), moments.get("platform_sent_at")
-    if created is not None and sent is not None and sent < created:
-        problems.append(("platform_sent_at", "is before platform_created_at: check the platform's receipts"))
+    problems.extend(order_problems(moments))
     latency = record.get("latency_ms")
     if latency is not None:
         if not _is_number(latency) or not math.isfinite(latency):
@@ -371,6 +358,28 @@ def timing_errors(record: Mapping, moments: dict | None = None) -> list[tuple[st
 
 
 _AFTER_SUBMITTED = ("received_at", *EVENTS.values(), "stopped_at")
+
+
+def order_problems(moments: Mapping) -> list[tuple[str, str]]:
+    """The line's timestamps (parsed, by field) out of order: an event
+    before the question was sent, or the platform's send before its
+    creation."""
+    problems = []
+    submitted = moments.get("submitted_at")
+    if submitted is not None:
+        for field in _AFTER_SUBMITTED:
+            if field in moments and moments[field] < submitted:
+                problems.append(
+                    (
+                        field,
+                        "is before submitted_at: nothing can happen before the question is sent; "
+                        "check the clocks and time zones",
+                    )
+                )
+    created, sent = moments.get("platform_created_at"), moments.get("platform_sent_at")
+    if created is not None and sent is not None and sent < created:
+        problems.append(("platform_sent_at", "is before platform_created_at: check the platform's receipts"))
+    return problems
 
 
 def _seconds(start: datetime | None, end: datetime | None) -> float | None:

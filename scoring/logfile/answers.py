@@ -29,6 +29,7 @@ from scoring.logfile.fields import (
 from scoring.logfile.followups import follow_up_errors
 from scoring.logfile.header import read_plan
 from scoring.logfile.lines import LoggedLine, ProgressCallback, _decode, _records, parse_object
+from scoring.logfile.typed import usual_line
 from scoring.timing import timing_errors
 
 
@@ -213,6 +214,20 @@ def check_answer_line(
     """
     if seen is not None:
         repetitions = seen.repetitions
+    # The usual line is checked as it is decoded (scoring.logfile.typed);
+    # any other goes through every rule below, which names its problems.
+    if b"\\u0000" not in raw and (usual := usual_line(raw, repetitions)) is not None:
+        try:
+            record = orjson.loads(raw)
+        except orjson.JSONDecodeError:
+            record = None
+        if type(record) is dict:
+            normalise_answer(record)
+            if moments is not None:
+                moments.update(usual)
+            if seen is not None and (error := seen.add(number, record["question_id"], record["attempt"])):
+                return None, [error]
+            return record, []
     try:
         # orjson reads bytes and refuses bad UTF-8; parse_object then says
         # which of the two went wrong.
