@@ -1,13 +1,23 @@
 """The scoring CLI against spec 000's reference script and the floor, side by side.
 
     .venv/bin/python bench/bench_scoring.py [--answers 100000] [--answers 1000000] [--rounds 5]
+        [--shape simple] [--shape realistic]
 
-For each size, a generated run (scoring/synthetic/) is written once to
-bench/out/ in the combined form (no header line, as the reference script
-reads it) and as a run log with its question set. Then, in interleaved
-rounds so that the machine's drift falls on all alike, each of these runs
-in its own process and is timed end to end (interpreter start included),
-with its peak resident memory:
+For each shape and size, a generated run is written once to bench/out/ in
+the combined form (no header line, as the reference script reads it) and as
+a run log with its question set. Two shapes of answers to the same
+synthetic question set (English, French and Spanish):
+
+- simple: scoring.synthetic's generate_run, mostly one sentence with one
+  figure and its year;
+- realistic: scoring.synthetic.realistic, shaped like spec 000's running
+  example: four to six numbers an answer, decimal commas, thousands grouped
+  by spaces and commas, dates, "per 1,000" denominators, several citations,
+  declines that still state the national figure.
+
+Then, in interleaved rounds so that the machine's drift falls on all alike,
+each of these runs in its own process and is timed end to end (interpreter
+start included), with its peak resident memory:
 
 - reference: ../shared/baselines/answer_scores.py on the combined form;
 - floor: read the file, parse each line with orjson and make one regex
@@ -19,12 +29,13 @@ with its peak resident memory:
 It prints the median of each, answers per second, the ratio to the
 reference (higher is faster) and to the floor (how many times the floor's
 time), and checks that the CLI's counts equal the reference's: every
-slice's n and rate (to the two decimals the reference prints).
+slice's n and rate (to the two decimals the reference prints), and the
+whole run's k where the reference's findings count it exactly.
 
-First it times the CLI's start-up: a 10-line run, end to end, median of
-ten, wall and CPU. The scoring package is compiled to bytecode first, as
-an installed package is, since this machine's environment sets
-PYTHONDONTWRITEBYTECODE.
+First it times the CLI's start-up: a 10-line run of the first shape, end
+to end, median of ten, wall and CPU. The scoring package is compiled to
+bytecode first, as an installed package is, since this machine's
+environment sets PYTHONDONTWRITEBYTECODE.
 """
 
 from __future__ import annotations
@@ -55,34 +66,42 @@ REFERENCE_MEASURES = (
 )
 # The floor's one pass: digit runs with their separators, as a number reader must find them.
 FLOOR_NUMBER = re.compile(r"\d+(?:[.,  ]\d+)*")
+SHAPES = ("simple", "realistic")
+# The reference's findings that each name one failure (numeric, citation,
+# refusal) or one unsupported number: the whole run's k, exactly, where its
+# table rounds the rate to two decimals.
+REFERENCE_FINDINGS = {
+    "numeric_accuracy": re.compile(r"^  \S+: expected \[.*\], answer gave \[", re.M),
+    "citation_validity": re.compile(r"^  \S+: cited .*, which was not retrieved$", re.M),
+    "refusal_accuracy": re.compile(r"^  \S+: should have declined, answered ", re.M),
+    "unsupported_numbers": re.compile(r"^  \S+: number \S+ is not a retrieved value$", re.M),
+}
 
 
-def files(answers: int) -> dict[str, Path]:
-    """The run of ``answers`` answers: combined form, run log and question set."""
+def files(answers: int, shape: str = "simple") -> dict[str, Path]:
+    """The run of ``answers`` answers of ``shape`` (SHAPES): combined form,
+    run log and question set."""
     from scoring import synthetic
+    from scoring.synthetic.realistic import generate_realistic_run
 
     OUT.mkdir(parents=True, exist_ok=True)
-    label = f"bench-{answers}"
+    # The simple runs keep the names they had before there were shapes.
+    tag = str(answers) if shape == "simple" else f"{shape}-{answers}"
+    label = f"bench-{tag}"
     paths = {
-        "combined": OUT / f"combined-{answers}.jsonl",
+        "combined": OUT / f"combined-{tag}.jsonl",
         "run": OUT / f"answers_run_bench-1.0_set-{label}.jsonl",
         "questions": OUT / f"questions_set-{label}.jsonl",
     }
     if all(path.exists() for path in paths.values()):
         return paths
     questions = synthetic.generate_question_set(questions=answers, seed=2026, set_version=label)
-    by_id = {q["question_id"]: q for q in questions}
     synthetic.write_jsonl(paths["questions"], questions, header={"set_version": label})
-    rows = synthetic.generate_run(question_set=questions, answers=answers, seed=2027)
+    generate = generate_realistic_run if shape == "realistic" else synthetic.generate_run
+    rows = generate(question_set=questions, answers=answers, seed=2027)
     synthetic.write_jsonl(paths["run"], rows, header={"assistant_version": "bench-1.0", "set_version": label})
     with open(paths["combined"], "w") as out:
-        for row in rows:
-            question = by_id[row["question_id"]]
-            combined = {
-                **row,
-                "expected_behaviour": question["expected_behaviour"],
-                "expected_values": question["expected_values"],
-            }
+        for combined in synthetic.combined_form(questions, rows):
             out.write(json.dumps(combined) + "\n")
     return paths
 
@@ -144,6 +163,19 @@ def reference_table(output: str) -> dict[tuple[str, str], tuple[str, int]]:
     return table
 
 
+def reference_whole_run_k(output: str, table: dict) -> dict[str, int]:
+    """{measure: k} of the "all" slice, from the reference's findings and
+    its table's n: a finding is a failure, or for unsupported numbers a success
+    of the measure's k (the share of numbers that are unsupported)."""
+    whole_run_k = {}
+    for measure, finding in REFERENCE_FINDINGS.items():
+        if ("all", measure) in table:
+            listed = len(finding.findall(output))
+            n = table[("all", measure)][1]
+            whole_run_k[measure] = listed if measure == "unsupported_numbers" else n - listed
+    return whole_run_k
+
+
 def differences(reference: str, cli: str) -> list[str]:
     """Where the CLI's counts differ from the reference's, empty when none."""
     expected = reference_table(reference)
@@ -155,18 +187,27 @@ def differences(reference: str, cli: str) -> list[str]:
             found.append(f"{name} {measure}: the CLI has no figure, the reference {value} (n={n})")
         elif figure["n"] != n or f"{figure['k'] / figure['n']:.2f}" != value:
             found.append(f"{name} {measure}: CLI {figure['k']}/{figure['n']}, reference {value} (n={n})")
+    for measure, k in reference_whole_run_k(reference, expected).items():
+        figure = slices.get("all", {}).get(measure)
+        if figure is not None and figure["k"] != k:
+            found.append(f"all {measure}: CLI k={figure['k']}, the reference's findings {k}")
     return found or ([] if expected else ["the reference printed no table"])
 
 
-def bench(answers: int, rounds: int) -> None:
-    # Written by a child: a process forked from a parent that holds a
-    # generated run counts the parent's pages in its own peak until it execs.
-    subprocess.run([PYTHON, __file__, "--make", str(answers)], check=True)
-    paths = files(answers)
+def make(answers: int, shape: str) -> dict[str, Path]:
+    """The run's files, written by a child if missing: a process forked from
+    a parent that holds a generated run counts the parent's pages in its own
+    peak until it execs."""
+    subprocess.run([PYTHON, __file__, "--make", str(answers), "--shape", shape], check=True)
+    return files(answers, shape)
+
+
+def bench(answers: int, rounds: int, shape: str) -> None:
+    paths = make(answers, shape)
     runs = commands(paths)
     walls: dict[str, list[float]] = {name: [] for name in runs}
     peaks: dict[str, float] = dict.fromkeys(runs, 0.0)
-    outputs = {name: OUT / f"output-{answers}-{index}.txt" for index, name in enumerate(runs)}
+    outputs = {name: OUT / f"output-{shape}-{answers}-{index}.txt" for index, name in enumerate(runs)}
     for _ in range(rounds):
         for name, command in runs.items():
             wall, peak = timed(command, outputs[name])
@@ -174,7 +215,9 @@ def bench(answers: int, rounds: int) -> None:
             peaks[name] = max(peaks[name], peak)
     medians = {name: statistics.median(times) for name, times in walls.items()}
     reference, lowest = medians["reference script"], medians["floor"]
-    print(f"\n{answers:,} answers, median of {rounds} interleaved rounds, {os.cpu_count()} cores")
+    print(
+        f"\n{answers:,} answers, {shape} shape, median of {rounds} interleaved rounds, {os.cpu_count()} cores"
+    )
     print(f"{'':32}{'seconds':>9}{'answers/s':>12}{'x reference':>13}{'x floor':>9}{'peak MB':>9}")
     for name, seconds in medians.items():
         print(
@@ -188,11 +231,11 @@ def bench(answers: int, rounds: int) -> None:
         print(f"counts of {name} against the reference: " + ("equal" if not found else "; ".join(found[:5])))
 
 
-def startup(runs: int = 10) -> None:
-    """The CLI on a 10-line run: median wall and CPU seconds of ``runs``."""
+def startup(combined: Path, runs: int = 10) -> None:
+    """The CLI on the first 10 lines of ``combined``: median wall and CPU seconds of ``runs``."""
     subprocess.run([PYTHON, "-m", "compileall", "-q", str(ROOT / "scoring")], check=True)
     ten = OUT / "combined-10.jsonl"
-    with open(files(100_000)["combined"], "rb") as source:
+    with open(combined, "rb") as source:
         ten.write_bytes(b"".join(next(source) for _ in range(10)))
     walls, cpus = [], []
     for _ in range(runs):
@@ -215,19 +258,27 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--answers", type=int, action="append", help="answers in a run (repeatable)")
     parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument(
+        "--shape",
+        choices=SHAPES,
+        action="append",
+        help="answers generated simply or shaped like spec 000's running example (repeatable; default both)",
+    )
     parser.add_argument("--floor", type=Path, help=argparse.SUPPRESS)
     parser.add_argument("--make", type=int, help=argparse.SUPPRESS)
     args = parser.parse_args()
+    shapes = list(dict.fromkeys(args.shape or SHAPES))
     if args.make:
-        files(args.make)
+        for shape in shapes:
+            files(args.make, shape)
         return
     if args.floor:
         floor(args.floor)
         return
-    subprocess.run([PYTHON, __file__, "--make", "100000"], check=True)
-    startup()
-    for answers in args.answers or [100_000, 1_000_000]:
-        bench(answers, args.rounds)
+    startup(make(100_000, shapes[0])["combined"])
+    for shape in shapes:
+        for answers in args.answers or [100_000, 1_000_000]:
+            bench(answers, args.rounds, shape)
 
 
 if __name__ == "__main__":

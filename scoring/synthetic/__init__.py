@@ -40,6 +40,6 @@ from scoring.synthetic.runs import DATED_SHARE as DATED_SHARE
 from scoring.synthetic.runs import DECLINE_OUTCOMES as DECLINE_OUTCOMES
 from scoring.synthetic.runs import LONG_ANSWER_SHARE as LONG_ANSWER_SHARE
 from scoring.synthetic.runs import UNRETRIEVED_IDS as UNRETRIEVED_IDS
-from scoring.synthetic.runs import generate_run, write_jsonl
+from scoring.synthetic.runs import combined_form, generate_run, write_jsonl
 
-__all__ = ["generate_question_set", "generate_run", "write_jsonl"]
+__all__ = ["combined_form", "generate_question_set", "generate_run", "write_jsonl"]

@@ -397,6 +397,20 @@ def _timed_out(row: dict, timeout_s: int) -> dict:
     }
 
 
+def combined_form(question_set: list[dict], rows: list[dict]) -> list[dict]:
+    """``rows`` in spec 000's combined form, as its reference script reads
+    them: each answer with its question's expected behaviour and values."""
+    by_id = {question["question_id"]: question for question in question_set}
+    return [
+        {
+            **row,
+            "expected_behaviour": by_id[row["question_id"]]["expected_behaviour"],
+            "expected_values": by_id[row["question_id"]]["expected_values"],
+        }
+        for row in rows
+    ]
+
+
 def write_jsonl(path, rows: list[dict], *, header: dict | None = None) -> None:
     """Write ``rows`` to ``path`` as JSON lines in UTF-8, after ``header``
     when one is given (recipe 4.1's files start with their versions)."""
