@@ -26,7 +26,6 @@ from scoring.logfile import (
     declared_follow_ups,
     is_combined_form,
     iter_questions,
-    log_follow_up_counts,
 )
 from scoring.measures import (
     FAILURE_MEASURES,
@@ -340,10 +339,11 @@ def main(argv: list[str] | None = None) -> int:
                 workers=args.workers,
                 findings_to=findings,
                 findings_format=FINDINGS_JSON if args.json else FINDINGS_TEXT,
+                declared_follow_ups=declared_follow_ups(args.questions) if args.questions else None,
             )
         except LogFileError as error:
             return _report(source, error)
-        follow_ups = log_follow_up_counts(args.run, declared_follow_ups(args.questions or args.run))
+        follow_ups = scores.follow_ups
         findings.seek(0)
         text = io.TextIOWrapper(findings, encoding="utf-8")
         if args.json:

@@ -491,6 +491,9 @@ class RunScores:
     # How many findings there are: more than ``findings`` holds when they
     # were written out as they were found (scoring.runner.score_file).
     finding_count: int | None = None
+    # The attempts that took follow-ups, by kind, with their summary line
+    # (scoring.logfile.follow_up_counts; empty when not counted).
+    follow_ups: dict = field(default_factory=dict)
 
     def __post_init__(self):
         if self.finding_count is None:

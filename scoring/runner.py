@@ -108,6 +108,10 @@ class ChunkResult:
     # With repetitions, the question id of each timing row, for each
     # question's median time over its attempts.
     timing_question_ids: list[str] = field(default_factory=list)
+    # The follow-ups of each attempt that took any, as (question id, line),
+    # and, in the combined form, the follow-up each question declares.
+    follow_ups: list[tuple[str, dict]] = field(default_factory=list)
+    declared_follow_ups: dict = field(default_factory=dict)
 
 
 # Set in the parent before worker processes fork, so that each worker has
@@ -180,6 +184,8 @@ def score_chunk(
             result.question_ids.append(question_id)
         if record.get("repeats_attempt") is not None:
             result.reruns += 1
+        if "follow_ups" in record or "follow_up" in record:
+            _keep_follow_ups(record, combined, result)
         check = check_answer(record, question, slice_fields=slice_fields, options=options, keep_numbers=False)
         checks.append(check)
         if check.findings:
@@ -203,6 +209,16 @@ def score_chunk(
     if not result.error_total:
         result.slices = slice_counts(checks, slice_fields=slice_fields)
     return result
+
+
+def _keep_follow_ups(record: Mapping, combined: bool, result: ChunkResult) -> None:
+    question_id = record["question_id"]
+    if record.get("follow_ups"):
+        result.follow_ups.append(
+            (question_id, {"turns": record.get("turns"), "follow_ups": record["follow_ups"]})
+        )
+    if combined and type(record.get("follow_up")) is dict:
+        result.declared_follow_ups[question_id] = record["follow_up"]
 
 
 def _question_of(record: Mapping, slice_fields: Sequence[str]) -> dict:
@@ -289,6 +305,7 @@ def score_file(
     chunk_bytes: int = CHUNK_BYTES,
     findings_to: BinaryIO | None = None,
     findings_format: str = FINDINGS_KEPT,
+    declared_follow_ups: Mapping[str | None, dict] | None = None,
 ) -> RunScores:
     """Score a run log against ``questions`` (None: the log is in the
     combined form); raise LogFileError listing the bad lines (the first
@@ -298,7 +315,13 @@ def score_file(
     Findings are kept in the result, unless ``findings_to`` is given: then
     they are written to it in ``findings_format`` (FINDINGS_JSON or
     FINDINGS_TEXT) in file order, the result's ``finding_count`` says how
-    many, and memory stays flat however many there are."""
+    many, and memory stays flat however many there are.
+
+    The result's ``follow_ups`` counts the attempts that took follow-ups,
+    each labelled against the one its question declares: in
+    ``declared_follow_ups`` (the question set's, by question id, and the
+    set's own under None), or in the combined form on its lines and in the
+    run's header."""
     global _QUESTIONS
     path = Path(path)
     workers = workers or os.cpu_count() or 1
@@ -330,6 +353,10 @@ def score_file(
         findings_format,
         repeats_a_run=plan.repeats is not None,
     )
+    if combined:
+        totals.declared_follow_ups[None] = logfile.read_header(path).get("follow_up")
+    else:
+        totals.declared_follow_ups.update(declared_follow_ups or {})
     try:
         with gc_paused():
             if workers == 1 or len(jobs) == 1:
@@ -352,6 +379,7 @@ def score_file(
         scores.repeats = plan.repeats
         scores.clock = {"skew_ms": plan.clock_skew_ms, "precision_ms": plan.clock_precision_ms}
         scores.reply_policy, scores.exclude_overhead = plan.reply_policy, plan.exclude_overhead
+        scores.follow_ups = totals.follow_up_counts()
         return scores
     finally:
         _QUESTIONS = {}
@@ -465,6 +493,8 @@ class _Totals:
         self.id_hashes = array("q")
         self.twice: set[str] = set()  # ids answered twice in a run made once
         self.book = logfile.AttemptBook(repetitions=repetitions)
+        self.follow_ups: list[tuple[str, dict]] = []
+        self.declared_follow_ups: dict = {}
 
     def add(self, result: ChunkResult) -> None:
         offset = self.lines
@@ -475,6 +505,8 @@ class _Totals:
             self.errors += [dataclasses.replace(e, line=e.line + offset) for e in result.errors[:room]]
         self.answers += result.answers
         self.reruns += result.reruns
+        self.follow_ups += result.follow_ups
+        self.declared_follow_ups.update(result.declared_follow_ups)
         self.slices.append(result.slices)
         self.findings += result.findings
         self.finding_count += result.finding_count
@@ -592,6 +624,16 @@ class _Totals:
             stable=stable,
             timing=self._timing_by_slice(slice_fields),
         )
+
+    def follow_up_counts(self) -> dict:
+        """follow_up_counts of the run, with the line shown for it as "summary"."""
+        declared = self.declared_follow_ups
+        lists = [
+            logfile.label_follow_ups(line, declared.get(question_id, declared.get(None)))[1]
+            for question_id, line in self.follow_ups
+        ]
+        counts = logfile.follow_up_counts(lists)
+        return {**counts, "summary": logfile.follow_up_summary(counts)}
 
     def _hashed_twice(self) -> set:
         """The hashes given more than once: any answer given twice is among

@@ -93,7 +93,6 @@ from scoring.logfile.followups import (
     follow_up_counts,
     follow_up_summary,
     label_follow_ups,
-    log_follow_up_counts,
 )
 from scoring.logfile.header import HEADER_MAX_BYTES, RunPlan, plan_from_header, read_header, read_plan
 from scoring.logfile.lines import (
@@ -165,7 +164,6 @@ __all__ = [
     "label_problem",
     "language_problem",
     "line_too_long",
-    "log_follow_up_counts",
     "normalise_answer",
     "normalise_question",
     "parse_object",

@@ -175,20 +175,3 @@ def declared_follow_ups(path: Path) -> dict[str, dict]:
                 if type(record.get("follow_up")) is dict:
                     declared[record.get("question_id")] = record["follow_up"]
     return declared
-
-
-def log_follow_up_counts(path: Path, declared: dict[str, dict]) -> dict:
-    """follow_up_counts of a valid run log, each attempt's follow-ups
-    labelled against the one its question ``declared`` (or else the set's,
-    under None), with the line shown for it as "summary"."""
-    lists = []
-    with open(path, "rb") as stream:
-        for _, raw, _, _ in iter_raw_lines(stream):
-            if b'"follow_ups"' in raw:
-                record = json.loads(raw)
-                if "question_id" in record:
-                    lists.append(
-                        label_follow_ups(record, declared.get(record["question_id"], declared.get(None)))[1]
-                    )
-    counts = follow_up_counts(lists)
-    return {**counts, "summary": follow_up_summary(counts)}

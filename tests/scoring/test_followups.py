@@ -12,6 +12,7 @@ from scoring.logfile import (
     read_answers,
     read_questions,
 )
+from scoring.runner import score_file
 
 ANSWER = {
     "question_id": "a01",
@@ -239,3 +240,37 @@ def test_the_cli_labels_follow_ups_against_the_sets_own_protocol(tmp_path, capsy
         "2 attempts took follow-ups: 1 by protocol, 1 ad hoc, 0 resumed"
         in capsys.readouterr().out.splitlines()
     )
+
+
+def test_the_combined_form_labels_follow_ups_against_its_own_lines_and_header_on_every_core(tmp_path):
+    """Counted as the chunks are scored: the same on one core and two, with
+    chunks small enough that each line is a chunk of its own."""
+    combined = {"expected_behaviour": "answer", "expected_values": [1.0]}
+    run = write(
+        tmp_path,
+        {"assistant_version": "a-1", "set_version": "fu-2", "follow_up": SET_WIDE},
+        {
+            **ANSWER,
+            **combined,
+            "follow_up": DECLARED,
+            "follow_ups": [{"text": DECLARED["text"], "kind": "protocol"}],
+        },
+        {
+            **ANSWER,
+            **combined,
+            "question_id": "a02",
+            "follow_ups": [{"text": SET_WIDE["text"], "kind": "protocol"}],
+        },
+        {
+            **ANSWER,
+            **combined,
+            "question_id": "a03",
+            "follow_ups": [{"text": "Say 2023.", "kind": "protocol"}],
+        },
+        name="combined.jsonl",
+    )
+    for workers in (1, 2):
+        scores = score_file(run, None, workers=workers, chunk_bytes=64)
+        assert (
+            scores.follow_ups["summary"] == "3 attempts took follow-ups: 2 by protocol, 1 ad hoc, 0 resumed"
+        )
