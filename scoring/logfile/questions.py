@@ -12,6 +12,7 @@ from scoring.logfile.fields import (
     BEHAVIOURS,
     COMBINED_FIELDS,
     QUESTION_FIELDS,
+    QUESTION_ID_MAX_LENGTH,
     QUESTION_OPTIONAL,
     QUESTION_TEXT_LIMITS,
     SPLITS,
@@ -19,6 +20,7 @@ from scoring.logfile.fields import (
     _all_strings,
     _character,
     _is_number,
+    _language_problem_cached,
     _length_problem,
     _type_error,
     language_problem,
@@ -28,11 +30,51 @@ from scoring.logfile.followups import follow_up_declaration_problems
 from scoring.logfile.header import _header_line
 from scoring.logfile.lines import _records, is_header, iter_lines, parse_object
 
+_REQUIRED_NAMES, _REQUIRED_TYPES = tuple(QUESTION_FIELDS), tuple(QUESTION_FIELDS.values())
+_OPTIONAL_TEXTS = tuple(name for name, kind in QUESTION_OPTIONAL.items() if kind is str)
+_TEXT_OR_NONE = frozenset({str, type(None)})
+_LIMITED_TEXTS = tuple(QUESTION_TEXT_LIMITS.items())
+
+
+def _usual_question(record: dict) -> bool:
+    """True for a valid question line without a follow-up, looked at in as
+    few steps as can be: a set of a million questions is read on every
+    scoring. Anything else goes through every rule of question_errors,
+    which names each problem (tests/scoring/test_typed_lines.py holds the
+    two to the same verdict)."""
+    if (
+        tuple(map(type, map(record.get, _REQUIRED_NAMES))) != _REQUIRED_TYPES
+        or not set(map(type, map(record.get, _OPTIONAL_TEXTS))) <= _TEXT_OR_NONE
+        or record.get("follow_up") is not None
+        or record["expected_behaviour"] not in BEHAVIOURS
+        or not _all_numbers(record["expected_values"])
+        or record.get("split") not in _SPLIT_OR_NONE
+    ):
+        return False
+    caveats = record.get("expected_caveats")
+    if caveats is not None and not (type(caveats) is list and _all_strings(caveats)):
+        return False
+    question_id = record["question_id"]
+    if not (len(question_id) <= QUESTION_ID_MAX_LENGTH and question_id.isprintable() and question_id.strip()):
+        return False
+    if _language_problem_cached(record["language"]):
+        return False
+    for name, limit in _LIMITED_TEXTS:
+        value = record.get(name)
+        if value and len(value) > limit:
+            return False
+    return all(map(str.isprintable, filter(None, (record.get("stratum"), record.get("cluster")))))
+
+
+_SPLIT_OR_NONE = (None, *SPLITS)
+
 
 def question_errors(number: int, record: dict, *, answer_checked: bool = False) -> list[LineError]:
     """Everything wrong with one question line (empty when it is valid).
     ``answer_checked`` says the line is an answer of the combined form that
     answer_errors found valid: its id and language need no second look."""
+    if not answer_checked and _usual_question(record):
+        return []
     if answer_checked and QUESTION_OPTIONAL.keys().isdisjoint(record):
         # The usual line of the combined form: only the expected fields to look at.
         behaviour, values = record.get("expected_behaviour"), record.get("expected_values")

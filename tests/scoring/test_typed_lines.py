@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from scoring import synthetic
-from scoring.logfile import answers, typed
+from scoring.logfile import answers, questions, typed
 from scoring.logfile.attempts import AttemptBook
 
 
@@ -207,3 +207,52 @@ def test_the_usual_generated_line_takes_the_fast_path():
     assert all(taken)
     moments = typed.usual_line(json.dumps(timed[0]).encode(), 1)
     assert moments["submitted_at"].tzinfo is not None and moments["tool_calls"]
+
+
+QUESTION_VALUES = {
+    "question": ["What was it?", None, 3],
+    "reference": ["It was 5.", None],
+    "expected_series": ["EDU_PRIM_COMPL", "x" * 201, ""],
+    "expected_period": ["2015", "y" * 101],
+    "expected_unit": ["percent"],
+    "expected_caveats": [[], ["provisional"], [1], "provisional", None],
+    "stratum": ["a", "a\x07", ""],
+    "split": ["tuning", "sealed", "test", None],
+    "cluster": ["doc-1", "doc\n1", None],
+    "follow_up": [None, {"text": "Go on.", "max_turns": 2}, {"text": ""}],
+    "notes": ["kept as it is"],
+}
+
+
+@st.composite
+def question_line(draw):
+    line = {
+        "question_id": mostly(draw, st.just("q000001"), TEXT),
+        "language": mostly(draw, st.sampled_from(["en", "fr", "es-MX"]), st.sampled_from(["", "e n"])),
+        "expected_behaviour": mostly(
+            draw, st.sampled_from(["answer", "decline"]), st.sampled_from(["no", 1])
+        ),
+        "expected_values": mostly(
+            draw, st.sampled_from([[87.6], [], [1, 2.5]]), st.sampled_from([[True], ["1"], 1])
+        ),
+    }
+    for name in draw(st.lists(st.sampled_from(sorted(QUESTION_VALUES)), max_size=4)):
+        line[name] = draw(st.sampled_from(QUESTION_VALUES[name]))
+    if draw(st.integers(0, 5)) == 0:
+        del line[draw(st.sampled_from(sorted(line)))]
+    return line
+
+
+@settings(max_examples=int(os.environ.get("HYPOTHESIS_EXAMPLES", "600")), deadline=None)
+@given(line=question_line())
+def test_the_usual_question_check_and_every_rule_agree_on_every_question_line(line):
+    fast = questions.question_errors(3, line)
+    with pytest.MonkeyPatch.context() as monkeypatch:
+        monkeypatch.setattr(questions, "_usual_question", lambda record: False)
+        full = questions.question_errors(3, line)
+    assert fast == full
+
+
+def test_the_usual_generated_question_takes_the_short_check():
+    generated = synthetic.generate_question_set(questions=200, seed=11)
+    assert all(map(questions._usual_question, generated))
