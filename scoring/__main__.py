@@ -14,18 +14,14 @@ import json
 import os
 import sys
 import tempfile
-from collections.abc import Sequence
 from pathlib import Path
 
 from scoring import timing
 from scoring.declines import decline_warnings
 from scoring.logfile import (
-    BEHAVIOURS,
-    ErrorCollector,
     LogFileError,
     declared_follow_ups,
     is_combined_form,
-    iter_questions,
 )
 from scoring.measures import (
     FAILURE_MEASURES,
@@ -36,60 +32,9 @@ from scoring.measures import (
     denominator,
     not_applicable,
 )
+from scoring.question_table import scoring_questions
 from scoring.runner import FINDINGS_JSON, FINDINGS_TEXT, score_file
 from scoring.stats.rates import INTERVAL_METHODS, counted_rate, rate
-
-
-class ScoringQuestion:
-    """A question as scoring reads it (by ``question["expected_behaviour"]``,
-    ``question.get("expected_values")`` and its slice fields), in a quarter
-    of the memory of its dict: a million questions cost about 200 MB."""
-
-    __slots__ = (
-        "cluster",
-        "expected_behaviour",
-        "expected_values",
-        "question_id",
-        "slice_index",
-        "slice_values",
-    )
-
-    def __init__(self, question: dict, slice_index: dict[str, int]):
-        """``slice_index`` gives each slice field's position; one dict is
-        shared by every question of a run."""
-        self.question_id = question["question_id"]
-        self.expected_behaviour = _SHARED_BEHAVIOURS[question["expected_behaviour"]]
-        self.expected_values = tuple(question["expected_values"])
-        self.cluster = question.get("cluster")  # None: the question is its own cluster
-        self.slice_index = slice_index
-        self.slice_values = tuple(question.get(name) for name in slice_index)
-
-    def get(self, name: str, default=None):
-        if name in _OWN_FIELDS:
-            return getattr(self, name)
-        position = self.slice_index.get(name)
-        value = None if position is None else self.slice_values[position]
-        return default if value is None else value
-
-    def __getitem__(self, name: str):
-        value = self.get(name, _ABSENT)
-        if value is _ABSENT:
-            raise KeyError(name)
-        return value
-
-
-_OWN_FIELDS = frozenset({"expected_behaviour", "expected_values", "question_id", "cluster"})
-_SHARED_BEHAVIOURS = {behaviour: behaviour for behaviour in BEHAVIOURS}  # one string each
-_ABSENT = object()
-
-
-def scoring_questions(path: Path, slice_fields: Sequence[str]) -> dict[str, ScoringQuestion]:
-    """The question set by id, each question kept as a ScoringQuestion."""
-    collector = ErrorCollector(200)
-    index = {name: position for position, name in enumerate(slice_fields)}
-    questions = {q["question_id"]: ScoringQuestion(q, index) for q in iter_questions(path, collector)}
-    collector.raise_if_any()
-    return questions
 
 
 def with_intervals(scores: RunScores, *, method: str) -> dict:

@@ -378,9 +378,11 @@ def not_run_checks(
     did not make: R minus the attempts it holds (``attempts`` counts them by
     question id)."""
     checks = []
-    for question_id, question in questions.items():
+    for question_id in questions:
         missing = repetitions - attempts.get(question_id, 0)
-        checks += [not_run_check(question, slice_fields=slice_fields) for _ in range(max(missing, 0))]
+        if missing > 0:  # by id first: a question is made only when an attempt is missing
+            question = questions[question_id]
+            checks += [not_run_check(question, slice_fields=slice_fields) for _ in range(missing)]
     return checks
 
 
@@ -523,6 +525,8 @@ def named_clusters(questions: Mapping[str, Mapping]) -> dict[str, str]:
     """Question id to the cluster its question set names (questions sharing a
     passage or document: their answers are not independent draws), for the
     questions that name one."""
+    if callable(clusters := getattr(questions, "clusters", None)):
+        return clusters()  # a QuestionTable's column, without making every question
     return {
         question_id: question["cluster"]
         for question_id, question in questions.items()

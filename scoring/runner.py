@@ -595,9 +595,10 @@ class _Totals:
                 questions, attempts, repetitions=self.repetitions, slice_fields=slice_fields
             )
         else:
+            # By id first: a question is made only when it was not answered.
             not_run = [
-                not_run_check(question, slice_fields=slice_fields)
-                for question_id, question in questions.items()
+                not_run_check(questions[question_id], slice_fields=slice_fields)
+                for question_id in questions
                 if question_id not in self.answered
             ]
         not_run_findings = [finding for check in not_run for finding in check.findings]
