@@ -127,7 +127,7 @@ def scoring_questions(path: Path, slice_fields: Sequence[str]) -> QuestionTable:
     listing the bad lines."""
     collector = ErrorCollector(200)
     table = QuestionTable(slice_fields)
-    for question in iter_questions(path, collector):
+    for question in iter_questions(path, collector, normalised=False):
         table.add(question)
     collector.raise_if_any()
     return table

@@ -138,12 +138,14 @@ def normalise_question(record: dict) -> dict:
 
 
 def iter_questions(
-    path: Path, collector: ErrorCollector, *, max_line_bytes: int | None = None
+    path: Path, collector: ErrorCollector, *, max_line_bytes: int | None = None, normalised: bool = True
 ) -> Iterator[dict]:
     """Yield every valid question of a question-set file, normalised; bad
     lines, lines over ``max_line_bytes`` and repeated ids go to ``collector``.
     A ``follow_up`` in the header is the set's: each question that declares
-    none of its own is given it."""
+    none of its own is given it. Without ``normalised``, each valid line is
+    yielded as it was read (scoring, which reads a few fields, spares the
+    time)."""
     first_seen: dict[str, int] = {}
     header_number, header = _header_line(path)
     set_follow_up = header.get("follow_up")
@@ -165,7 +167,9 @@ def iter_questions(
                 )
             first_seen.setdefault(question_id, number)
         collector.add(errors)
-        if not errors:
+        if not errors and not normalised:
+            yield record
+        elif not errors:
             question = normalise_question(record)
             if question["follow_up"] is None:
                 question["follow_up"] = set_follow_up
