@@ -9,7 +9,7 @@ from django.conf import settings
 from django.db import models
 
 from reviewapp.runs.models import Answer, Run, SetVersion
-from scoring.measures import MEASURES
+from scoring.measures import FAILURE_MEASURES, MEASURES
 
 
 class Scoring(models.Model):
@@ -92,8 +92,8 @@ class Scoring(models.Model):
 
 
 class ScoringChunk(models.Model):
-    """A range of a run's answers, checked by one task; its slice counts are
-    added up when the last chunk is done."""
+    """A range of a run's lines, checked by one task; its slice counts,
+    timing and question outcomes are added up when the last chunk is done."""
 
     class Status(models.TextChoices):
         QUEUED = "queued"
@@ -102,9 +102,13 @@ class ScoringChunk(models.Model):
         FAILED = "failed"
 
     scoring = models.ForeignKey(Scoring, on_delete=models.CASCADE, related_name="chunks")
-    first_answer_id = models.BigIntegerField()
-    last_answer_id = models.BigIntegerField()
-    answers = models.PositiveIntegerField()
+    # Line numbers, first and last included: the run's (run, line) index
+    # finds a range's answers, and a few dozen look-ups of it plan the
+    # chunks of a million answers.
+    first_line = models.PositiveIntegerField()
+    last_line = models.PositiveIntegerField()
+    # The answers it held, counted when it is checked.
+    answers = models.PositiveIntegerField(default=0)
     status = models.CharField(max_length=10, choices=Status.choices, default=Status.QUEUED)
     slices = models.JSONField(default=dict, blank=True)
     unmatched_answers = models.PositiveIntegerField(default=0)
@@ -113,12 +117,16 @@ class ScoringChunk(models.Model):
     lease_until = models.DateTimeField(null=True, blank=True)
     attempts = models.PositiveSmallIntegerField(default=0)
     queued_at = models.DateTimeField(null=True, blank=True)
+    # The timing of its answers in the tuning part, by language, as
+    # scoring.timing.TimingColumns.to_bytes writes each (msgpack); None for
+    # a chunk checked before chunks kept their timing.
+    timing = models.BinaryField(null=True, blank=True)
 
     class Meta:
-        ordering = ("scoring", "first_answer_id")
+        ordering = ("scoring", "first_line")
 
     def __str__(self) -> str:
-        return f"answers {self.first_answer_id}-{self.last_answer_id} of scoring {self.scoring_id}"
+        return f"lines {self.first_line}-{self.last_line} of scoring {self.scoring_id}"
 
 
 class AnswerCheck(models.Model):
@@ -157,7 +165,7 @@ class AnswerCheck(models.Model):
 
 class QuestionOutcome(models.Model):
     """One question's outcomes in one scoring's tuning part, over its
-    attempts, written when the scoring is added up, so that pairing two
+    attempts, written as each chunk is checked, so that pairing two
     versions reads one narrow row a question, not every check with its
     numbers and timing.
 
@@ -166,9 +174,10 @@ class QuestionOutcome(models.Model):
     measures) when one of them fails it. Outcomes over several scorings are their bitwise
     OR, which one aggregate reads in the database."""
 
-    # One row a question and scoring, as store_question_outcomes groups
-    # them; not a unique constraint, whose index on the question took a 1M
-    # answer scoring's outcomes from 2.7 s to 6 s to store.
+    # One row a question in each chunk that holds its attempts (and one for
+    # the attempts not run), readers taking their bitwise OR as they do
+    # over several scorings; not a unique constraint, whose index on the
+    # question took a 1M answer scoring's outcomes from 2.7 s to 6 s to store.
     scoring = models.ForeignKey(Scoring, on_delete=models.CASCADE, related_name="outcomes")
     question_id = models.CharField(max_length=200)
     outcomes = models.PositiveSmallIntegerField()
@@ -180,6 +189,20 @@ class QuestionOutcome(models.Model):
     def bits(index: int) -> tuple[int, int]:
         """The bits of the ``index``-th measure: it applies, and it fails."""
         return 1 << index, 1 << (len(MEASURES) + index)
+
+    @classmethod
+    def of_counts(cls, counts) -> int:
+        """The outcomes of one check, from its counts (k and n of each
+        measure in MEASURES' order, as COUNT_COLUMNS)."""
+        outcomes = 0
+        for index, measure in enumerate(MEASURES):
+            k, n = counts[2 * index], counts[2 * index + 1]
+            if n:
+                applies, fails = cls.bits(index)
+                outcomes |= applies
+                if (k > 0) if measure in FAILURE_MEASURES else (k < n):
+                    outcomes |= fails
+        return outcomes
 
     @classmethod
     def outcome(cls, outcomes: int, index: int) -> int | None:

@@ -11,8 +11,8 @@ import json
 import logging
 from dataclasses import asdict
 
+import msgspec
 import orjson
-import psycopg
 from django.conf import settings
 from django.db import connection, connections, transaction
 from django.db.models import Case, Count, F, Max, Q, Value, When
@@ -188,8 +188,8 @@ def _plan(scoring_id: int, attempt: int) -> Scoring | None:
         for model in (ScoringChunk, AnswerCheck, Finding, Score, QuestionOutcome):
             model.objects.filter(scoring=scoring).delete()
         chunks = ScoringChunk.objects.bulk_create(
-            ScoringChunk(scoring=scoring, first_answer_id=first, last_answer_id=last, answers=answers)
-            for first, last, answers in _chunk_ranges(scoring.run_id, size)
+            ScoringChunk(scoring=scoring, first_line=first, last_line=last)
+            for first, last in _chunk_ranges(scoring.run_id, size)
         )
         scoring.chunks_total = len(chunks)
         scoring.chunks_done = 0
@@ -202,19 +202,30 @@ def _plan(scoring_id: int, attempt: int) -> Scoring | None:
     return scoring
 
 
-def _chunk_ranges(run_id: int, size: int) -> list[tuple[int, int, int]]:
-    """(first answer id, last answer id, answers) of each run of ``size``
-    answers in id order, the last one shorter: numbered in the database, so
-    that a million ids never travel to Python."""
-    table = connection.ops.quote_name(Answer._meta.db_table)
-    with connection.cursor() as cursor:
-        cursor.execute(
-            f"SELECT MIN(id), MAX(id), COUNT(*) FROM ("
-            f"SELECT id, (ROW_NUMBER() OVER (ORDER BY id) - 1) / %s AS part FROM {table} WHERE run_id = %s"
-            f") numbered GROUP BY part ORDER BY part",
-            [size, run_id],
+def _chunk_ranges(run_id: int, size: int) -> list[tuple[int, int]]:
+    """(first line, last line) of each chunk of the run: at most ``size``
+    lines, each opening at an answer's line, together every line of the run.
+    Found by a look-up of the (run, line) index per chunk, so that planning
+    a million answers reads a few dozen rows (numbering every answer in the
+    database took 3.8 s)."""
+    answers = Answer.objects.filter(run_id=run_id)
+    last_line = answers.order_by("-line_number").values_list("line_number", flat=True).first()
+    if last_line is None:
+        return []
+    firsts, boundary = [], 0
+    while boundary < last_line:
+        # The first answer's line after the boundary: a range of question
+        # lines (the combined form's) makes no empty chunk.
+        first = (
+            answers.filter(line_number__gt=boundary)
+            .order_by("line_number")
+            .values_list("line_number", flat=True)
+            .first()
         )
-        return cursor.fetchall()
+        firsts.append(first)
+        boundary = first - 1 + size
+    followings = [*firsts[1:], last_line + 1]
+    return [(first, following - 1) for first, following in zip(firsts, followings, strict=True)]
 
 
 def scoring_chunk_perform(*, chunk_id: int) -> ScoringChunk | None:
@@ -266,6 +277,10 @@ def _score_chunk(chunk: ScoringChunk, scoring: Scoring, attempt: int) -> None:
     # What count_attempts, the sealed count and _not_run would otherwise
     # read back from every check of the scoring.
     tally = {"scored": 0, "failed": 0, "sealed": 0, "attempts_in_range": 0}
+    # What adding up would otherwise read back from every check: each
+    # question's outcomes in the tuning part, and its timing by language.
+    outcomes: dict[str, int] = {}
+    timings = ChunkTiming(repeated=repetitions > 1)
     for answer_id, line_number, question_id, language, status, attempt_number, raw in answers:
         question = questions.get(question_id)
         if question is None:
@@ -275,6 +290,13 @@ def _score_chunk(chunk: ScoringChunk, scoring: Scoring, attempt: int) -> None:
         record = orjson.loads(raw)
         check = check_answer(record, question, slice_fields=slice_fields, options=options)
         checks[sealed].append(check)
+        answer_timing = None
+        if not _TIMING_FIELDS.isdisjoint(record):
+            answer_timing = timing.answer_timing(record, validated=True)
+        if not sealed:
+            outcomes[question_id] = outcomes.get(question_id, 0) | QuestionOutcome.of_counts(check.counts)
+            if answer_timing is not None:
+                timings.add(language, question_id, answer_timing)
         check_rows.append(
             (
                 scoring.id,
@@ -283,7 +305,7 @@ def _score_chunk(chunk: ScoringChunk, scoring: Scoring, attempt: int) -> None:
                 sealed,
                 *check.counts,
                 [n.as_dict() for n in check.numbers],
-                _logged_timing(record),
+                {} if answer_timing is None else timing.logged(answer_timing),
             )
         )
         finding_rows += [
@@ -311,11 +333,16 @@ def _score_chunk(chunk: ScoringChunk, scoring: Scoring, attempt: int) -> None:
         ):
             return
         _store_checks(check_rows, finding_rows)
+        _store_outcomes(scoring.id, outcomes)
         chunk.status = ScoringChunk.Status.DONE
         chunk.lease_until = None
         chunk.slices = {**slices, CHUNK_TALLY: tally}
         chunk.unmatched_answers = unmatched
-        chunk.save(update_fields=("status", "slices", "unmatched_answers", "lease_until"))
+        chunk.answers = len(answers)
+        chunk.timing = timings.to_bytes()
+        chunk.save(
+            update_fields=("status", "slices", "unmatched_answers", "answers", "timing", "lease_until")
+        )
         # The update locks the scoring row: exactly one chunk sees the last count.
         Scoring.objects.filter(id=scoring.id).update(chunks_done=F("chunks_done") + 1)
         scoring = Scoring.objects.select_for_update().select_related("run", "set_version").get(id=scoring.id)
@@ -329,7 +356,7 @@ QUESTION_FIELDS = ("question_id", "expected_behaviour", "expected_values", "stra
 
 
 def _chunk_answers(chunk: ScoringChunk, scoring: Scoring) -> tuple[list[tuple], dict[str, dict]]:
-    """The chunk's answers in id order, as (id, line, question id, language,
+    """The chunk's answers in line order, as (id, line, question id, language,
     status, attempt, raw), and the set version's questions among them, as
     check_answer takes them: read together, one look-up of each answer's
     question in the database (a list of ids to match took it three times as long)."""
@@ -340,8 +367,8 @@ def _chunk_answers(chunk: ScoringChunk, scoring: Scoring) -> tuple[list[tuple], 
             "SELECT a.id, a.line_number, a.question_id, a.language, a.status, a.attempt, a.raw, "
             f"q.expected_behaviour, q.expected_values, q.stratum, q.split FROM {answer_table} a "
             f"LEFT JOIN {question_table} q ON q.set_version_id = %s AND q.question_id = a.question_id "
-            "WHERE a.run_id = %s AND a.id >= %s AND a.id <= %s ORDER BY a.id",
-            [scoring.set_version_id, scoring.run_id, chunk.first_answer_id, chunk.last_answer_id],
+            "WHERE a.run_id = %s AND a.line_number BETWEEN %s AND %s ORDER BY a.line_number",
+            [scoring.set_version_id, scoring.run_id, chunk.first_line, chunk.last_line],
         )
         rows = cursor.fetchall()
     questions = {}
@@ -366,6 +393,45 @@ def _store_checks(check_rows: list[tuple], finding_rows: list[tuple]) -> None:
     insert_rows(Finding, FINDING_COLUMNS, finding_rows)
 
 
+def _store_outcomes(scoring_id: int, outcomes: dict[str, int]) -> None:
+    insert_rows(
+        QuestionOutcome,
+        ("scoring_id", "question_id", "outcomes"),
+        ((scoring_id, question_id, bits) for question_id, bits in outcomes.items()),
+    )
+
+
+class ChunkTiming:
+    """A chunk's timing in the tuning part: each language's TimingColumns
+    and, when attempts repeat, their question ids, stored with the chunk as
+    one msgpack document for adding up."""
+
+    def __init__(self, *, repeated: bool):
+        self.repeated = repeated
+        self.by_language: dict[str, tuple[list, list]] = {}
+
+    def add(self, language: str, question_id: str, answer_timing: timing.AnswerTiming) -> None:
+        timings, question_ids = self.by_language.setdefault(language, ([], []))
+        timings.append(answer_timing)
+        if self.repeated:
+            question_ids.append(question_id)
+
+    def to_bytes(self) -> bytes:
+        return msgspec.msgpack.encode(
+            {
+                language: [timing.TimingColumns.of(timings).to_bytes(), question_ids]
+                for language, (timings, question_ids) in self.by_language.items()
+            }
+        )
+
+    @staticmethod
+    def read(stored: bytes) -> dict[str, tuple[timing.TimingColumns, list]]:
+        return {
+            language: (timing.TimingColumns.from_bytes(columns), question_ids)
+            for language, (columns, question_ids) in msgspec.msgpack.decode(stored).items()
+        }
+
+
 def _not_run(scoring: Scoring) -> tuple[dict, int]:
     """Store a check and a finding for each attempt the run did not make of
     each question of the set version (R of them, less those it holds), and
@@ -386,6 +452,7 @@ def _not_run(scoring: Scoring) -> tuple[dict, int]:
     names = ("question_id", "language", "expected_behaviour", "expected_values", "stratum", "split", "made")
     checks = {False: [], True: []}
     check_rows, finding_rows = [], []
+    outcomes: dict[str, int] = {}
     with connection.cursor() as cursor:
         cursor.execute(query, [scoring.run_id, scoring.set_version_id, repetitions])
         for batch in iter(lambda: cursor.fetchmany(20000), []):
@@ -400,12 +467,18 @@ def _not_run(scoring: Scoring) -> tuple[dict, int]:
                     check_rows.append(
                         (scoring.id, None, question["question_id"], sealed, *check.counts, [], {})
                     )
+                    if not sealed:
+                        question_id = question["question_id"]
+                        outcomes[question_id] = outcomes.get(question_id, 0) | QuestionOutcome.of_counts(
+                            check.counts
+                        )
                     language = question["language"]
                     finding_rows += [
                         (scoring.id, None, f.kind, f.detail, sealed, None, f.question_id, language)
                         for f in check.findings
                     ]
     _store_checks(check_rows, finding_rows)
+    _store_outcomes(scoring.id, outcomes)
     scoring.not_run = len(check_rows)
     slices = part_slices(
         slice_counts(checks[False], slice_fields=slice_fields),
@@ -444,21 +517,21 @@ def _repeated(scoring: Scoring, totals: dict) -> tuple[dict, dict]:
 _TIMING_FIELDS = frozenset(TIMING_FIELDS)
 
 
-def _logged_timing(record: dict) -> dict:
-    """The line's timing figures that were logged (validated at ingest)."""
-    if _TIMING_FIELDS.isdisjoint(record):
-        return {}
-    return timing.logged(timing.answer_timing(record, validated=True))
-
-
-def _timing(scoring: Scoring) -> dict:
+def _timing(scoring: Scoring, chunks: list[ScoringChunk]) -> dict:
     """Spec 004's timing summary of the tuning part for "all" and each
     language, with each question's median when attempts repeat; empty when
-    no line logged any timing."""
-    if connection.vendor == "postgresql":
-        tables, question_ids = _timing_columns(scoring)
+    no line logged any timing. From the chunks' timing columns, or, when a
+    chunk was checked before chunks kept them, from every check's."""
+    if any(chunk.timing is None for chunk in chunks):
+        tables, question_ids = _timing_columns_of_checks(scoring)
     else:
-        tables, question_ids = _timing_columns_portable(scoring)
+        tables, question_ids = {}, {}
+        for chunk in chunks:
+            for language, (columns, ids) in ChunkTiming.read(chunk.timing).items():
+                tables.setdefault(language, timing.TimingColumns()).extend(columns)
+                question_ids.setdefault(language, []).extend(ids)
+        if scoring.run.repetitions < 2:
+            question_ids = None
     if not tables:
         return {}
     languages = sorted(tables)
@@ -476,67 +549,11 @@ def _timing(scoring: Scoring) -> dict:
     }
 
 
-# Rows converted at a time, and queries they are read in: each query's rows
-# are held by the client at once (a server-side cursor, which would not,
-# read them a third slower), so a run's rows are split among a few.
-TIMING_BATCH = 50_000
-TIMING_QUERIES = 8
-
-
-def _timing_columns(scoring: Scoring) -> tuple[dict[str, timing.TimingColumns], dict[str, list] | None]:
-    """Each language's timing rows of the tuning part as columns, and with
-    repeated attempts their question ids; each figure cast in the database
-    and read in binary, never as a million JSON documents."""
-    repeated = scoring.run.repetitions > 1
-    figures = ", ".join(
-        f"(c.timing ->> '{name}')::float8" if name in timing.NUMBER_FIELDS else f"c.timing ->> '{name}'"
-        for name in timing.TIMING_NAMES
-    )
-    check_table = connection.ops.quote_name(AnswerCheck._meta.db_table)
-    answer_table = connection.ops.quote_name(Answer._meta.db_table)
-    query = (
-        f"SELECT a.language, c.question_id, {figures} FROM {check_table} c "
-        f"JOIN {answer_table} a ON a.id = c.answer_id "
-        "WHERE c.scoring_id = %s AND a.run_id = %s AND NOT c.sealed AND c.timing <> '{}'::jsonb "
-        "AND c.answer_id BETWEEN %s AND %s"
-    )
-    tables: dict[str, timing.TimingColumns] = {}
-    question_ids: dict[str, list] = {}
-    connection.ensure_connection()
-    # Django's cursors bind on the client, which rules binary results out.
-    with psycopg.Cursor(connection.connection) as cursor:
-        for first, last in _answer_id_ranges(scoring, TIMING_QUERIES):
-            cursor.execute(query, [scoring.id, scoring.run_id, first, last], binary=True)
-            while batch := cursor.fetchmany(TIMING_BATCH):
-                by_language: dict[str, list] = {}
-                for row in batch:
-                    rows = by_language.get(row[0])
-                    if rows is None:
-                        rows = by_language[row[0]] = []
-                    rows.append(row)
-                for language, rows in by_language.items():
-                    table = tables.get(language)
-                    if table is None:
-                        table = tables[language] = timing.TimingColumns()
-                    table.extend(timing.TimingColumns.from_rows([row[2:] for row in rows]))
-                    if repeated:
-                        question_ids.setdefault(language, []).extend(row[1] for row in rows)
-    return tables, question_ids if repeated else None
-
-
-def _answer_id_ranges(scoring: Scoring, parts: int) -> list[tuple[int, int]]:
-    """The scoring's chunks' answer ids in about ``parts`` ranges."""
-    chunks = list(scoring.chunks.order_by("first_answer_id").values_list("first_answer_id", "last_answer_id"))
-    size = max(1, -(-len(chunks) // parts))
-    return [
-        (group[0][0], group[-1][1]) for group in (chunks[i : i + size] for i in range(0, len(chunks), size))
-    ]
-
-
-def _timing_columns_portable(
+def _timing_columns_of_checks(
     scoring: Scoring,
 ) -> tuple[dict[str, timing.TimingColumns], dict[str, list] | None]:
-    """As _timing_columns, through the ORM: SQLite, the embedded default."""
+    """Each language's timing rows of the tuning part as columns, and with
+    repeated attempts their question ids, read from the checks' JSON."""
     names = timing.TIMING_NAMES
     rows = (
         AnswerCheck.objects.filter(scoring=scoring, sealed=False, answer__isnull=False)
@@ -572,10 +589,12 @@ def _finish(scoring: Scoring) -> None:
     else:
         not_run, tuning_not_run = _not_run(scoring)
     scoring.stable, totals = _repeated(scoring, merge_slice_counts(*parts, not_run))
-    scoring.timing = _timing(scoring)
-    # Replaced rather than added to, so that adding a scoring up is safe to repeat.
-    QuestionOutcome.objects.filter(scoring=scoring).delete()
-    store_question_outcomes([scoring.id])
+    scoring.timing = _timing(scoring, chunks)
+    if any(chunk.timing is None for chunk in chunks):
+        # Chunks checked before they stored their questions' outcomes:
+        # every question's from the checks, replacing those some stored.
+        QuestionOutcome.objects.filter(scoring=scoring).delete()
+        store_question_outcomes([scoring.id])
     if tallied:
         scoring.attempt_counts = asdict(
             AttemptCounts(

@@ -1,6 +1,7 @@
 """Timing and tool calls of answers (spec 004), against figures worked by hand."""
 
 import json
+import struct
 from datetime import UTC, datetime, timedelta, timezone
 
 import pytest
@@ -11,6 +12,7 @@ from scoring.timing import (
     TOOL_CALL_COVERAGE,
     AnswerTiming,
     Summary,
+    TimingColumns,
     TimingError,
     answer_timing,
     clock_statement,
@@ -414,3 +416,25 @@ def test_it_notes_runs_compared_whose_clocks_differ_or_are_not_stated():
         "clock skew and precision not stated): times stamped on another system than the "
         "tester's may not be directly comparable between them."
     )
+
+
+def test_columns_read_back_from_their_bytes_give_the_same_summary():
+    timings = [
+        delivered(2.0),
+        AnswerTiming(e2e_s=4.25, e2e_source="latency_ms", tool_calls=2, tool_calls_source="ids"),
+        AnswerTiming(status="timeout", wait_s=600.5),
+        AnswerTiming(first_token_s=0.75),
+    ]
+    columns = TimingColumns.of(timings)
+    stored = columns.to_bytes()
+    # Doubles are stored little-endian whatever the machine, for a worker on another to read.
+    assert struct.pack("<d", 600.5) in stored
+    again = TimingColumns.from_bytes(stored)
+    assert (again.rows, again.status, again.e2e_source, again.counted_calls) == (
+        columns.rows, columns.status, columns.e2e_source, columns.counted_calls,
+    )  # fmt: skip
+    assert again.numbers.keys() == columns.numbers.keys() == {"e2e_s", "first_token_s", "tool_calls", "wait_s"}
+    ids = ["q1", "q2", "q1", "q2"]
+    assert timing_summary(again, question_ids=ids) == timing_summary(timings, question_ids=ids)
+    empty = TimingColumns.from_bytes(TimingColumns().to_bytes())
+    assert timing_summary(empty) == timing_summary([])

@@ -158,7 +158,7 @@ class TransientErrorAfterClaimTests(TransactionTestCase):
         self.run = bare_run(version, set_version, "cut", sha256="cut", status=Run.Status.RECEIVED)
         scoring = Scoring.objects.create(run=self.run, set_version=set_version, status=Scoring.Status.SCORING)
         self.chunk = ScoringChunk.objects.create(
-            scoring=scoring, first_answer_id=1, last_answer_id=1, answers=1, status=ScoringChunk.Status.QUEUED
+            scoring=scoring, first_line=1, last_line=1, status=ScoringChunk.Status.QUEUED
         )
 
     def test_a_chunk_claimed_when_the_connection_is_cut_is_given_back(self):

@@ -388,7 +388,7 @@ class ChunkedScoringTests(UploadTestCase):
             self.upload_run(example_file(RUN_FILE))
         scoring = Run.objects.get().scorings.get()
         chunk = scoring.chunks.first()
-        Answer.objects.filter(id=chunk.first_answer_id).update(raw="{broken")
+        Answer.objects.filter(run=scoring.run, line_number=chunk.first_line).update(raw="{broken")
         with self.captureOnCommitCallbacks(execute=True):
             Scoring.objects.filter(id=scoring.id).update(status="failed")
             self.client.post(reverse("scoring-retry", args=[scoring.run_id, scoring.id]))

@@ -33,10 +33,12 @@ from scoring import synthetic, timing
 from scoring.logfile import normalise_question
 from scoring.measures import MEASURES, check_answer, not_run_check, slice_counts
 from scoring.repeats import tally, with_question_clusters
+from scoring.runner import TIMING_FIELDS as LOGGED_TIMING_FIELDS
 
 REPETITIONS = 3
 QUESTIONS = 40
 QUESTION_FIELDS = ("question_id", "expected_behaviour", "expected_values", "stratum", "split")
+TIMING_FIELDS = frozenset(LOGGED_TIMING_FIELDS)
 
 
 def question_set(version: str) -> list[dict]:
@@ -103,7 +105,9 @@ def expected_figures(scoring: Scoring) -> dict:
         sealed = question["split"] == "sealed"
         check = check_answer(record, question, slice_fields=DEFAULT_SLICE_FIELDS)
         checks[sealed].append(check)
-        logged = scoring_service._logged_timing(record)
+        logged = {}
+        if not TIMING_FIELDS.isdisjoint(record):
+            logged = timing.logged(timing.answer_timing(record, validated=True))
         rows[answer.id] = (check.counts, [n.as_dict() for n in check.numbers], logged)
         findings += [(answer.id, f.kind, f.detail, sealed, answer.line_number) for f in check.findings]
         if logged and not sealed:
@@ -148,13 +152,17 @@ def expected_figures(scoring: Scoring) -> dict:
 
 
 def stored_outcomes(scoring: Scoring) -> dict[str, dict[str, bool]]:
-    """The scoring's question outcomes, as question_successes gives them."""
-    outcomes = {measure: {} for measure in MEASURES}
+    """The scoring's question outcomes, as question_successes gives them: a
+    question's rows (one a chunk that holds its attempts) taken together."""
+    bits = {}
     for row in QuestionOutcome.objects.filter(scoring=scoring):
+        bits[row.question_id] = bits.get(row.question_id, 0) | row.outcomes
+    outcomes = {measure: {} for measure in MEASURES}
+    for question_id, question_bits in bits.items():
         for index, measure in enumerate(MEASURES):
-            outcome = QuestionOutcome.outcome(row.outcomes, index)
+            outcome = QuestionOutcome.outcome(question_bits, index)
             if outcome is not None:
-                outcomes[measure][row.question_id] = bool(outcome)
+                outcomes[measure][question_id] = bool(outcome)
     return outcomes
 
 
@@ -225,8 +233,11 @@ class PipelineFiguresTests(TestCase):
         scoring.refresh_from_db()
         self.assertEqual(scoring.status, Scoring.Status.DONE)
         self.assertEqual(stored_outcomes(scoring), before)
-        tuning = Question.objects.filter(set_version=scoring.set_version).exclude(split="sealed").count()
-        self.assertEqual(QuestionOutcome.objects.filter(scoring=scoring).count(), tuning)
+        tuning = Question.objects.filter(set_version=scoring.set_version).exclude(split="sealed")
+        self.assertEqual(
+            set(QuestionOutcome.objects.filter(scoring=scoring).values_list("question_id", flat=True)),
+            set(tuning.values_list("question_id", flat=True)),
+        )
 
     def test_the_not_run_shortcut_agrees_with_counting_each_questions_attempts(self):
         for run, expected in ((self.run_obj, 4), (self.complete_run, 0)):
@@ -267,19 +278,31 @@ class PipelineFiguresTests(TestCase):
             self.assertEqual(getattr(scoring, name), getattr(before, name), name)
         self.assert_scoring_holds_the_library_figures(self.run_obj)
 
-    def test_the_portable_timing_read_gives_the_same_summary(self):
-        # PostgreSQL reads the timing with SQL casts, other databases through the ORM.
+    def test_chunks_without_their_timing_are_added_up_from_the_checks(self):
+        # As chunks checked before they kept their timing and their questions' outcomes.
         scoring = self.run_obj.scorings.get()
-        tables, question_ids = scoring_service._timing_columns_portable(scoring)
-        summaries = {
-            f"language={language}": without_questions(
-                timing.timing_summary(table, question_ids=question_ids[language])
-            )
-            for language, table in tables.items()
-        }
-        self.assertEqual(
-            summaries, {name: summary for name, summary in scoring.timing.items() if name != "all"}
-        )
+        before = Scoring.objects.get(id=scoring.id)
+        outcomes = stored_outcomes(scoring)
+        ScoringChunk.objects.filter(scoring=scoring).update(timing=None)
+        QuestionOutcome.objects.filter(scoring=scoring).delete()
+        Score.objects.filter(scoring=scoring).delete()
+        Finding.objects.filter(scoring=scoring, answer__isnull=True).delete()
+        AnswerCheck.objects.filter(scoring=scoring, answer__isnull=True).delete()
+        Scoring.objects.filter(id=scoring.id).update(timing={})
+        scoring.refresh_from_db()
+        with transaction.atomic():
+            scoring_service._finish(scoring)
+        scoring.refresh_from_db()
+        self.assertEqual(scoring.timing, before.timing)
+        self.assertEqual(stored_outcomes(scoring), outcomes)
+        self.assert_scoring_holds_the_library_figures(self.run_obj)
+
+    def test_a_questions_attempts_in_several_chunks_make_one_outcome(self):
+        # Seven lines a chunk and three attempts a question: some questions span two chunks,
+        # each storing its part, which readers take together.
+        scoring = self.run_obj.scorings.get()
+        rows = list(QuestionOutcome.objects.filter(scoring=scoring).values_list("question_id", flat=True))
+        self.assertGreater(len(rows), len(set(rows)))
 
 
 def with_counts(checks):
@@ -289,25 +312,43 @@ def with_counts(checks):
 
 
 class ChunkRangesTests(TestCase):
-    def test_it_cuts_a_runs_answers_into_runs_of_the_size_in_id_order(self):
-        questions = question_set("ranges-1")
-        set_version_create(version="ranges-1", questions=[normalise_question(q) for q in questions])
-        rows = synthetic.generate_run(question_set=questions, answers=8, seed=3)
+    def receive(self, version: str, answers: int):
+        questions = question_set(version)
+        set_version_create(version=version, questions=[normalise_question(q) for q in questions])
+        rows = synthetic.generate_run(question_set=questions, answers=answers, seed=3)
         content = "\n".join(json.dumps(row) for row in rows).encode()
-        with override_settings(SCORING_CHUNK_ANSWERS=3), self.captureOnCommitCallbacks(execute=True):
-            run = run_receive(
-                upload=SimpleUploadedFile("answers_run_bot-1_set-ranges-1.jsonl", content),
+        with self.captureOnCommitCallbacks(execute=True):
+            return run_receive(
+                upload=SimpleUploadedFile(f"answers_run_bot-1_set-{version}.jsonl", content),
                 assistant_version="bot-1",
             ).run
-        ids = list(Answer.objects.filter(run=run).order_by("id").values_list("id", flat=True))
+
+    def test_it_cuts_a_runs_lines_into_ranges_of_the_size(self):
+        with override_settings(SCORING_CHUNK_ANSWERS=3):
+            run = self.receive("ranges-1", 8)
+        self.assertEqual(scoring_service._chunk_ranges(run.id, 3), [(1, 3), (4, 6), (7, 8)])
         self.assertEqual(
-            scoring_service._chunk_ranges(run.id, 3),
-            [(ids[0], ids[2], 3), (ids[3], ids[5], 3), (ids[6], ids[7], 2)],
+            list(ScoringChunk.objects.values_list("first_line", "last_line", "answers")),
+            [(1, 3, 3), (4, 6, 3), (7, 8, 2)],
         )
+
+    def test_each_range_opens_at_an_answer_and_none_is_empty(self):
+        # Lines without answers between them, as a combined log's question lines make.
+        run = self.receive("ranges-2", 8)
+        answers = Answer.objects.filter(run=run).order_by("line_number")
+        for answer, line in zip(reversed(answers), reversed((1, 2, 10, 11, 12, 13, 30, 31)), strict=True):
+            Answer.objects.filter(id=answer.id).update(line_number=line)
         self.assertEqual(
-            list(ScoringChunk.objects.order_by("first_answer_id").values_list("first_answer_id", "answers")),
-            [(ids[0], 3), (ids[3], 3), (ids[6], 2)],
+            scoring_service._chunk_ranges(run.id, 3), [(1, 9), (10, 12), (13, 29), (30, 31)]
         )
+        self.assertEqual(scoring_service._chunk_ranges(run.id, 100), [(1, 31)])
+
+    def test_planning_reads_one_row_a_chunk(self):
+        run = self.receive("ranges-3", 8)
+        with CaptureQueriesContext(connection) as queries:
+            scoring_service._chunk_ranges(run.id, 2)
+        self.assertEqual(len(queries), 1 + 4)  # the last line, then each chunk's first
+        self.assertTrue(all("LIMIT 1" in query["sql"] for query in queries.captured_queries))
 
 
 class QueriesTests(TestCase):
