@@ -182,7 +182,8 @@ run = Run.objects.get(id={run_id})
 scoring = run.scorings.get()
 print(
     f"stages: storing the answers {{(run.stored_at - run.created_at).total_seconds():.1f}} s, "
-    f"stored to planning {{(scoring.started_at - run.stored_at).total_seconds():.1f}} s, "
+    f"stored to planning {{(scoring.started_at - run.stored_at).total_seconds():.1f}} s "
+    f"(queued after {{(scoring.queued_at - run.stored_at).total_seconds():.1f}} s), "
     f"planning to scores {{(scoring.finished_at - scoring.started_at).total_seconds():.1f}} s "
     f"({{scoring.chunks_total}} chunks)"
 )

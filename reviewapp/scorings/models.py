@@ -140,7 +140,8 @@ class AnswerCheck(models.Model):
     question_id = models.CharField(max_length=200, default="")
     sealed = models.BooleanField(default=False)
     # What the line says about time and tool calls (scoring.timing.AnswerTiming,
-    # the figures it logged only), so that summaries need not parse the log again.
+    # the figures it logged only), in checks stored before each chunk kept
+    # its answers' timing as columns (ScoringChunk.timing); empty since.
     timing = models.JSONField(default=dict, blank=True)
     numeric_accuracy_k = models.PositiveSmallIntegerField(default=0)
     numeric_accuracy_n = models.PositiveSmallIntegerField(default=0)

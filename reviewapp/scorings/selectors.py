@@ -8,6 +8,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from decimal import Decimal
 
+import msgspec
 from django.db.models import Count, F, Q
 from django.utils import formats, timezone
 
@@ -540,43 +541,101 @@ def question_times(scoring: Scoring) -> dict[str, list[dict]]:
     made once (a question's median would be its one time) or without timing;
     sealed questions stay out, as from every other figure of the run page.
 
-    Read from the stored checks when asked, not kept in the scoring: a
+    Read from the chunks' timing when asked, not kept in the scoring: a
     million answers' would make the scoring as large as its run."""
     if scoring.run.repetitions < 2:
         return {}
-    rows = (
-        AnswerCheck.objects.filter(scoring=scoring, sealed=False)
-        .exclude(timing={})
-        .values_list(
-            "question_id",
-            "timing__status",
-            "timing__e2e_s",
-            "timing__e2e_source",
-            "timing__overhead_s",
-            "timing__e2e_without_overhead_s",
-        )
-        .iterator(chunk_size=20000)
-    )
-    question_ids: list[str] = []
-    timings: list[timing.AnswerTiming] = []
-    for question_id, status, e2e_s, e2e_source, overhead_s, without_s in rows:
-        question_ids.append(question_id)
-        timings.append(
-            timing.AnswerTiming(
-                status=status or "ok",
-                e2e_s=e2e_s,
-                e2e_source=e2e_source,
-                overhead_s=overhead_s,
-                e2e_without_overhead_s=without_s,
-            )
-        )
-    if not timings:
+    table, question_ids = pooled_timing_columns([scoring])
+    if not table.rows:
         return {}
-    summary = timing.timing_summary(timings, question_ids=question_ids)
+    summary = timing.timing_summary(table, question_ids=question_ids)
     shown = timing.e2e_shown(summary, exclude_overhead=run_overhead_choice(scoring.run)["excluded"])
     return {
         source: timing.slowest_questions(block["per_question"])
         for source, block in shown["by_source"].items()
+    }
+
+
+class ChunkTiming:
+    """The timing of a chunk's answers in the tuning part, as each chunk
+    keeps it (ScoringChunk.timing): by language, its TimingColumns and each
+    row's question id, in one msgpack document. Adding a scoring up, the
+    run page and a version's pooled figures read these instead of every
+    answer's figures."""
+
+    def __init__(self):
+        self.by_language: dict[str, tuple[list, list]] = {}
+
+    def add(self, language: str, question_id: str, answer_timing: timing.AnswerTiming) -> None:
+        timings, question_ids = self.by_language.setdefault(language, ([], []))
+        timings.append(answer_timing)
+        question_ids.append(question_id)
+
+    def to_bytes(self) -> bytes:
+        return msgspec.msgpack.encode(
+            {
+                language: [timing.TimingColumns.of(timings).to_bytes(), question_ids]
+                for language, (timings, question_ids) in self.by_language.items()
+            }
+        )
+
+    @staticmethod
+    def read(stored: bytes) -> dict[str, tuple[timing.TimingColumns, list[str]]]:
+        return {
+            language: (timing.TimingColumns.from_bytes(columns), question_ids)
+            for language, (columns, question_ids) in msgspec.msgpack.decode(stored).items()
+        }
+
+
+def timing_columns(scoring: Scoring, chunks=None) -> dict[str, tuple[timing.TimingColumns, list[str]]]:
+    """Each language's timing in the scoring's tuning part as columns, with
+    the question id of each row, from its chunks (``chunks``, or read)."""
+    if chunks is None:
+        chunks = scoring.chunks.only("first_line", "last_line", "timing")
+    by_language: dict[str, tuple[timing.TimingColumns, list[str]]] = {}
+    for chunk in chunks:
+        kept = _checked_timing(scoring, chunk) if chunk.timing is None else ChunkTiming.read(chunk.timing)
+        for language, (columns, question_ids) in kept.items():
+            table, ids = by_language.setdefault(language, (timing.TimingColumns(), []))
+            table.extend(columns)
+            ids.extend(question_ids)
+    return by_language
+
+
+def pooled_timing_columns(scorings) -> tuple[timing.TimingColumns, list[str]]:
+    """The tuning parts' timing of ``scorings``, every language, as one table
+    with the question id of each row."""
+    table, question_ids = timing.TimingColumns(), []
+    for scoring in scorings:
+        for columns, ids in timing_columns(scoring).values():
+            table.extend(columns)
+            question_ids.extend(ids)
+    return table, question_ids
+
+
+def _checked_timing(scoring: Scoring, chunk: ScoringChunk) -> dict[str, tuple]:
+    """A chunk's timing as a chunk checked before chunks kept it left it:
+    in its checks' JSON."""
+    rows = (
+        AnswerCheck.objects.filter(
+            scoring=scoring,
+            sealed=False,
+            answer__run_id=scoring.run_id,
+            answer__line_number__gte=chunk.first_line,
+            answer__line_number__lte=chunk.last_line,
+        )
+        .exclude(timing={})
+        .values_list("answer__language", "question_id", "timing")
+        .iterator(chunk_size=20000)
+    )
+    by_language: dict[str, tuple[list, list]] = {}
+    for language, question_id, logged in rows:
+        timings, question_ids = by_language.setdefault(language, ([], []))
+        timings.append(tuple(map(logged.get, timing.TIMING_NAMES)))
+        question_ids.append(question_id)
+    return {
+        language: (timing.TimingColumns.from_rows(timings), question_ids)
+        for language, (timings, question_ids) in by_language.items()
     }
 
 

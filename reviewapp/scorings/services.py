@@ -11,7 +11,6 @@ import json
 import logging
 from dataclasses import asdict
 
-import msgspec
 import orjson
 from django.conf import settings
 from django.db import connection, connections, transaction
@@ -45,6 +44,7 @@ from reviewapp.scorings.selectors import (
     without_questions,
 )
 from scoring import timing
+from scoring.logfile.typed import usual_line
 from scoring.measures import (
     COUNT_COLUMNS,
     FAILURE_MEASURES,
@@ -280,7 +280,7 @@ def _score_chunk(chunk: ScoringChunk, scoring: Scoring, attempt: int) -> None:
     # What adding up would otherwise read back from every check: each
     # question's outcomes in the tuning part, and its timing by language.
     outcomes: dict[str, int] = {}
-    timings = ChunkTiming(repeated=repetitions > 1)
+    timings = selectors.ChunkTiming()
     for answer_id, line_number, question_id, language, status, attempt_number, raw in answers:
         question = questions.get(question_id)
         if question is None:
@@ -290,12 +290,13 @@ def _score_chunk(chunk: ScoringChunk, scoring: Scoring, attempt: int) -> None:
         record = orjson.loads(raw)
         check = check_answer(record, question, slice_fields=slice_fields, options=options)
         checks[sealed].append(check)
-        answer_timing = None
-        if not _TIMING_FIELDS.isdisjoint(record):
-            answer_timing = timing.answer_timing(record, validated=True)
         if not sealed:
             outcomes[question_id] = outcomes.get(question_id, 0) | QuestionOutcome.of_counts(check.counts)
-            if answer_timing is not None:
+            if not _TIMING_FIELDS.isdisjoint(record):
+                # The line was checked when stored: the usual one's timestamps are parsed
+                # as it is decoded, in C (a quarter of the chunk's time through timing_errors).
+                moments = usual_line(raw.encode(), repetitions)
+                answer_timing = timing.answer_timing(record, validated=True, moments=moments)
                 timings.add(language, question_id, answer_timing)
         check_rows.append(
             (
@@ -305,7 +306,7 @@ def _score_chunk(chunk: ScoringChunk, scoring: Scoring, attempt: int) -> None:
                 sealed,
                 *check.counts,
                 [n.as_dict() for n in check.numbers],
-                {} if answer_timing is None else timing.logged(answer_timing),
+                {},
             )
         )
         finding_rows += [
@@ -382,6 +383,8 @@ def _chunk_answers(chunk: ScoringChunk, scoring: Scoring) -> tuple[list[tuple], 
     return [row[:7] for row in rows], questions
 
 
+# A check's timing JSON is left empty ({}): the chunk keeps its answers' timing
+# as columns (ScoringChunk.timing); checks stored before that hold it.
 CHECK_COLUMNS = ("scoring_id", "answer_id", "question_id", "sealed", *COUNT_COLUMNS, "numbers", "timing")
 FINDING_COLUMNS = (
     "scoring_id", "answer_id", "kind", "detail", "sealed", "line_number", "question_id", "language",
@@ -399,37 +402,6 @@ def _store_outcomes(scoring_id: int, outcomes: dict[str, int]) -> None:
         ("scoring_id", "question_id", "outcomes"),
         ((scoring_id, question_id, bits) for question_id, bits in outcomes.items()),
     )
-
-
-class ChunkTiming:
-    """A chunk's timing in the tuning part: each language's TimingColumns
-    and, when attempts repeat, their question ids, stored with the chunk as
-    one msgpack document for adding up."""
-
-    def __init__(self, *, repeated: bool):
-        self.repeated = repeated
-        self.by_language: dict[str, tuple[list, list]] = {}
-
-    def add(self, language: str, question_id: str, answer_timing: timing.AnswerTiming) -> None:
-        timings, question_ids = self.by_language.setdefault(language, ([], []))
-        timings.append(answer_timing)
-        if self.repeated:
-            question_ids.append(question_id)
-
-    def to_bytes(self) -> bytes:
-        return msgspec.msgpack.encode(
-            {
-                language: [timing.TimingColumns.of(timings).to_bytes(), question_ids]
-                for language, (timings, question_ids) in self.by_language.items()
-            }
-        )
-
-    @staticmethod
-    def read(stored: bytes) -> dict[str, tuple[timing.TimingColumns, list]]:
-        return {
-            language: (timing.TimingColumns.from_bytes(columns), question_ids)
-            for language, (columns, question_ids) in msgspec.msgpack.decode(stored).items()
-        }
 
 
 def _not_run(scoring: Scoring) -> tuple[dict, int]:
@@ -520,54 +492,23 @@ _TIMING_FIELDS = frozenset(TIMING_FIELDS)
 def _timing(scoring: Scoring, chunks: list[ScoringChunk]) -> dict:
     """Spec 004's timing summary of the tuning part for "all" and each
     language, with each question's median when attempts repeat; empty when
-    no line logged any timing. From the chunks' timing columns, or, when a
-    chunk was checked before chunks kept them, from every check's."""
-    if any(chunk.timing is None for chunk in chunks):
-        tables, question_ids = _timing_columns_of_checks(scoring)
-    else:
-        tables, question_ids = {}, {}
-        for chunk in chunks:
-            for language, (columns, ids) in ChunkTiming.read(chunk.timing).items():
-                tables.setdefault(language, timing.TimingColumns()).extend(columns)
-                question_ids.setdefault(language, []).extend(ids)
-        if scoring.run.repetitions < 2:
-            question_ids = None
-    if not tables:
+    no line logged any timing."""
+    by_language = selectors.timing_columns(scoring, chunks)
+    if not by_language:
         return {}
-    languages = sorted(tables)
+    repeated = scoring.run.repetitions > 1
+    languages = sorted(by_language)
     everything = timing.TimingColumns()
     for language in languages:
-        everything.extend(tables[language])
+        everything.extend(by_language[language][0])
     # "all" holds the languages one after the other, their question ids in
     # the same order: every figure is of the values whatever their order.
-    ids = question_ids or {}
-    groups = [("all", everything, [q for lang in languages for q in ids[lang]] if ids else None)]
-    groups += [(f"language={lang}", tables[lang], ids.get(lang)) for lang in languages]
+    groups = [("all", everything, [q for lang in languages for q in by_language[lang][1]])]
+    groups += [(f"language={lang}", *by_language[lang]) for lang in languages]
     return {
-        name: without_questions(timing.timing_summary(table, question_ids=of_rows))
-        for name, table, of_rows in groups
+        name: without_questions(timing.timing_summary(table, question_ids=ids if repeated else None))
+        for name, table, ids in groups
     }
-
-
-def _timing_columns_of_checks(
-    scoring: Scoring,
-) -> tuple[dict[str, timing.TimingColumns], dict[str, list] | None]:
-    """Each language's timing rows of the tuning part as columns, and with
-    repeated attempts their question ids, read from the checks' JSON."""
-    names = timing.TIMING_NAMES
-    rows = (
-        AnswerCheck.objects.filter(scoring=scoring, sealed=False, answer__isnull=False)
-        .exclude(timing={})
-        .values_list("answer__language", "question_id", "timing")
-        .iterator(chunk_size=20000)
-    )
-    by_language: dict[str, list] = {}
-    question_ids: dict[str, list] = {}
-    for language, question_id, logged in rows:
-        by_language.setdefault(language, []).append(tuple(map(logged.get, names)))
-        question_ids.setdefault(language, []).append(question_id)
-    tables = {language: timing.TimingColumns.from_rows(rows) for language, rows in by_language.items()}
-    return tables, question_ids if scoring.run.repetitions > 1 else None
 
 
 def _finish(scoring: Scoring) -> None:

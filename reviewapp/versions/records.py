@@ -5,7 +5,6 @@ stable resolution and timing. Every figure names the runs it uses."""
 from dataclasses import dataclass
 
 from reviewapp.models import (
-    AnswerCheck,
     AssistantVersion,
     JudgeRun,
     Run,
@@ -15,6 +14,7 @@ from reviewapp.models import (
 from reviewapp.scorings.selectors import (
     DEFAULT_SLICE_FIELDS,
     config_key,
+    pooled_timing_columns,
     question_clusters,
     scoring_counts,
     stable_tallies,
@@ -133,20 +133,10 @@ def record_timing(record: Record) -> dict:
     there is one, else recounted over the pooled answers ("all" only)."""
     if len(record.scorings) == 1:
         return record.scorings[0].timing
-    if not record.scorings:
+    table, question_ids = pooled_timing_columns(record.scorings)
+    if not table.rows:
         return {}
-    rows = list(
-        AnswerCheck.objects.filter(scoring__in=record.scorings, sealed=False, answer__isnull=False)
-        .exclude(timing={})
-        .values_list("question_id", "timing")
-        .iterator(chunk_size=20000)
-    )
-    if not rows:
-        return {}
-    summary = timing.timing_summary(
-        [timing.AnswerTiming(**row[1]) for row in rows], question_ids=[row[0] for row in rows]
-    )
-    return {"all": without_questions(summary)}
+    return {"all": without_questions(timing.timing_summary(table, question_ids=question_ids))}
 
 
 def set_versions_of(assistant_version: AssistantVersion) -> list[SetVersion]:
