@@ -715,7 +715,7 @@ def graded_stable(records: dict, samples: dict) -> dict:
     if all(r == 1 for r in repetitions.values()):
         # Only the one-attempt note: no attempt's grade is read (a million
         # answers' took the dashboard 3.6 s).
-        return stable_from_grades(dict.fromkeys(repetitions, {}), repetitions=repetitions)
+        return stable_from_grades({label: {} for label in repetitions}, repetitions=repetitions)
     grades, sources = {}, {}
     for label, record in records.items():
         grades[label], sources[label] = attempt_grades(record, samples[label])
