@@ -236,8 +236,14 @@ class Answer(models.Model):
         REFUSED_QUOTA = "refused_quota", "refused (quota)"
 
     # The unique constraints' indexes lead with the run: no index of its own,
-    # one fewer to keep up for each of a million answers stored.
-    run = models.ForeignKey(Run, on_delete=models.CASCADE, related_name="answers", db_index=False)
+    # one fewer to keep up for each of a million answers stored. No database
+    # constraint either: PostgreSQL checks one at commit for every row (3 s
+    # at the end of storing a million answers, while nothing else can go
+    # on), and answers are only written by the run's ingest, which holds the
+    # run, and removed with it (the ORM cascades).
+    run = models.ForeignKey(
+        Run, on_delete=models.CASCADE, related_name="answers", db_index=False, db_constraint=False
+    )
     line_number = models.PositiveIntegerField()
     question_id = models.CharField(max_length=200)
     attempt = models.PositiveSmallIntegerField(default=1)
