@@ -16,13 +16,16 @@ def insert_rows(model, columns: Sequence[str], rows: Iterable[Sequence]) -> int:
     """Insert ``rows`` (values in ``columns`` order, foreign keys as ``x_id``)
     into ``model``'s table in the current transaction; return the count.
 
-    JSON columns take Python values. No save() and no signals: these are plain
-    rows, written the fastest way the database offers.
+    JSON columns take Python values; None in a nullable one is SQL NULL, as
+    the ORM stores it (JSON null instead made ``field__isnull=False`` match
+    every row). No save() and no signals: these are plain rows, written the
+    fastest way the database offers.
     """
     fields = [model._meta.get_field(column) for column in columns]
     json_columns = [field.get_internal_type() == "JSONField" for field in fields]
+    nullable = [field.null for field in fields]
     if connection.vendor == "postgresql":
-        return _copy(model, fields, json_columns, rows)
+        return _copy(model, fields, json_columns, nullable, rows)
     count = 0
     batch = []
     for row in rows:
@@ -35,7 +38,7 @@ def insert_rows(model, columns: Sequence[str], rows: Iterable[Sequence]) -> int:
     return count + len(batch)
 
 
-def _copy(model, fields, json_columns, rows) -> int:
+def _copy(model, fields, json_columns, nullable, rows) -> int:
     names = ", ".join(connection.ops.quote_name(field.column) for field in fields)
     table = connection.ops.quote_name(model._meta.db_table)
     count = 0
@@ -45,8 +48,8 @@ def _copy(model, fields, json_columns, rows) -> int:
         for row in rows:
             if has_json:
                 row = [
-                    json_text(value) if is_json else value
-                    for value, is_json in zip(row, json_columns, strict=True)
+                    json_text(value) if is_json and not (value is None and null) else value
+                    for value, is_json, null in zip(row, json_columns, nullable, strict=True)
                 ]
             copy.write_row(row)
             count += 1

@@ -6,10 +6,11 @@ import logging
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
+from operator import itemgetter
 from pathlib import Path
 
 from django.conf import settings
-from django.db import IntegrityError, transaction
+from django.db import IntegrityError, connection, transaction
 from django.db.models import Q
 from django.utils import timezone
 
@@ -18,7 +19,7 @@ from reviewapp.core import progress, work
 from reviewapp.core.bulk import insert_rows
 from reviewapp.core.errors import ApplicationError
 from reviewapp.core.uploads import resolve_version, store_upload
-from reviewapp.models import Answer, Assistant, AssistantVersion, Run, SetVersion
+from reviewapp.models import Answer, Assistant, AssistantVersion, Question, Run, SetVersion
 from reviewapp.runs import selectors
 from reviewapp.runs.services.question_sets import set_version_from_combined_log
 from reviewapp.scorings.services import queue_scoring, scoring_create
@@ -234,8 +235,7 @@ def run_ingest(*, run_id: int) -> Run | None:
             collector.add(header_errors)
             # The line of each attempt of each question of the set.
             seen = logfile.AttemptBook(
-                repetitions=plan.repetitions,
-                question_ids=run.set_version.questions.values_list("question_id", flat=True).iterator(),
+                repetitions=plan.repetitions, question_ids=_question_ids(run.set_version_id)
             )
             # The follow-up each question declares, to label each attempt's by.
             declared = dict(
@@ -326,6 +326,17 @@ def run_ingest(*, run_id: int) -> Run | None:
     else:
         transaction.on_commit(lambda: queue_scoring(scoring.id))
     return run
+
+
+def _question_ids(set_version_id: int) -> Iterator[str]:
+    """The set version's question ids, read by the database cursor: through
+    the ORM's iterator a million took 1.8 s, at the start of every run
+    stored against that set."""
+    table = connection.ops.quote_name(Question._meta.db_table)
+    with connection.cursor() as cursor:
+        cursor.execute(f"SELECT question_id FROM {table} WHERE set_version_id = %s", [set_version_id])
+        while rows := cursor.fetchmany(50_000):
+            yield from map(itemgetter(0), rows)
 
 
 def _answer_rows(

@@ -392,3 +392,12 @@ class JsonColumnTests(TestCase):
             {"in": {"v": float("nan")}},
         ):
             self.assertEqual(json_text(value), json.dumps(value))
+
+    def test_a_nullable_json_column_gets_sql_null_as_the_orm_stores_it(self):
+        # A question set stored without follow-ups: as JSON null, every question matched
+        # follow_up__isnull=False, and storing a run read a million of them back.
+        questions = question_set("nulls-1")
+        questions[0]["follow_up"] = {"text": "Which year?", "max_turns": 2}
+        version = set_version_create(version="nulls-1", questions=[normalise_question(q) for q in questions])
+        declared = version.questions.filter(follow_up__isnull=False)
+        self.assertEqual(list(declared.values_list("question_id", flat=True)), [questions[0]["question_id"]])
