@@ -274,7 +274,9 @@ def main(argv: list[str] | None = None) -> int:
         try:
             source = args.questions or args.run
             slice_fields = tuple(args.slices or ("language",))
-            questions = scoring_questions(args.questions, slice_fields) if args.questions else None
+            questions = None
+            if args.questions:
+                questions = scoring_questions(args.questions, slice_fields, workers=args.workers)
             source = args.run
             scores = score_file(
                 args.run,

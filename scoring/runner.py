@@ -33,6 +33,7 @@ from typing import BinaryIO
 import orjson
 
 from scoring import logfile, repeats, timing
+from scoring.logfile.lines import range_bytes
 from scoring.measures import (
     DEFAULT_OPTIONS,
     DEFAULT_SLICES,
@@ -264,19 +265,7 @@ def _chunk_ranges(path: Path, size: int) -> list[tuple[int, int]]:
 
 def _read_range(stream: BinaryIO, start: int, end: int) -> list[bytes]:
     """The lines that start within [start, end) of the file, whole."""
-    if start:
-        stream.seek(start - 1)
-        data = stream.read(end - start + 1)
-        cut = data.find(b"\n")
-        if cut == -1:
-            return []  # inside one line, which an earlier range reads
-        data = data[cut + 1 :]
-    else:
-        stream.seek(0)
-        data = stream.read(end)
-    if data and not data.endswith(b"\n"):
-        data += stream.readline()
-    lines = data.split(b"\n")
+    lines = range_bytes(stream, start, end).split(b"\n")
     if lines and lines[-1] == b"":
         lines.pop()
     return lines

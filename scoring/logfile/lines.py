@@ -13,9 +13,11 @@ from scoring.logfile.errors import ErrorCollector, LineError, line_too_long
 from scoring.logfile.fields import _NUL_ESCAPE, _nul_error
 
 
-def iter_raw_lines(stream, *, max_line_bytes: int | None = None) -> Iterator[tuple[int, bytes, int, int]]:
+def iter_raw_lines(
+    stream, *, max_line_bytes: int | None = None, first_number: int = 1
+) -> Iterator[tuple[int, bytes, int, int]]:
     """Yield (line number, bytes, bytes read so far, oversize) for each line
-    of a binary stream, numbered from 1, line ends kept.
+    of a binary stream, numbered from ``first_number``, line ends kept.
 
     With ``max_line_bytes``, a line whose text (its line end aside) is longer
     is never held whole: its bytes are only its start, and ``oversize`` is its
@@ -23,7 +25,7 @@ def iter_raw_lines(stream, *, max_line_bytes: int | None = None) -> Iterator[tup
     """
     if max_line_bytes is None:
         position = 0
-        for number, raw in enumerate(stream, start=1):
+        for number, raw in enumerate(stream, start=first_number):
             position += len(raw)
             yield number, raw, position, 0
         return
@@ -31,7 +33,7 @@ def iter_raw_lines(stream, *, max_line_bytes: int | None = None) -> Iterator[tup
     # short by the bound from one that ended.
     bound = max_line_bytes + 3
     readline = stream.readline
-    number = position = 0
+    number, position = first_number - 1, 0
     while raw := readline(bound):
         number += 1
         position += len(raw)
@@ -49,12 +51,37 @@ def iter_raw_lines(stream, *, max_line_bytes: int | None = None) -> Iterator[tup
         yield number, raw, position, length + len(more.rstrip(b"\r\n"))
 
 
-def iter_lines(stream, *, max_line_bytes: int | None = None) -> Iterator[tuple[int, str | None, int, int]]:
+def range_bytes(stream, start: int, end: int) -> bytes:
+    """The lines that start within [start, end) of a binary file, whole: a
+    range reads from the first line start in it (or from ``start`` at 0) to
+    the end of the line under ``end``, so that ranges next to each other
+    read every line once."""
+    if start:
+        stream.seek(start - 1)
+        data = stream.read(end - start + 1)
+        cut = data.find(b"\n")
+        if cut == -1:
+            return b""  # inside one line, which an earlier range reads
+        data = data[cut + 1 :]
+    else:
+        stream.seek(0)
+        data = stream.read(end)
+    if data and not data.endswith(b"\n"):
+        data += stream.readline()
+    return data
+
+
+def iter_lines(
+    stream, *, max_line_bytes: int | None = None, first_number: int = 1
+) -> Iterator[tuple[int, str | None, int, int]]:
     """Yield (line number, text, bytes read so far, oversize) for each
     non-blank line of a binary stream. Text is None for a line that is not
     UTF-8 and for one over ``max_line_bytes`` (whose length is ``oversize``,
-    see iter_raw_lines); lines are numbered from 1."""
-    for number, raw, position, oversize in iter_raw_lines(stream, max_line_bytes=max_line_bytes):
+    see iter_raw_lines); lines are numbered from ``first_number``, and a
+    byte-order mark is taken off the file's first line, number 1."""
+    for number, raw, position, oversize in iter_raw_lines(
+        stream, max_line_bytes=max_line_bytes, first_number=first_number
+    ):
         if oversize:
             yield number, None, position, oversize
             continue
@@ -143,25 +170,42 @@ def _records(
     the file read, every few thousand lines."""
     size = max(path.stat().st_size, 1)
     with open(path, "rb") as stream:
-        first = True
-        for number, text, position, oversize in iter_lines(stream, max_line_bytes=max_line_bytes):
-            if progress and number % 5000 == 0:
-                progress(position / size)
-            if oversize:
-                collector.add([line_too_long(number, oversize, max_line_bytes)])
-                first = False
-                continue
-            record, error = parse_object(number, text)
-            if error is None and _NUL_ESCAPE in text:
-                error = _nul_error(number, record)
-            if error:
-                collector.add([error])
-                first = False
-                continue
-            if first and is_header(record):
-                first = False
-                continue
+        yield from records_in(stream, collector, progress, size=size, max_line_bytes=max_line_bytes)
+
+
+def records_in(
+    stream,
+    collector: ErrorCollector,
+    progress: ProgressCallback | None = None,
+    *,
+    size: int = 1,
+    max_line_bytes: int | None = None,
+    first_number: int = 1,
+) -> Iterator[LoggedLine]:
+    """As _records, over a binary stream of ``size`` bytes whose first line
+    is the file's line ``first_number``: past the first, no line is a header
+    (a part of a file read on its own, see scoring.question_table)."""
+    first = first_number == 1
+    for number, text, position, oversize in iter_lines(
+        stream, max_line_bytes=max_line_bytes, first_number=first_number
+    ):
+        if progress and number % 5000 == 0:
+            progress(position / size)
+        if oversize:
+            collector.add([line_too_long(number, oversize, max_line_bytes)])
             first = False
-            yield LoggedLine(number, text, record)
+            continue
+        record, error = parse_object(number, text)
+        if error is None and _NUL_ESCAPE in text:
+            error = _nul_error(number, record)
+        if error:
+            collector.add([error])
+            first = False
+            continue
+        if first and is_header(record):
+            first = False
+            continue
+        first = False
+        yield LoggedLine(number, text, record)
     if progress:
         progress(1.0)

@@ -137,6 +137,21 @@ def normalise_question(record: dict) -> dict:
     return question
 
 
+def header_follow_up(path: Path, collector: ErrorCollector) -> dict | None:
+    """The follow-up a question set's header declares for every question,
+    its problems to ``collector`` (then None)."""
+    header_number, header = _header_line(path)
+    set_follow_up = header.get("follow_up")
+    if problems := follow_up_declaration_problems(set_follow_up):
+        collector.add([LineError(header_number, field, problem) for field, problem in problems])
+        return None
+    return set_follow_up
+
+
+def repeated_id_error(number: int, question_id: str, first_line: int) -> LineError:
+    return LineError(number, "question_id", f"{question_id!r} already on line {first_line}")
+
+
 def iter_questions(
     path: Path, collector: ErrorCollector, *, max_line_bytes: int | None = None, normalised: bool = True
 ) -> Iterator[dict]:
@@ -147,24 +162,14 @@ def iter_questions(
     yielded as it was read (scoring, which reads a few fields, spares the
     time)."""
     first_seen: dict[str, int] = {}
-    header_number, header = _header_line(path)
-    set_follow_up = header.get("follow_up")
-    if problems := follow_up_declaration_problems(set_follow_up):
-        collector.add([LineError(header_number, field, problem) for field, problem in problems])
-        set_follow_up = None
+    set_follow_up = header_follow_up(path, collector)
     for logged in _records(path, collector, max_line_bytes=max_line_bytes):
         number, record = logged.line, logged.record
         errors = question_errors(number, record)
         if not errors:
             question_id = record["question_id"]
             if question_id in first_seen:
-                errors.append(
-                    LineError(
-                        number,
-                        "question_id",
-                        f"{question_id!r} already on line {first_seen[question_id]}",
-                    )
-                )
+                errors.append(repeated_id_error(number, question_id, first_seen[question_id]))
             first_seen.setdefault(question_id, number)
         collector.add(errors)
         if not errors and not normalised:
