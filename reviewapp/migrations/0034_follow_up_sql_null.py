@@ -13,7 +13,7 @@ def sql_null(apps, schema_editor):
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("reviewapp", "0033_unchecked_bulk_references"),
+        ("reviewapp", "0033_answer_run_unchecked"),
     ]
 
     operations = [migrations.RunPython(sql_null, migrations.RunPython.noop, elidable=True)]

@@ -134,14 +134,8 @@ class AnswerCheck(models.Model):
     numbers read from the answer with what each matched."""
 
     scoring = models.ForeignKey(Scoring, on_delete=models.CASCADE, related_name="checks")
-    # None for a question the run did not answer ("not run"). No database
-    # constraint: checking it at commit locks every answer row a chunk
-    # checked (0.45 s of a 20,000-answer chunk's 2.3 s); checks are only
-    # written by their scoring's chunks, which read the answers in the same
-    # transaction, and removed with the scoring or the run (the ORM cascades).
-    answer = models.ForeignKey(
-        Answer, on_delete=models.CASCADE, related_name="checks", null=True, db_constraint=False
-    )
+    # None for a question the run did not answer ("not run").
+    answer = models.ForeignKey(Answer, on_delete=models.CASCADE, related_name="checks", null=True)
     # Copied so that paired comparisons read one table.
     question_id = models.CharField(max_length=200, default="")
     sealed = models.BooleanField(default=False)
@@ -234,11 +228,8 @@ class Finding(models.Model):
         FAILED = "failed", "failed attempt"
 
     scoring = models.ForeignKey(Scoring, on_delete=models.CASCADE, related_name="findings")
-    # None for a question the run did not answer ("not run"). No database
-    # constraint, as for AnswerCheck.answer.
-    answer = models.ForeignKey(
-        Answer, on_delete=models.CASCADE, related_name="findings", null=True, db_constraint=False
-    )
+    # None for a question the run did not answer ("not run").
+    answer = models.ForeignKey(Answer, on_delete=models.CASCADE, related_name="findings", null=True)
     kind = models.CharField(max_length=12, choices=Kind.choices)
     detail = models.TextField()
     sealed = models.BooleanField(default=False)

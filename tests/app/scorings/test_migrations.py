@@ -8,7 +8,7 @@ from django.test import TransactionTestCase
 
 BEFORE_LINES = ("reviewapp", "0031_follow_ups")
 LINES = ("reviewapp", "0032_chunk_lines_and_timing")
-BEFORE_NULLS = ("reviewapp", "0033_unchecked_bulk_references")
+BEFORE_NULLS = ("reviewapp", "0033_answer_run_unchecked")
 NULLS = ("reviewapp", "0034_follow_up_sql_null")
 
 
