@@ -103,13 +103,15 @@ class QuestionTable(Mapping):
             column.append(code)
 
     def __getitem__(self, question_id: str) -> ScoringQuestion:
-        number = self.numbers[question_id]
+        return self._question(self.numbers[question_id])
+
+    def _question(self, number: int) -> ScoringQuestion:
         start = self.value_ends[number - 1] if number else 0
         cluster, *slices = (
             known[column[number]] for column, known in zip(self.columns, self.column_values, strict=True)
         )
         return ScoringQuestion(
-            question_id,
+            self.ids[number],
             BEHAVIOURS[self.behaviours[number]],
             tuple(self.values[start : self.value_ends[number]]),
             cluster,
@@ -128,16 +130,13 @@ class QuestionTable(Mapping):
 
     def row(self, number: int) -> dict:
         """The ``number``-th question as add() takes it."""
-        start = self.value_ends[number - 1] if number else 0
-        cluster, *slices = (
-            known[column[number]] for column, known in zip(self.columns, self.column_values, strict=True)
-        )
+        question = self._question(number)
         return {
-            "question_id": self.ids[number],
-            "expected_behaviour": BEHAVIOURS[self.behaviours[number]],
-            "expected_values": self.values[start : self.value_ends[number]],
-            "cluster": cluster,
-            **dict(zip(self.slice_index, slices, strict=True)),
+            "question_id": question.question_id,
+            "expected_behaviour": question.expected_behaviour,
+            "expected_values": question.expected_values,
+            "cluster": question.cluster,
+            **dict(zip(self.slice_index, question.slice_values, strict=True)),
         }
 
     def extend(self, other: QuestionTable) -> None:
