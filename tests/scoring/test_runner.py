@@ -3,6 +3,8 @@ they are found, the combined form read once, timing kept as columns."""
 
 import io
 import json
+import resource
+import time
 from array import array
 
 import pytest
@@ -53,6 +55,26 @@ def test_every_chunk_size_and_worker_count_gives_the_same_scores(tmp_path, repet
         scores = score_file(path, questions, chunk_bytes=chunk_bytes, workers=workers)
         assert figures(scores) == figures(whole), (chunk_bytes, workers)
         assert scores.findings == whole.findings
+
+
+def test_every_core_scores_the_combined_form_without_a_header_line(tmp_path):
+    # As the reference script reads it: expected values on each line and no header. Issue 28
+    # measured every core at 110 % CPU on such a file; the chunks must go to worker processes,
+    # whose CPU comes back to this one when the pool is done.
+    questions = synthetic.generate_question_set(questions=5000, seed=13)
+    answers = synthetic.generate_run(question_set=questions, answers=5000, seed=14)
+    path = tmp_path / "combined.jsonl"
+    path.write_text("".join(json.dumps(row) + "\n" for row in synthetic.combined_form(questions, answers)))
+    assert "question_id" in path.read_text().splitlines()[0]
+    start = time.process_time()
+    alone = score_file(path, None, chunk_bytes=1 << 30)
+    alone_cpu = time.process_time() - start
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    split = score_file(path, None, chunk_bytes=200_000, workers=2)
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    assert figures(split) == figures(alone) and split.findings == alone.findings
+    workers_cpu = after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime
+    assert workers_cpu > alone_cpu / 2, f"worker processes took {workers_cpu:.2f} s of {alone_cpu:.2f} s"
 
 
 def test_each_line_is_read_by_exactly_one_chunk_wherever_the_cuts_fall(tmp_path):
