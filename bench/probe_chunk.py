@@ -1,15 +1,19 @@
-"""Time one scoring chunk of a run bench_app.py stored, in a transaction
-that is rolled back, so that it can be run again and again on the same rows.
+"""Time one scoring chunk of a run bench_app.py stored, or the adding up
+of its scoring, in a transaction that is rolled back, so that it can be run
+again and again on the same rows.
 
     DATABASE_URL=postgres://postgres@127.0.0.1:5432/reviewapp_bench_1000000 \
         .venv/bin/python bench/probe_chunk.py [--chunk 5] [--immediate] [--repeat 3] [--profile]
+    ... bench/probe_chunk.py --finish [--repeat 3] [--profile]
 
 It takes the chunk'th chunk of the first scoring with the most chunks,
 removes its checks inside the transaction, checks it again as a worker does
 (scoring.services._score_chunk) and prints the wall and CPU seconds of each
 repeat. ``--immediate`` checks the foreign keys as each statement ends
 (SET CONSTRAINTS ALL IMMEDIATE), so that what PostgreSQL would check at
-commit is in the time; ``--profile`` prints where the CPU went.
+commit is in the time; ``--profile`` prints where the CPU went. ``--finish``
+times the adding up instead (scoring.services._finish, its scores removed
+first), which the last chunk's task does.
 """
 
 from __future__ import annotations
@@ -31,7 +35,7 @@ django.setup()
 
 from django.db import connection, transaction  # noqa: E402
 
-from reviewapp.models import AnswerCheck, Scoring, ScoringChunk  # noqa: E402
+from reviewapp.models import AnswerCheck, Score, Scoring, ScoringChunk  # noqa: E402
 from reviewapp.scorings import services  # noqa: E402
 from scoring.runner import gc_paused  # noqa: E402
 
@@ -66,15 +70,37 @@ def probe(chunk_index: int, *, immediate: bool, profile: bool) -> str:
     return f"chunk {chunk_index} (lines {chunk.first_line}-{chunk.last_line}): {figures}"
 
 
+def probe_finish(*, profile: bool) -> str:
+    scoring = Scoring.objects.select_related("run", "set_version").order_by("-chunks_total", "id").first()
+    with transaction.atomic():
+        Score.objects.filter(scoring=scoring).delete()
+        wall, cpu = time.perf_counter(), time.process_time()
+        profiler = cProfile.Profile() if profile else None
+        if profiler:
+            profiler.enable()
+        services._finish(scoring)
+        if profiler:
+            profiler.disable()
+        figures = f"{time.perf_counter() - wall:.2f} s wall, {time.process_time() - cpu:.2f} s CPU"
+        transaction.set_rollback(True)
+    if profiler:
+        pstats.Stats(profiler).sort_stats("cumulative").print_stats(25)
+    return f"adding up scoring {scoring.id} ({scoring.chunks_total} chunks): {figures}"
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--chunk", type=int, default=5)
     parser.add_argument("--immediate", action="store_true")
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--profile", action="store_true")
+    parser.add_argument("--finish", action="store_true")
     args = parser.parse_args()
     for _ in range(args.repeat):
-        print(probe(args.chunk, immediate=args.immediate, profile=args.profile), flush=True)
+        if args.finish:
+            print(probe_finish(profile=args.profile), flush=True)
+        else:
+            print(probe(args.chunk, immediate=args.immediate, profile=args.profile), flush=True)
 
 
 if __name__ == "__main__":
