@@ -4,7 +4,7 @@ WORKDIR /app
 COPY pyproject.toml README.md ./
 COPY reviewapp ./reviewapp
 COPY scoring ./scoring
-RUN pip install --no-cache-dir '.[judges,inspect]'
+RUN pip install --no-cache-dir '.[judges,inspect,s3]'
 COPY . .
 RUN DJANGO_ENV=production DJANGO_SECRET_KEY=build-only DJANGO_ALLOWED_HOSTS=build \
     python manage.py collectstatic --noinput

@@ -200,10 +200,60 @@ STORAGES = {
     },
 }
 
-# Uploaded run logs are kept as evidence, by their sha256; web and workers
-# must share this folder.
+# Uploaded run logs are kept as evidence, by their sha256, with pending
+# imports, in the "data" storage (reviewapp.core.files). By default that is
+# this folder, which web and workers must then share; with
+# REVIEWAPP_STORAGE=s3 it is a bucket of any S3 API, and the folder only
+# holds each host's own files in transit (an upload being checked, a log
+# being read), so hosts share no disk.
 DATA_DIR = Path(env("REVIEWAPP_DATA_DIR", str(BASE_DIR / "var")))
 MEDIA_ROOT = DATA_DIR / "media"
+
+
+def s3_storage(environ) -> dict:
+    """The "data" storage on an S3 API, from REVIEWAPP_S3_* in ``environ``
+    (the tests build theirs the same way)."""
+    from botocore.config import Config
+
+    if not environ.get("REVIEWAPP_S3_BUCKET"):
+        raise ImproperlyConfigured("REVIEWAPP_STORAGE=s3 needs REVIEWAPP_S3_BUCKET")
+    return {
+        "BACKEND": "storages.backends.s3.S3Storage",
+        "OPTIONS": {
+            "bucket_name": environ["REVIEWAPP_S3_BUCKET"],
+            # Empty for AWS itself; MinIO, Ceph or moto at their address.
+            "endpoint_url": environ.get("REVIEWAPP_S3_ENDPOINT_URL") or None,
+            "region_name": environ.get("REVIEWAPP_S3_REGION") or None,
+            # The keys, when not given here, come from boto3's own chain
+            # (AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, an instance role).
+            "access_key": environ.get("REVIEWAPP_S3_ACCESS_KEY") or None,
+            "secret_key": environ.get("REVIEWAPP_S3_SECRET_KEY") or None,
+            # A folder in the bucket, so that one bucket can serve several installations.
+            "location": environ.get("REVIEWAPP_S3_PREFIX", ""),
+            # MinIO and most self-hosted stores want bucket/key paths, not bucket host names.
+            "addressing_style": environ.get("REVIEWAPP_S3_ADDRESSING", "path"),
+            # A log is named by its sha256: the same name is the same content.
+            "file_overwrite": True,
+            "default_acl": None,
+            "querystring_auth": False,
+            # An object read whole spills to disk past this, never held in memory.
+            "max_memory_size": 8 * 1024 * 1024,
+            # A store that does not answer is told within seconds (botocore
+            # waits a minute a try by default); the task retries later.
+            "client_config": Config(
+                connect_timeout=5, read_timeout=60, retries={"max_attempts": 3, "mode": "standard"}
+            ),
+        },
+    }
+
+
+STORAGE_KIND = env("REVIEWAPP_STORAGE", "local")
+if STORAGE_KIND == "local":
+    STORAGES["data"] = {"BACKEND": "reviewapp.core.files.DataFolderStorage"}
+elif STORAGE_KIND == "s3":
+    STORAGES["data"] = s3_storage(os.environ)
+else:
+    raise ImproperlyConfigured(f"REVIEWAPP_STORAGE must be local or s3, not {STORAGE_KIND!r}")
 # Files above this size are refused before they are stored.
 MAX_UPLOAD_BYTES = int(env("REVIEWAPP_MAX_UPLOAD_MB", "1024")) * 1024 * 1024
 # A line of a run log or question set (one answer, one question) longer than
@@ -221,6 +271,13 @@ FILE_UPLOAD_TEMP_DIR = env("FILE_UPLOAD_TEMP_DIR") or None
 # Celery: without a broker, tasks run in-process when they are queued.
 CELERY_TASK_ALWAYS_EAGER = not env("CELERY_BROKER_URL")
 CELERY_BROKER_URL = env("CELERY_BROKER_URL", "memory://")
+# A judge's calls in flight are counted across every worker in this Redis
+# (reviewapp.core.limits); by default the broker's, when it is Redis.
+CALL_LIMITS_REDIS_URL = env("REVIEWAPP_LIMITS_REDIS_URL") or (
+    CELERY_BROKER_URL if CELERY_BROKER_URL.startswith(("redis://", "rediss://")) else ""
+)
+# A call's slot is held this long without renewal: a killed worker's slots come back after it.
+CALL_SLOT_LEASE_SECONDS = env_int("REVIEWAPP_CALL_SLOT_LEASE_SECONDS", 30)
 CELERY_TASK_EAGER_PROPAGATES = False
 CELERY_RESULT_BACKEND = None
 CELERY_TASK_ACKS_LATE = True

@@ -14,12 +14,18 @@ from celery import shared_task
 from django.db import InterfaceError, OperationalError
 from django.utils import timezone
 
+from reviewapp.core.files import StoreUnreachable
 from reviewapp.core.work import send
 from reviewapp.models import JudgeChunk, JudgeRun, Run, Scoring, ScoringChunk
 
-# A lost database connection is worth retrying: the service gave its claim
-# back before raising, so the retry takes the work at once.
-RETRY = {"autoretry_for": (OperationalError, InterfaceError), "retry_backoff": True, "max_retries": 3}
+# A lost database connection, or a file store that did not answer, is worth
+# retrying: the service gave its claim back before raising, so the retry
+# takes the work at once; past the retries the sweep sends it again.
+RETRY = {
+    "autoretry_for": (OperationalError, InterfaceError, StoreUnreachable),
+    "retry_backoff": True,
+    "max_retries": 3,
+}
 
 
 @shared_task(**RETRY, name="reviewapp.tasks.ingest_run_task")

@@ -62,7 +62,7 @@ def bare_run(version: AssistantVersion, set_version, name: str, **fields) -> Run
         assistant_version=version,
         set_version=set_version,
         file_name=f"{name}.jsonl",
-        file_path=f"{name}.jsonl",
+        stored_name=f"runs/{name}.jsonl",
         size_bytes=1,
         **{"status": Run.Status.STORED, **fields},
     )

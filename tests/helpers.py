@@ -2,6 +2,7 @@
 
 import json
 
+from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.test import TestCase
@@ -61,3 +62,19 @@ class BaseTestCase(TestCase):
         cls.lead = make_user("lead")
         cls.manager = make_user("manager")
         cls.outsider = get_user_model().objects.create_user(username="outsider", password=PASSWORD)
+
+
+class KeepsClassFiles:
+    """For a TestCase whose setUpTestData stores files (uploaded logs): its
+    tests read them from the data folder they were stored in, not from the
+    folder of its own that tests/conftest.py gives each test. Put it before
+    the TestCase class among the bases."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.class_data_dir = settings.DATA_DIR  # where setUpTestData, run next, stores
+        super().setUpClass()
+
+    def setUp(self):
+        self.enterContext(self.settings(DATA_DIR=self.class_data_dir))
+        super().setUp()

@@ -12,6 +12,7 @@ import json
 import re
 import socket
 import threading
+import time
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
@@ -262,3 +263,45 @@ def closed_port_url() -> str:
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
     return f"http://127.0.0.1:{port}"
+
+
+class SlowJudgeServer:
+    """An OpenAI-compatible endpoint that answers every chat completion with a
+    relevance verdict after ``delay_s``. It counts the requests it answered
+    (``counter["answered"]``) and the most it held at once (``counter["most_in_flight"]``)."""
+
+    def __init__(self, *, delay_s: float):
+        counter = {"answered": 0, "in_flight": 0, "most_in_flight": 0}
+        lock = threading.Lock()
+        body = json.dumps(openai_completion('{"score": 4, "reason": "fine"}').body).encode()
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_POST(self):
+                with lock:
+                    counter["in_flight"] += 1
+                    counter["most_in_flight"] = max(counter["most_in_flight"], counter["in_flight"])
+                try:
+                    self.rfile.read(int(self.headers.get("Content-Length", 0)))
+                    time.sleep(delay_s)
+                    self.send_response(200)
+                    self.send_header("Content-Type", "application/json")
+                    self.send_header("Content-Length", str(len(body)))
+                    self.end_headers()
+                    self.wfile.write(body)
+                finally:
+                    with lock:
+                        counter["in_flight"] -= 1
+                        counter["answered"] += 1
+
+            def log_message(self, *args):
+                pass
+
+        self.counter = counter
+        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.httpd.daemon_threads = True
+        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}/v1"
+        threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
+
+    def close(self):
+        self.httpd.shutdown()
+        self.httpd.server_close()

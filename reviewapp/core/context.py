@@ -12,7 +12,12 @@ def deployment(request):
         if settings.CELERY_TASK_ALWAYS_EAGER
         else "tasks run on Celery workers"
     )
-    return {"deployment": f"{database} database · {tasks}"}
+    files = (
+        f"files in bucket {settings.STORAGES['data']['OPTIONS']['bucket_name']}"
+        if settings.STORAGE_KIND == "s3"
+        else "files in the data folder"
+    )
+    return {"deployment": f"{database} database · {tasks} · {files}"}
 
 
 def roles(request):

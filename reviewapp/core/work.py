@@ -24,8 +24,9 @@ from django.utils import timezone
 
 logger = logging.getLogger(__name__)
 
-# Database errors worth trying again: a connection dropped or refused.
-TRANSIENT = ("OperationalError", "InterfaceError")
+# Errors worth trying again: a database connection dropped or refused, a
+# file store that did not answer (reviewapp.core.files).
+TRANSIENT = ("OperationalError", "InterfaceError", "StoreUnreachable")
 
 
 def lease_end(now: datetime | None = None) -> datetime:

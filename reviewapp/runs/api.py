@@ -21,7 +21,13 @@ from reviewapp.runs.selectors import (
     run_warnings,
     set_version_warnings,
 )
-from reviewapp.runs.services.imports import import_preview, import_receive, pending_store
+from reviewapp.runs.services.imports import (
+    import_preview,
+    import_receive,
+    pending_drop,
+    pending_file,
+    pending_store,
+)
 from reviewapp.runs.services.question_sets import set_version_upload
 from reviewapp.runs.services.runs import run_receive
 from reviewapp.scorings import selectors
@@ -342,18 +348,19 @@ def import_run(
                     "checked": {"lines": shown.checked.lines, "problems": shown.checked.total},
                 },
             )
-        received = import_receive(
-            path=pending.path,
-            name=pending.name,
-            file_format=pending.format,
-            options=options,
-            set_from_file=set_from_file,
-            revise_set=revise_set,
-            uploaded_by=request.user,
-            source=Run.Source.API,
-        )
+        with pending_file(pending) as path:
+            received = import_receive(
+                path=path,
+                name=pending.name,
+                file_format=pending.format,
+                options=options,
+                set_from_file=set_from_file,
+                revise_set=revise_set,
+                uploaded_by=request.user,
+                source=Run.Source.API,
+            )
     finally:
-        pending.path.unlink(missing_ok=True)
+        pending_drop(pending)
     run = Run.objects.get(id=received.run.id)
     return Status(201 if received.created else 200, _run_out(request, run, duplicate=not received.created))
 

@@ -144,7 +144,8 @@ class Run(models.Model):
     # The imported tool's own scores over the run, by scorer (see
     # reviewapp.runs.services.imports.score_summary); never this app's measures.
     imported_scores = models.JSONField(default=dict, blank=True)
-    file_path = models.CharField(max_length=500)
+    # The log's name in the file store (reviewapp.core.files): runs/<sha256>.jsonl.
+    stored_name = models.CharField(max_length=500)
     size_bytes = models.BigIntegerField()
     sha256 = models.CharField(max_length=64)
     uploaded_by = models.ForeignKey(

@@ -10,7 +10,7 @@ from django.http import FileResponse, Http404, HttpResponse, JsonResponse, Strea
 from django.shortcuts import get_object_or_404, render
 from django.views.decorators.http import require_GET
 
-from reviewapp.core import csv_cells
+from reviewapp.core import csv_cells, files
 from reviewapp.core.roles import READERS_OF_RUNS, role_required
 from reviewapp.models import AssistantVersion, Judgement, Run, Sample, Scoring, SetVersion
 from reviewapp.runs.selectors import (
@@ -579,9 +579,12 @@ def export_log(request, run_id: int):
     """The run's log exactly as it was uploaded, byte for byte."""
     run = get_object_or_404(Run, id=run_id)
     try:
-        stream = open(run.file_path, "rb")  # noqa: SIM115 - FileResponse closes it
-    except FileNotFoundError as error:
-        raise Http404("The stored log is missing from the data folder.") from error
+        stream = files.open_for_reading(run.stored_name)
+    except files.StoredFileMissing as error:
+        raise Http404("The stored log is missing from the file store.") from error
+    except files.StoreUnreachable:
+        message = "The file store could not be reached; try again in a moment."
+        return HttpResponse(message, status=503, content_type="text/plain")
     return FileResponse(
         stream, as_attachment=True, filename=run.file_name, content_type="application/x-ndjson"
     )

@@ -20,7 +20,8 @@ import json
 import random
 import threading
 import time
-from collections.abc import MutableMapping
+from collections.abc import Callable, MutableMapping
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import asdict, dataclass, field
 
 REDACTED = "<redacted>"
@@ -145,6 +146,10 @@ class LLM:
         self.retries = retries
         self.backoff_s = backoff_s
         self.usage = Usage()
+        # Each call to the provider is made inside ``send_limit()``: a caller
+        # that shares the provider's limit with other processes sets it (a
+        # slot of a semaphore); retries wait outside it.
+        self.send_limit: Callable[[], AbstractContextManager] = nullcontext
 
     # What identifies the model in reports and cache keys: never a key.
     def identity(self) -> dict:
@@ -187,7 +192,8 @@ class LLM:
     def _send_with_retries(self, prompt: str, system: str | None) -> Completion:
         for attempt in range(self.retries + 1):
             try:
-                return self._send(prompt, system)
+                with self.send_limit():
+                    return self._send(prompt, system)
             except TransientError as error:
                 if attempt == self.retries:
                     tries = "1 try" if attempt == 0 else f"{attempt + 1} tries"

@@ -12,6 +12,7 @@ from django.db import (
     transaction,
 )
 
+from reviewapp.core import limits
 from reviewapp.core.errors import ApplicationError
 from reviewapp.models import (
     Judge,
@@ -191,10 +192,14 @@ KEY_VARIABLES = ("OPENAI_API_KEY", "ANTHROPIC_API_KEY", "GEMINI_API_KEY", "GOOGL
 
 
 def shared_llm_for(version: JudgeVersion, *, cache: MutableMapping | None = None) -> LLM:
-    """llm_for, made once per process for the same settings and keys."""
+    """llm_for, made once per process for the version, its settings and keys;
+    its calls take slots of the version's concurrency across every worker
+    (reviewapp.core.limits)."""
     variables = (version.key_variable, *KEY_VARIABLES) if version.key_variable else KEY_VARIABLES
     settings_key = json.dumps(
         [
+            version.id,
+            version.concurrency,
             version.provider,
             version.model,
             version.base_url,
@@ -212,6 +217,7 @@ def shared_llm_for(version: JudgeVersion, *, cache: MutableMapping | None = None
         model = _MODELS.get(key)
     if model is None:
         model = llm_for(version, cache=cache)
+        model.send_limit = limits.judge_call_slot(version.id, version.concurrency)
         with _MODELS_LOCK:
             model = _MODELS.setdefault(key, model)
     return model

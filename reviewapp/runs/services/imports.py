@@ -5,15 +5,19 @@ received like any uploaded run.
 On the web an import has two steps: the file is kept as a pending import
 (``pending_store``) and previewed with the versions and mapping the file
 suggests; once the person confirms them, ``import_receive`` converts it and
-creates the run. The pending file is named by a signed key bound to its
-uploader, and a sweep removes pending files older than a day.
+creates the run. The pending file is kept in the file store (so that any web
+host can confirm it), named by a signed key bound to its uploader, and a
+sweep removes pending files older than a day.
 """
 
 from __future__ import annotations
 
+import logging
 import math
 import time
 import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -22,12 +26,15 @@ from django.conf import settings
 from django.core import signing
 from django.core.files import File
 
+from reviewapp.core import files
 from reviewapp.core.errors import ApplicationError
 from reviewapp.core.uploads import clean_file_name, store_upload
 from reviewapp.models import Run
 from reviewapp.runs.services.runs import Received, run_receive
 from scoring import imports, logfile
 from scoring.imports.lm_eval import FIELDS as LM_EVAL_FIELDS
+
+logger = logging.getLogger(__name__)
 
 FOLDER = "imports"
 PENDING_MAX_AGE_S = 24 * 60 * 60
@@ -84,16 +91,22 @@ class Pending:
     be confirmed; ``fields`` are the form's values it was sent with."""
 
     key: str
-    path: Path
+    # The file's name in the file store (reviewapp.core.files).
+    stored: str
     name: str
     format: str
     fields: dict = field(default_factory=dict)
 
 
 def _folder() -> Path:
+    """This host's folder for files in transit (converted logs)."""
     folder = Path(settings.DATA_DIR) / FOLDER
     folder.mkdir(parents=True, exist_ok=True)
     return folder
+
+
+def _stored_name(key: str) -> str:
+    return f"{FOLDER}/{Path(key).name}"
 
 
 def pending_store(upload, *, user, file_format: str = "", fields: dict | None = None) -> Pending:
@@ -125,8 +138,12 @@ def pending_store(upload, *, user, file_format: str = "", fields: dict | None = 
             )
         chosen = file_format or detected
         key = f"{uuid.uuid4().hex}{Path(stored.name).suffix[:10]}"
-        path = _folder() / key
-        stored.path.replace(path)
+        try:
+            files.put(_stored_name(key), stored.path)
+        except files.StoreUnreachable as error:
+            raise ApplicationError(
+                f"{name}: {error}, so nothing was kept; send the file again in a moment", status=503
+            ) from error
     except BaseException:
         stored.path.unlink(missing_ok=True)
         raise
@@ -134,7 +151,7 @@ def pending_store(upload, *, user, file_format: str = "", fields: dict | None = 
     signed = signing.dumps(
         {"key": key, "name": stored.name, "format": chosen, "user": user.pk, "fields": fields}, salt=_SALT
     )
-    return Pending(key=signed, path=path, name=stored.name, format=chosen, fields=fields)
+    return Pending(key=signed, stored=_stored_name(key), name=stored.name, format=chosen, fields=fields)
 
 
 def pending_open(signed: str, *, user) -> Pending:
@@ -145,16 +162,19 @@ def pending_open(signed: str, *, user) -> Pending:
         raise ApplicationError("This import waited more than a day; upload the file again.") from error
     except signing.BadSignature as error:
         raise ApplicationError("This import is not known here; upload the file again.") from error
-    path = _folder() / Path(data["key"]).name
+    stored = _stored_name(data["key"])
     if data.get("user") != user.pk:
         raise ApplicationError("This import is not known here; upload the file again.")
-    if not path.exists():
-        done = _done_marker(path)
-        if done.exists():
-            raise AlreadyImported(int(done.read_text()))
-        raise ApplicationError("This import is not known here; upload the file again.")
+    try:
+        if not files.exists(stored):
+            done = _done_marker(stored)
+            if files.exists(done):
+                raise AlreadyImported(int(files.read_bytes(done)))
+            raise ApplicationError("This import is not known here; upload the file again.")
+    except files.StoreUnreachable as error:
+        raise ApplicationError(f"{error}; try again in a moment", status=503) from error
     return Pending(
-        key=signed, path=path, name=data["name"], format=data["format"], fields=data.get("fields") or {}
+        key=signed, stored=stored, name=data["name"], format=data["format"], fields=data.get("fields") or {}
     )
 
 
@@ -169,26 +189,47 @@ class AlreadyImported(Exception):
 def pending_done(pending: Pending, *, run_id: int) -> None:
     """Put the pending file away once its run exists, leaving a note of the
     run, so that the same confirmation sent again leads to it."""
-    _done_marker(pending.path).write_text(str(run_id))
-    pending.path.unlink(missing_ok=True)
+    files.put_bytes(_done_marker(pending.stored), str(run_id).encode())
+    files.delete(pending.stored)
 
 
-def _done_marker(path: Path) -> Path:
-    return path.with_name(path.name + ".run")
+def pending_drop(pending: Pending) -> None:
+    """Remove a pending file that will not be imported (refused, or read
+    once by the API)."""
+    try:
+        files.delete(pending.stored)
+    except files.StoreUnreachable:
+        logger.warning("could not remove %s; the sweep will", pending.stored, exc_info=True)
+
+
+def _done_marker(stored: str) -> str:
+    return f"{stored}.run"
+
+
+@contextmanager
+def pending_file(pending: Pending) -> Iterator[Path]:
+    """The pending file on this host, for as long as the block runs."""
+    try:
+        with files.local_copy(pending.stored) as path:
+            yield path
+    except files.StoredFileMissing as error:
+        raise ApplicationError("This import is not known here; upload the file again.") from error
+    except files.StoreUnreachable as error:
+        raise ApplicationError(f"{error}; try again in a moment", status=503) from error
 
 
 def pending_sweep(*, max_age_s: int = PENDING_MAX_AGE_S) -> int:
     """Remove pending files (and the notes of confirmed ones) older than
-    ``max_age_s``; the number removed."""
+    ``max_age_s``, and this host's files in transit that a stopped process
+    left; the number removed."""
+    removed = files.remove_older_than(FOLDER, max_age_s=max_age_s)
     folder = Path(settings.DATA_DIR) / FOLDER
-    if not folder.exists():
-        return 0
-    cutoff = time.time() - max_age_s
-    removed = 0
-    for path in folder.iterdir():
-        if path.is_file() and path.stat().st_mtime < cutoff:
-            path.unlink(missing_ok=True)
-            removed += 1
+    if folder.exists() and not files.is_data_folder():
+        cutoff = time.time() - max_age_s
+        for path in folder.iterdir():
+            if path.is_file() and path.stat().st_mtime < cutoff:
+                path.unlink(missing_ok=True)
+                removed += 1
     return removed
 
 
@@ -196,11 +237,12 @@ def import_preview(pending: Pending, options: imports.ImportOptions) -> imports.
     """The file's first answers as they will be read, and what converting
     the whole of it gives (``checked``): the problems only later rows hold
     are added to ``errors``, so a preview that passes is not refused later."""
-    try:
-        shown = imports.preview(pending.path, pending.format, options, name=pending.name)
-    except logfile.LogFileError as error:
-        raise _rejected(pending.name, error) from error
-    shown.checked = imports.check(pending.path, pending.format, options, name=pending.name)
+    with pending_file(pending) as path:
+        try:
+            shown = imports.preview(path, pending.format, options, name=pending.name)
+        except logfile.LogFileError as error:
+            raise _rejected(pending.name, error) from error
+        shown.checked = imports.check(path, pending.format, options, name=pending.name)
     shown.errors += [error for error in shown.checked.errors if error not in shown.errors]
     return shown
 

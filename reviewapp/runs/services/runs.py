@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 import re
 from collections.abc import Iterator
+from contextlib import ExitStack
 from dataclasses import dataclass
 from operator import itemgetter
 from pathlib import Path
@@ -15,7 +16,7 @@ from django.db.models import Q
 from django.utils import timezone
 
 from reviewapp import tasks
-from reviewapp.core import progress, work
+from reviewapp.core import files, progress, work
 from reviewapp.core.bulk import insert_rows
 from reviewapp.core.errors import ApplicationError
 from reviewapp.core.uploads import resolve_version, store_upload
@@ -147,7 +148,7 @@ def _run_create(
             "so no question set can be taken from this file"
         )
 
-    final_path = Path(settings.DATA_DIR) / "runs" / f"{stored.sha256}.jsonl"
+    stored_name = run_log_name(stored.sha256)
     try:
         with transaction.atomic():
             if set_from_file:
@@ -184,13 +185,21 @@ def _run_create(
                 assistant_version=version,
                 set_version=target_set,
                 file_name=stored.name,
-                file_path=str(final_path),
+                stored_name=stored_name,
                 size_bytes=stored.size,
                 sha256=stored.sha256,
                 uploaded_by=uploaded_by,
                 source=source,
             )
-            stored.path.replace(final_path)
+            # Last, inside the transaction: a store that cannot be reached
+            # leaves no run behind, and the file can be sent again.
+            try:
+                files.put(stored_name, stored.path)
+            except files.StoreUnreachable as error:
+                raise ApplicationError(
+                    f"{stored.name}: {error}, so nothing was stored; send the file again in a moment",
+                    status=503,
+                ) from error
             transaction.on_commit(lambda: tasks.queue_ingest(run.id))
     except IntegrityError:
         # The same file, sent twice at once: the other request holds it.
@@ -220,7 +229,7 @@ def run_ingest(*, run_id: int) -> Run | None:
     try:
         # Read inside the try: a cut right after the claim gives it back too.
         run = Run.objects.select_related("set_version").get(id=run_id)
-        with work.lease_kept(Run, pk=run.id, attempt=attempt), transaction.atomic():
+        with work.lease_kept(Run, pk=run.id, attempt=attempt), transaction.atomic(), ExitStack() as stack:
             # The fence: a worker whose lease ran out while it was still alive
             # finds the run taken by the next attempt and writes nothing.
             if (
@@ -230,7 +239,8 @@ def run_ingest(*, run_id: int) -> Run | None:
             ):
                 return None
             # Every line's attempt is checked against the header's repetitions.
-            plan, header_errors = logfile.read_plan(Path(run.file_path))
+            log = stack.enter_context(files.local_copy(run.stored_name))
+            plan, header_errors = logfile.read_plan(log)
             collector = logfile.ErrorCollector(limit=200)
             collector.add(header_errors)
             # The line of each attempt of each question of the set.
@@ -260,7 +270,7 @@ def run_ingest(*, run_id: int) -> Run | None:
                     "raw",
                 ),
                 _answer_rows(
-                    run, seen, collector, declared, repeats_a_run=plan.repeats is not None, links=links
+                    run, log, seen, collector, declared, repeats_a_run=plan.repeats is not None, links=links
                 ),
             )
             repeats_ref = "" if plan.repeats is None else str(plan.repeats)
@@ -314,6 +324,13 @@ def run_ingest(*, run_id: int) -> Run | None:
         )
         run.lease_until = None
         run.save(update_fields=("status", "line_errors", "line_error_count", "error", "lease_until"))
+    except files.StoredFileMissing as error:
+        Run.objects.filter(id=run_id, attempts=attempt).update(
+            status=Run.Status.FAILED,
+            error=f"The uploaded log is gone from the file store ({error}): upload the file again.",
+            lease_until=None,
+        )
+        run = Run.objects.get(id=run_id)
     except Exception as error:
         if work.is_transient(error):
             work.release(Run, pk=run_id, attempt=attempt, waiting=Run.Status.RECEIVED)
@@ -326,6 +343,11 @@ def run_ingest(*, run_id: int) -> Run | None:
     else:
         transaction.on_commit(lambda: queue_scoring(scoring.id))
     return run
+
+
+def run_log_name(sha256: str) -> str:
+    """A run log's name in the file store: its content's sha256."""
+    return f"runs/{sha256}.jsonl"
 
 
 def _question_ids(set_version_id: int) -> Iterator[str]:
@@ -341,6 +363,7 @@ def _question_ids(set_version_id: int) -> Iterator[str]:
 
 def _answer_rows(
     run: Run,
+    log: Path,
     seen: logfile.AttemptBook,
     collector,
     declared: dict[str, dict],
@@ -356,7 +379,7 @@ def _answer_rows(
     Follow-ups are labelled against the one ``declared`` for their question."""
     size = max(run.size_bytes, 1)
     limit = settings.MAX_ANSWER_BYTES
-    with open(run.file_path, "rb") as stream:
+    with open(log, "rb") as stream:
         for number, raw, position, oversize in logfile.iter_raw_lines(stream, max_line_bytes=limit):
             if number % 20000 == 0:
                 progress.report("run", run.id, percent=100 * position / size)

@@ -18,6 +18,7 @@ from reviewapp.runs.services.imports import (
     import_preview,
     import_receive,
     pending_done,
+    pending_file,
     pending_open,
     pending_store,
 )
@@ -121,16 +122,17 @@ def _preview_page(request, pending, data):
             if data.get("action") != "import":
                 preview = import_preview(pending, options)
             else:
-                received = import_receive(
-                    path=pending.path,
-                    name=pending.name,
-                    file_format=pending.format,
-                    options=options,
-                    set_from_file=form.cleaned_data["set_from_file"],
-                    revise_set=form.cleaned_data["revise_set"],
-                    revision_seen=form.cleaned_data["seen"],
-                    uploaded_by=request.user,
-                )
+                with pending_file(pending) as path:
+                    received = import_receive(
+                        path=path,
+                        name=pending.name,
+                        file_format=pending.format,
+                        options=options,
+                        set_from_file=form.cleaned_data["set_from_file"],
+                        revise_set=form.cleaned_data["revise_set"],
+                        revision_seen=form.cleaned_data["seen"],
+                        uploaded_by=request.user,
+                    )
                 pending_done(pending, run_id=received.run.id)
                 if not received.created:
                     messages.info(request, "This file was imported before; here is the run that holds it.")

@@ -35,6 +35,8 @@ from reviewapp.runs.services.imports import (
     RUN_LOG,
     AlreadyImported,
     pending_done,
+    pending_drop,
+    pending_file,
     pending_open,
     pending_store,
 )
@@ -171,7 +173,7 @@ def _revision_step(request, pending, *, seen: str):
     is the revision as it stands, else the page saying what it would do."""
     fields = pending.fields
     try:
-        with open(pending.path, "rb") as stream:
+        with pending_file(pending) as path, open(path, "rb") as stream:
             received = run_receive(
                 upload=File(stream, name=pending.name),
                 uploaded_by=request.user,
@@ -191,7 +193,7 @@ def _revision_step(request, pending, *, seen: str):
         }
         return render(request, "runs/upload_revision.html", context | {"fields": fields})
     except ApplicationError as rejected:
-        pending.path.unlink(missing_ok=True)
+        pending_drop(pending)
         form = RunUploadForm(initial={**fields, "revise_set": True})
         context = {"form": form, "errors": rejected.errors, "limit": limit_text()}
         return render(request, "runs/upload.html", context, status=rejected.status)

@@ -14,6 +14,7 @@ from django.test import RequestFactory, TestCase, TransactionTestCase
 from django.test.client import ClientHandler
 from django.urls import reverse
 
+from reviewapp.core import files
 from reviewapp.core.errors import ApplicationError
 from reviewapp.models import Adjudication, ApiToken, AssistantVersion, QuestionSet, Run, SetVersion
 from reviewapp.review.services.adjudication import (
@@ -318,7 +319,7 @@ class FileEncodingTests(ErrorsTestCase):
         self.assertEqual(response.status_code, 201)
         run = Run.objects.get()
         self.assertEqual((run.status, run.answer_count, run.file_name), ("stored", 8, RUN_FILE))
-        with open(run.file_path, "rb") as stored:
+        with open(files.storage().path(run.stored_name), "rb") as stored:
             self.assertEqual(stored.read(), plain)
         # The same answers, plain this time, are the same run.
         again = self.api("/api/runs", {"file": upload(RUN_FILE, plain)})

@@ -6,14 +6,11 @@ The workers and Celery beat run as subprocesses against this test's
 PostgreSQL database, with short leases so that the sweep acts in seconds.
 """
 
-import os
 import signal
 import socket
 import subprocess
-import sys
 import time
 from contextlib import contextmanager
-from pathlib import Path
 
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
@@ -21,134 +18,19 @@ from django.db import connection
 from django.test import Client
 
 from reviewapp.celery import app
-from reviewapp.models import Answer, AnswerCheck, ApiToken, Finding, Run, Score, Scoring, ScoringChunk
-from reviewapp.runs.services.question_sets import set_version_create
-from reviewapp.runs.services.runs import run_receive
-from scoring import synthetic
-from scoring.logfile import normalise_question
-from scoring.runner import score_file
+from reviewapp.models import Answer, ApiToken, Run, Scoring, ScoringChunk
 from tests.helpers import make_user
+from tests.provider_servers import SlowJudgeServer
+from tests.worker_processes import (
+    CHUNK,
+    WORKER_APP_NAME,
+    assert_counts_equal_a_clean_run,
+    generated_run,
+    judge_by,
+    upload,
+)
 
 pytestmark = [pytest.mark.integration, pytest.mark.django_db(transaction=True)]
-
-CHUNK = 10_000  # answers per chunk: about a second of work, a wide window to kill in
-WORKER_APP_NAME = "reviewapp-fault-worker"
-
-
-@pytest.fixture
-def services(settings, tmp_path):
-    broker = os.environ.get("CELERY_BROKER_URL", "")
-    if not broker.startswith("redis") or connection.vendor != "postgresql":
-        if os.environ.get("CI"):
-            pytest.fail("CI must run the fault tests against Redis and PostgreSQL (bin/test sets them)")
-        pytest.skip("needs CELERY_BROKER_URL=redis://… and DATABASE_URL=postgres://… (bin/test sets them)")
-    return Services(settings=settings, tmp_path=tmp_path, broker=broker)
-
-
-class Services:
-    """Starts and stops workers and beat, and waits for the database to say so."""
-
-    def __init__(self, *, settings, tmp_path: Path, broker: str):
-        db = connection.settings_dict
-        self.tmp_path = tmp_path
-        self.broker = broker
-        self.env = {
-            **os.environ,
-            "DATABASE_URL": f"postgres://{db['USER']}@{db['HOST'] or '127.0.0.1'}:{db['PORT'] or 5432}/{db['NAME']}",
-            "REVIEWAPP_DATA_DIR": str(settings.DATA_DIR),
-            "REVIEWAPP_SCORING_CHUNK": str(CHUNK),
-            "WORK_LEASE_SECONDS": "2",
-            "WORK_STALE_SECONDS": "3",
-            "WORK_SWEEP_SECONDS": "1",
-            # libpq names the workers' connections, so a test can cut theirs alone.
-            "PGAPPNAME": WORKER_APP_NAME,
-        }
-        settings.SCORING_CHUNK_ANSWERS = CHUNK
-        self.processes: list[subprocess.Popen] = []
-        self.logs: list[Path] = []
-        app.conf.task_always_eager = False
-        app.control.purge()  # tasks left by an earlier, interrupted run
-
-    def start(self, *command: str) -> subprocess.Popen:
-        log = self.tmp_path / f"{command[0]}-{len(self.logs)}.log"
-        self.logs.append(log)
-        process = subprocess.Popen(
-            [sys.executable, "-m", "celery", "-A", "reviewapp", *command, "--loglevel", "INFO"],
-            env={**self.env, "CELERY_BROKER_URL": self.broker},
-            stdout=log.open("w"),
-            stderr=subprocess.STDOUT,
-        )
-        self.processes.append(process)
-        return process
-
-    def worker(self) -> subprocess.Popen:
-        return self.start(
-            "worker", "-P", "solo", "--without-heartbeat", "--without-mingle", "--without-gossip"
-        )
-
-    def beat(self) -> subprocess.Popen:
-        return self.start("beat", "--schedule", str(self.tmp_path / f"beat-{len(self.logs)}"))
-
-    def stop_all(self) -> None:
-        for process in self.processes:
-            if process.poll() is None:
-                process.terminate()
-        for process in self.processes:
-            try:
-                process.wait(timeout=20)
-            except subprocess.TimeoutExpired:
-                process.kill()
-
-    def wait(self, condition, *, seconds: float = 90, what: str = "") -> None:
-        deadline = time.monotonic() + seconds
-        while time.monotonic() < deadline:
-            if condition():
-                return
-            time.sleep(0.02)
-        logs = "\n".join(f"--- {log.name}\n{log.read_text()[-3000:]}" for log in self.logs)
-        pytest.fail(f"not within {seconds} s: {what}\n{logs}")
-
-
-@pytest.fixture
-def running(services):
-    yield services
-    services.stop_all()
-
-
-def generated_run(tmp_path: Path, *, answers: int, version: str) -> tuple[Path, dict]:
-    """A question set stored in the app (all of it tuning, so that the app's
-    "all" is the library's) and a run file answering it."""
-    questions = synthetic.generate_question_set(questions=answers, seed=11, set_version=version)
-    for question in questions:
-        question["split"] = "tuning"
-    set_version_create(version=version, questions=[normalise_question(q) for q in questions])
-    path = tmp_path / f"answers_run_bot-9_set-{version}.jsonl"
-    synthetic.write_jsonl(path, synthetic.generate_run(question_set=questions, answers=answers, seed=12))
-    return path, {q["question_id"]: normalise_question(q) for q in questions}
-
-
-def upload(path: Path) -> Run:
-    return run_receive(upload=SimpleUploadedFile(path.name, path.read_bytes())).run
-
-
-def assert_counts_equal_a_clean_run(run: Run, path: Path, questions: dict) -> None:
-    clean = score_file(path, questions)
-    scoring = Scoring.objects.get(run=run)
-    assert (scoring.status, scoring.error) == ("done", "")
-    stored = {}
-    for score in Score.objects.filter(scoring=scoring):
-        stored.setdefault(score.slice, {})[score.measure] = {
-            "k": score.k,
-            "n": score.n,
-            "clusters": score.clusters,
-        }
-    # The counts and how their units cluster, as the library gives them.
-    assert {name: stored[name] for name in clean.slices} == clean.slices
-    # Nothing stored twice: one check per answer, the clean run's findings.
-    assert Answer.objects.filter(run=run).count() == clean.answers
-    assert AnswerCheck.objects.filter(scoring=scoring).count() == clean.answers
-    assert Finding.objects.filter(scoring=scoring).count() == len(clean.findings)
-
 
 def test_a_worker_killed_mid_chunk_leaves_work_that_another_finishes(running, tmp_path):
     path, questions = generated_run(tmp_path, answers=3 * CHUNK, version="fault-chunk")
@@ -285,86 +167,16 @@ def _answers_ping(port: int) -> bool:
         return False
 
 
-class SlowJudgeServer:
-    """An OpenAI-compatible endpoint that answers every chat completion with a
-    relevance verdict after ``delay_s``, and counts the requests it answered."""
-
-    def __init__(self, *, delay_s: float):
-        import json
-        import threading
-        from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-
-        counter = {"answered": 0}
-        lock = threading.Lock()
-
-        class Handler(BaseHTTPRequestHandler):
-            def do_POST(self):
-                self.rfile.read(int(self.headers.get("Content-Length", 0)))
-                time.sleep(delay_s)
-                body = json.dumps(
-                    {
-                        "id": "x",
-                        "object": "chat.completion",
-                        "created": 0,
-                        "model": "slow-judge",
-                        "choices": [
-                            {
-                                "index": 0,
-                                "message": {"role": "assistant", "content": '{"score": 4, "reason": "fine"}'},
-                                "finish_reason": "stop",
-                            }
-                        ],
-                        "usage": {"prompt_tokens": 100, "completion_tokens": 9, "total_tokens": 109},
-                    }
-                ).encode()
-                self.send_response(200)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(body)))
-                self.end_headers()
-                self.wfile.write(body)
-                with lock:
-                    counter["answered"] += 1
-
-            def log_message(self, *args):
-                pass
-
-        self.counter = counter
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.httpd.daemon_threads = True
-        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}/v1"
-        threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
-
-    def close(self):
-        self.httpd.shutdown()
-        self.httpd.server_close()
-
-
 def test_a_worker_killed_mid_judging_loses_no_verdict_and_stores_none_twice(running, tmp_path):
-    from reviewapp.judges.services import judge_versions, judging
     from reviewapp.models import JudgeChunk, JudgeRun, ModelVerdict
 
     path, _ = generated_run(tmp_path, answers=400, version="fault-judge")
     server = SlowJudgeServer(delay_s=0.1)
-    running.env["FAULT_JUDGE_KEY"] = "sk-fault-judge"
     try:
         first = running.worker()
         running.beat()
         run = upload(path)
-        running.wait(
-            lambda: Scoring.objects.filter(run=run, status="done").exists(), what="the run to be scored"
-        )
-        version = judge_versions.judge_version_save(
-            name="slow",
-            provider="openai",
-            model="slow-judge",
-            base_url=server.url,
-            key_variable="FAULT_JUDGE_KEY",
-            metrics=["answer_relevance"],
-            concurrency=4,
-        )
-        judge_run = judging.judge_run_confirm(
-            judge_run=judging.judge_run_estimate(judge_versions=[version], run=Run.objects.get(id=run.id))
-        )
+        judge_run = judge_by(running, run, server, name="slow")
         calls = judge_run.estimate["calls"]
         running.wait(
             lambda: (
@@ -395,6 +207,6 @@ def test_a_worker_killed_mid_judging_loses_no_verdict_and_stores_none_twice(runn
         assert JudgeChunk.objects.get(id=killed[0]).attempts >= 2
         # What the killed worker had asked came from the response cache: at
         # most the calls in flight when it died were paid twice.
-        assert calls <= server.counter["answered"] <= calls + version.concurrency
+        assert calls <= server.counter["answered"] <= calls + judge_run.judge_versions.get().concurrency
     finally:
         server.close()

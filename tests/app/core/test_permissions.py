@@ -29,7 +29,7 @@ from reviewapp.paired.services import paired_assign, paired_draw
 from reviewapp.review.services.review import JudgementInput, judgement_submit, rubric_default
 from reviewapp.review.services.samples import Frame, sample_assign, sample_draw
 from tests.fixtures import load_generated_run, twin
-from tests.helpers import make_user
+from tests.helpers import KeepsClassFiles, make_user
 
 ANONYMOUS, REVIEWER, LEAD, MANAGER, ADMIN, NO_ROLE = (
     "anonymous",
@@ -211,7 +211,7 @@ def is_api_operation(pattern: URLPattern) -> bool:
     return pattern.callback.__module__ == "ninja.operation"
 
 
-class PermissionMatrixTests(TestCase):
+class PermissionMatrixTests(KeepsClassFiles, TestCase):
     @classmethod
     def setUpTestData(cls):
         cls.logged_run = load_generated_run(answers=30, assistant="bot-perm-1", version="perm-1")
@@ -261,6 +261,7 @@ class PermissionMatrixTests(TestCase):
             cls.keys[principal] = key
 
     def setUp(self):
+        super().setUp()
         # Kept tokens outlive a test's transaction: each test looks its tokens up afresh.
         CHECK_TOKENS.clear()
         self.addCleanup(CHECK_TOKENS.clear)

@@ -3,6 +3,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+from django.conf import settings
 from django.test import TestCase
 from django.urls import reverse
 
@@ -51,6 +52,11 @@ class FooterTests(TestCase):
         with self.settings(CELERY_TASK_ALWAYS_EAGER=False):
             response = self.client.get(reverse("home"))
         self.assertContains(response, "tasks run on Celery workers")
+        self.assertContains(response, "files in the data folder")
+        s3 = {**settings.STORAGES, "data": {"BACKEND": "x", "OPTIONS": {"bucket_name": "evidence"}}}
+        with self.settings(STORAGE_KIND="s3", STORAGES=s3):
+            response = self.client.get(reverse("home"))
+        self.assertContains(response, "files in bucket evidence")
 
 
 def test_a_command_says_nothing_of_the_login_throttle_when_all_is_well():

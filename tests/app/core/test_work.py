@@ -14,12 +14,12 @@ from reviewapp.runs.services.runs import run_ingest, run_retry
 from reviewapp.scorings import selectors
 from reviewapp.scorings.services import scoring_chunk_perform, scoring_retry
 from tests.fixtures import bare_run, load_generated_run
-from tests.helpers import PASSWORD, BaseTestCase
+from tests.helpers import PASSWORD, BaseTestCase, KeepsClassFiles
 
 LONG_AGO = timedelta(hours=1)
 
 
-class SweepTests(BaseTestCase):
+class SweepTests(KeepsClassFiles, BaseTestCase):
     @classmethod
     def setUpTestData(cls):
         super().setUpTestData()

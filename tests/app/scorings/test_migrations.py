@@ -10,6 +10,7 @@ BEFORE_LINES = ("reviewapp", "0031_follow_ups")
 LINES = ("reviewapp", "0032_chunk_lines_and_timing")
 BEFORE_NULLS = ("reviewapp", "0033_answer_run_unchecked")
 NULLS = ("reviewapp", "0034_follow_up_sql_null")
+STORED_NAMES = ("reviewapp", "0035_run_stored_name")
 
 
 class MigrationTests(TransactionTestCase):
@@ -31,7 +32,7 @@ class MigrationTests(TransactionTestCase):
         self.executor.migrate([target])
         return MigrationExecutor(connection).loader.project_state([target]).apps
 
-    def a_run(self, apps):
+    def a_run(self, apps, **fields):
         assistant = apps.get_model("reviewapp", "Assistant").objects.create(name="bot")
         version = apps.get_model("reviewapp", "AssistantVersion").objects.create(
             assistant=assistant, label="bot-1"
@@ -44,8 +45,8 @@ class MigrationTests(TransactionTestCase):
             assistant_version=version,
             set_version=set_version,
             file_name="r.jsonl",
-            file_path="r.jsonl",
             size_bytes=1,
+            **{"file_path": "r.jsonl", **fields},
         )
         return run, set_version
 
@@ -100,3 +101,11 @@ class MigrationTests(TransactionTestCase):
             list(questions.filter(follow_up__isnull=False).values_list("question_id", flat=True)), ["q2"]
         )
         self.assertEqual(questions.get(question_id="q2").follow_up, {"text": "Which year?", "max_turns": 2})
+
+    def test_a_runs_path_on_the_host_becomes_its_name_in_the_file_store(self):
+        apps = self.state_at(NULLS)
+        digest = "ab" * 32
+        run, _ = self.a_run(apps, file_path=f"/srv/reviewapp/var/runs/{digest}.jsonl", sha256=digest)
+        apps = self.migrate_to(STORED_NAMES)
+        stored = apps.get_model("reviewapp", "Run").objects.get(id=run.id)
+        self.assertEqual(stored.stored_name, f"runs/{digest}.jsonl")

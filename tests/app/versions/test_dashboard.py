@@ -9,11 +9,12 @@ from django.test import TestCase
 from django.urls import reverse
 from statsmodels.stats.proportion import proportion_confint
 
+from reviewapp.core import files
 from reviewapp.models import AnswerCheck, ApiToken, Assignment, Run, Sample, SampleItem, Score
 from reviewapp.review.services.review import JudgementInput, judgement_submit, rubric_default
 from reviewapp.runs.services.runs import run_receive
 from tests.fixtures import load_generated_run
-from tests.helpers import PASSWORD, BaseTestCase, make_user
+from tests.helpers import PASSWORD, BaseTestCase, KeepsClassFiles, make_user
 
 
 def upload_variant(base: Run, assistant: str, change) -> Run:
@@ -257,7 +258,7 @@ class GateTests(TestCase):
         self.assertContains(page, f"With {numeric.paired.n} paired questions, differences under")
 
 
-class DashboardTests(BaseTestCase):
+class DashboardTests(KeepsClassFiles, BaseTestCase):
     @classmethod
     def setUpTestData(cls):
         super().setUpTestData()
@@ -313,6 +314,7 @@ class DashboardTests(BaseTestCase):
             )
 
     def setUp(self):
+        super().setUp()
         self.client.login(username="manager", password=PASSWORD)
 
     def test_it_weights_the_grades_by_the_recorded_strata_beside_the_unweighted_rate(self):
@@ -449,7 +451,7 @@ class DashboardTests(BaseTestCase):
     def test_it_gives_the_log_back_exactly_as_uploaded(self):
         response = self.client.get(reverse("run-log", args=[self.logged_run.id]))
         body = b"".join(response.streaming_content)
-        with open(self.logged_run.file_path, "rb") as stored:
+        with open(files.storage().path(self.logged_run.stored_name), "rb") as stored:
             self.assertEqual(body, stored.read())
         import hashlib
 

@@ -44,7 +44,7 @@ def unfinished_run(label: str, status: str, digest: str) -> Run:
         assistant_version=version,
         set_version=Run.objects.get(assistant_version=base).set_version,
         file_name=f"{label}.jsonl",
-        file_path=f"{label}.jsonl",
+        stored_name=f"runs/{label}.jsonl",
         size_bytes=1,
         sha256=digest * 64,
         status=status,
