@@ -223,10 +223,12 @@ def pending_sweep(*, max_age_s: int = PENDING_MAX_AGE_S) -> int:
     ``max_age_s``, and this host's files in transit that a stopped process
     left; the number removed."""
     removed = files.remove_older_than(FOLDER, max_age_s=max_age_s)
-    folder = Path(settings.DATA_DIR) / FOLDER
-    if folder.exists() and not files.is_data_folder():
-        cutoff = time.time() - max_age_s
-        for path in folder.iterdir():
+    if files.is_data_folder():
+        return removed  # the folder just swept is this host's own
+    cutoff = time.time() - max_age_s
+    # Converted imports, and logs a killed worker was reading.
+    for folder in (Path(settings.DATA_DIR) / FOLDER, Path(settings.DATA_DIR) / files.COPIES):
+        for path in folder.glob("*"):
             if path.is_file() and path.stat().st_mtime < cutoff:
                 path.unlink(missing_ok=True)
                 removed += 1

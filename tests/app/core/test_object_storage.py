@@ -6,6 +6,8 @@ half-stored and work that is tried again."""
 
 from __future__ import annotations
 
+import os
+import time
 import uuid
 from pathlib import Path
 
@@ -16,7 +18,7 @@ from django.urls import reverse
 
 from reviewapp.core import files, work
 from reviewapp.models import ApiToken, Run, Scoring
-from reviewapp.runs.services.imports import pending_sweep
+from reviewapp.runs.services.imports import PENDING_MAX_AGE_S, pending_sweep
 from reviewapp.runs.services.question_sets import set_version_create
 from reviewapp.runs.services.runs import run_ingest, run_receive
 from scoring import synthetic
@@ -225,3 +227,17 @@ def test_a_missing_file_in_the_data_folder_is_told_as_missing(tmp_path, settings
         files.local_copy("runs/absent.jsonl"),
     ):
         pass
+
+
+@pytest.mark.django_db
+class TestFilesInTransit(InStore):
+    def test_a_copy_a_killed_worker_left_is_removed_by_the_sweep_after_a_day(self):
+        copies = Path(settings.DATA_DIR) / files.COPIES
+        copies.mkdir(parents=True)
+        left, reading = copies / "left.jsonl", copies / "reading.jsonl"
+        left.write_text("{}")
+        reading.write_text("{}")
+        a_day_ago = time.time() - PENDING_MAX_AGE_S - 60
+        os.utime(left, (a_day_ago, a_day_ago))
+        assert pending_sweep() == 1
+        assert files_left(settings.DATA_DIR) == [reading]
