@@ -155,3 +155,13 @@ def judge_by(running, run: Run, server, *, name: str, concurrency: int = 4):
     return judging.judge_run_confirm(
         judge_run=judging.judge_run_estimate(judge_versions=[version], run=Run.objects.get(id=run.id))
     )
+
+
+def require_redis_and_postgres(what: str = "this test") -> str:
+    """The Redis broker's URL; skips (fails, in CI) without Redis and PostgreSQL."""
+    broker = os.environ.get("CELERY_BROKER_URL", "")
+    if not broker.startswith("redis") or connection.vendor != "postgresql":
+        if os.environ.get("CI"):
+            pytest.fail(f"CI must run {what} against Redis and PostgreSQL (bin/test sets them)")
+        pytest.skip("needs CELERY_BROKER_URL=redis://… and DATABASE_URL=postgres://… (bin/test sets them)")
+    return broker

@@ -16,6 +16,7 @@ from reviewapp.celery import app
 from reviewapp.models import ApiToken
 from tests.conftest import SHARED_DATA
 from tests.helpers import make_user
+from tests.worker_processes import require_redis_and_postgres
 
 pytestmark = [pytest.mark.integration, pytest.mark.django_db(transaction=True)]
 
@@ -49,11 +50,7 @@ def call(url, token, *, file=None):
 
 @pytest.fixture
 def worker(settings, tmp_path):
-    broker = os.environ.get("CELERY_BROKER_URL", "")
-    if not broker.startswith("redis") or connection.vendor != "postgresql":
-        if os.environ.get("CI"):
-            pytest.fail("CI must run this test against Redis and PostgreSQL (bin/test sets them)")
-        pytest.skip("needs CELERY_BROKER_URL=redis://… and DATABASE_URL=postgres://… (bin/test sets them)")
+    require_redis_and_postgres()
     db = connection.settings_dict
     env = {
         **os.environ,
