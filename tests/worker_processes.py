@@ -42,6 +42,8 @@ class Services:
             "WORK_LEASE_SECONDS": "2",
             "WORK_STALE_SECONDS": "3",
             "WORK_SWEEP_SECONDS": "1",
+            # A killed worker's judge call slots come back in seconds, not the default 30.
+            "REVIEWAPP_CALL_SLOT_LEASE_SECONDS": "3",
             # libpq names the workers' connections, so a test can cut theirs alone.
             "PGAPPNAME": WORKER_APP_NAME,
             # The key of the local provider's judges (judge_by).
