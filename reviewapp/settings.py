@@ -294,15 +294,21 @@ CELERY_TASK_REJECT_ON_WORKER_LOST = True
 CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": env_int("WORK_VISIBILITY_TIMEOUT", 600)}
 CELERY_BROKER_CONNECTION_TIMEOUT = 2
 
-# Work claims (reviewapp/services/work.py): a lease renewed while a worker
-# works; work whose lease ran out is taken up again, at most
-# WORK_MAX_ATTEMPTS times, then failed with the reason. Work handed to the
-# broker and not started within WORK_STALE_SECONDS is sent again, and a run
-# or scoring with no progress for that long can be tried again from its page.
-WORK_LEASE_SECONDS = env_int("WORK_LEASE_SECONDS", 60)
+# Work claims (reviewapp/core/work.py): a lease renewed every third of its
+# length while a worker works; work whose lease ran out is taken up again,
+# at most WORK_MAX_ATTEMPTS times (outages of the database or file store not
+# counted), then failed with the reason. The sweep runs every
+# WORK_SWEEP_SECONDS (by beat, or by a worker when beat has not run it for
+# two intervals) and sends again what a dead worker held, and everything
+# waiting when Redis lost its messages (reviewapp/core/broker.py); work
+# handed to the broker and not started within WORK_STALE_SECONDS is sent
+# again in any case, and can be tried again from its page. With these
+# defaults a killed worker's work moves again within 45 s (lease, then the
+# next sweep), a restarted broker's within 15 s of its return.
+WORK_LEASE_SECONDS = env_int("WORK_LEASE_SECONDS", 30)
 WORK_MAX_ATTEMPTS = env_int("WORK_MAX_ATTEMPTS", 3)
 WORK_STALE_SECONDS = env_int("WORK_STALE_SECONDS", 300)
-WORK_SWEEP_SECONDS = env_int("WORK_SWEEP_SECONDS", 30)
+WORK_SWEEP_SECONDS = env_int("WORK_SWEEP_SECONDS", 15)
 # An upload must not hang on a broker that is down: try briefly, then store
 # the run as waiting; the sweep queues it when the broker is back.
 WORK_PUBLISH_RETRY = {"max_retries": 2, "interval_start": 0, "interval_step": 0.5, "interval_max": 0.5}

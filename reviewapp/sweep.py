@@ -14,15 +14,17 @@ from django.db.models import Q
 from django.utils import timezone
 
 from reviewapp import tasks
-from reviewapp.core.work import stale_before
+from reviewapp.core.work import stale_before, stopped_too_often
 from reviewapp.models import JudgeChunk, JudgeRun, Run, Scoring, ScoringChunk
 
 
-def _waiting(model, status: str, now: datetime):
-    """Rows in ``status`` never handed to the broker, or handed long ago."""
-    return model.objects.filter(status=status).filter(
-        Q(queued_at__isnull=True) | Q(queued_at__lt=stale_before(now))
-    )
+def _waiting_rows(model, status: str, now: datetime, *, all_lost: bool = False):
+    """Rows in ``status`` never handed to the broker, or handed long ago; all
+    of them when the broker lost its messages."""
+    waiting = model.objects.filter(status=status)
+    if all_lost:
+        return waiting
+    return waiting.filter(Q(queued_at__isnull=True) | Q(queued_at__lt=stale_before(now)))
 
 
 def _give_up(queryset, reason: str) -> int:
@@ -39,11 +41,16 @@ def _fail_chunks(chunks, reason: str) -> int:
     return failed
 
 
-def work_sweep() -> dict[str, int]:
-    """Queue what was never queued or whose worker died; fail what died too
-    often. Returns what it did, by kind. Safe to run at any time and from
-    several places: every queued task claims its work before doing it."""
+def work_sweep(*, messages_lost: bool = False) -> dict[str, int]:
+    """Queue what was never queued or whose worker died, and, when the broker
+    lost its messages, everything waiting; fail what died too often. Returns
+    what it did, by kind. Safe to run at any time and from several places:
+    every queued task claims its work before doing it."""
     now = timezone.now()
+
+    def _waiting(model, status):
+        return _waiting_rows(model, status, now, all_lost=messages_lost)
+
     done: Counter = Counter()
     limit = settings.WORK_MAX_ATTEMPTS
     too_often = (
@@ -52,28 +59,28 @@ def work_sweep() -> dict[str, int]:
     )
 
     done["runs failed"] += _give_up(
-        _waiting(Run, Run.Status.RECEIVED, now).filter(attempts__gte=limit), too_often
+        _waiting(Run, Run.Status.RECEIVED).filter(stopped_too_often()), too_often
     )
-    for run_id in _waiting(Run, Run.Status.RECEIVED, now).values_list("id", flat=True):
+    for run_id in _waiting(Run, Run.Status.RECEIVED).values_list("id", flat=True):
         done["runs queued"] += tasks.queue_ingest(run_id)
     dead_runs = Run.objects.filter(status=Run.Status.INGESTING, lease_until__lt=now)
-    done["runs failed"] += _give_up(dead_runs.filter(attempts__gte=limit), too_often)
+    done["runs failed"] += _give_up(dead_runs.filter(stopped_too_often()), too_often)
     for run_id in dead_runs.values_list("id", flat=True):
         done["runs taken up again"] += tasks.queue_ingest(run_id)
 
-    waiting_plans = _waiting(Scoring, Scoring.Status.QUEUED, now).filter(chunks_total=0)
-    done["scorings failed"] += _give_up(waiting_plans.filter(attempts__gte=limit), too_often)
+    waiting_plans = _waiting(Scoring, Scoring.Status.QUEUED).filter(chunks_total=0)
+    done["scorings failed"] += _give_up(waiting_plans.filter(stopped_too_often()), too_often)
     for scoring_id in waiting_plans.values_list("id", flat=True):
         done["scorings queued"] += tasks.queue_plan(scoring_id)
     dead_plans = Scoring.objects.filter(status=Scoring.Status.SCORING, chunks_total=0, lease_until__lt=now)
-    done["scorings failed"] += _give_up(dead_plans.filter(attempts__gte=limit), too_often)
+    done["scorings failed"] += _give_up(dead_plans.filter(stopped_too_often()), too_often)
     for scoring_id in dead_plans.values_list("id", flat=True):
         done["scorings taken up again"] += tasks.queue_plan(scoring_id)
 
-    waiting_chunks = _waiting(ScoringChunk, ScoringChunk.Status.QUEUED, now)
+    waiting_chunks = _waiting(ScoringChunk, ScoringChunk.Status.QUEUED)
     dead_chunks = ScoringChunk.objects.filter(status=ScoringChunk.Status.SCORING, lease_until__lt=now)
     for chunks in (waiting_chunks, dead_chunks):
-        done["chunks failed"] += _fail_chunks(chunks.filter(attempts__gte=limit), too_often)
+        done["chunks failed"] += _fail_chunks(chunks.filter(stopped_too_often()), too_often)
     for chunk_id in waiting_chunks.values_list("id", flat=True):
         done["chunks queued"] += tasks.queue_chunk(chunk_id)
     for chunk_id in dead_chunks.values_list("id", flat=True):
@@ -81,14 +88,14 @@ def work_sweep() -> dict[str, int]:
 
     # Confirmed judge runs whose planning never reached a worker, or whose planner died.
     for judge_run_id in (
-        _waiting(JudgeRun, JudgeRun.Status.QUEUED, now).filter(chunks_total=0).values_list("id", flat=True)
+        _waiting(JudgeRun, JudgeRun.Status.QUEUED).filter(chunks_total=0).values_list("id", flat=True)
     ):
         done["judge runs queued"] += tasks.queue_judge_plan(judge_run_id)
 
-    waiting_judging = _waiting(JudgeChunk, JudgeChunk.Status.QUEUED, now)
+    waiting_judging = _waiting(JudgeChunk, JudgeChunk.Status.QUEUED)
     dead_judging = JudgeChunk.objects.filter(status=JudgeChunk.Status.RUNNING, lease_until__lt=now)
     for chunks in (waiting_judging, dead_judging):
-        done["judge chunks failed"] += _fail_judge_chunks(chunks.filter(attempts__gte=limit), too_often)
+        done["judge chunks failed"] += _fail_judge_chunks(chunks.filter(stopped_too_often()), too_often)
     for chunk_id in waiting_judging.values_list("id", flat=True):
         done["judge chunks queued"] += tasks.queue_judge_chunk(chunk_id)
     for chunk_id in dead_judging.values_list("id", flat=True):

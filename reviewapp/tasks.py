@@ -10,6 +10,7 @@ exception the import-cycle test allows (tests/app/core/test_import_cycles.py).
 Task names are pinned, so that queued messages survive the code moving.
 """
 
+import psycopg
 from celery import shared_task
 from django.db import InterfaceError, OperationalError
 from django.utils import timezone
@@ -20,9 +21,16 @@ from reviewapp.models import JudgeChunk, JudgeRun, Run, Scoring, ScoringChunk
 
 # A lost database connection, or a file store that did not answer, is worth
 # retrying: the service gave its claim back before raising, so the retry
-# takes the work at once; past the retries the sweep sends it again.
+# takes the work at once; past the retries the sweep sends it again. psycopg's
+# own errors come from COPY, which Django does not wrap.
 RETRY = {
-    "autoretry_for": (OperationalError, InterfaceError, StoreUnreachable),
+    "autoretry_for": (
+        OperationalError,
+        InterfaceError,
+        psycopg.OperationalError,
+        psycopg.InterfaceError,
+        StoreUnreachable,
+    ),
     "retry_backoff": True,
     "max_retries": 3,
 }
@@ -65,12 +73,18 @@ def plan_judge_run_task(judge_run_id: int) -> None:
 
 @shared_task(ignore_result=True, name="reviewapp.tasks.sweep_work_task")
 def sweep_work_task() -> dict:
-    """Run by Celery beat every WORK_SWEEP_SECONDS; also clears imports left
+    """Run by Celery beat every WORK_SWEEP_SECONDS, and by a worker when beat
+    has not run it lately (reviewapp.core.broker); also clears imports left
     waiting for confirmation for more than a day."""
+    from reviewapp.core import broker
     from reviewapp.runs.services.imports import pending_sweep
     from reviewapp.sweep import work_sweep
 
-    done = work_sweep()
+    broker.heartbeat()
+    lost = broker.messages_lost()
+    done = work_sweep(messages_lost=lost)
+    if lost:
+        broker.messages_resent()
     if removed := pending_sweep():
         done["pending imports removed"] = removed
     return done

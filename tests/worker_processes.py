@@ -5,9 +5,11 @@ no disk (tests/app/core/conftest.py makes the ``services`` and ``running``
 fixtures from it)."""
 
 import os
+import socket
 import subprocess
 import sys
 import time
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -167,3 +169,53 @@ def require_redis_and_postgres(what: str = "this test") -> str:
             pytest.fail(f"CI must run {what} against Redis and PostgreSQL (bin/test sets them)")
         pytest.skip("needs CELERY_BROKER_URL=redis://… and DATABASE_URL=postgres://… (bin/test sets them)")
     return broker
+
+
+class RedisServer:
+    """A Redis of the test's own on a free port, to stop and start empty again."""
+
+    def __init__(self):
+        with socket.socket() as probe:
+            probe.bind(("127.0.0.1", 0))
+            self.port = probe.getsockname()[1]
+        self.url = f"redis://127.0.0.1:{self.port}/0"
+        self.process: subprocess.Popen | None = None
+
+    def start(self) -> subprocess.Popen:
+        argv = ["redis-server", "--bind", "127.0.0.1", "--port", str(self.port), "--save", "", "--appendonly", "no"]
+        self.process = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT)
+        deadline = time.monotonic() + 10
+        while not self.answers():
+            if time.monotonic() > deadline:
+                pytest.fail(f"redis did not start on port {self.port}")
+            time.sleep(0.02)
+        return self.process
+
+    def stop(self) -> None:
+        """As a crash would: nothing saved, every queued message gone."""
+        self.process.kill()
+        self.process.wait(timeout=10)
+
+    def answers(self) -> bool:
+        try:
+            with socket.create_connection(("127.0.0.1", self.port), timeout=0.2) as sock:
+                sock.sendall(b"PING\r\n")
+                return sock.recv(16).startswith(b"+PONG")
+        except OSError:
+            return False
+
+
+@contextmanager
+def broker_at(url: str):
+    """Point this process's Celery app at another broker for a while."""
+    # broker_url comes from Django's settings and cannot be changed on the
+    # app once read; the write URL, which sending uses, can.
+    app.conf.broker_write_url = url
+    app._pool = None
+    app.amqp._producer_pool = None
+    try:
+        yield
+    finally:
+        app.conf.broker_write_url = None
+        app._pool = None
+        app.amqp._producer_pool = None

@@ -5,7 +5,9 @@ answers) is claimed with a conditional update that sets a lease. The worker
 renews the lease while it works; a worker that dies stops renewing it, and
 once it has run out the work can be claimed again, by a redelivered message
 or by the periodic sweep, up to ``WORK_MAX_ATTEMPTS`` times, after which it
-is marked failed with the reason. A message that arrives while the lease is
+is marked failed with the reason. A claim given back after a transient error
+(a database or file store outage) counts as an outage, not as an attempt:
+outages never fail the work. A message that arrives while the lease is
 alive is a no-op. Handing work to the broker never fails a request: when the
 broker cannot be reached the work waits, and the sweep queues it later.
 """
@@ -25,7 +27,10 @@ from django.utils import timezone
 logger = logging.getLogger(__name__)
 
 # Errors worth trying again: a database connection dropped or refused, a
-# file store that did not answer (reviewapp.core.files).
+# file store that did not answer (reviewapp.core.files). By class name, so
+# that Django's wrappers and psycopg's own errors (its COPY is not wrapped:
+# a terminated connection there raises psycopg.errors.AdminShutdown, an
+# OperationalError) are both found, without importing either here.
 TRANSIENT = ("OperationalError", "InterfaceError", "StoreUnreachable")
 
 
@@ -45,7 +50,7 @@ def claim(model, *, pk: int, waiting: Q, working: str, **changes) -> int | None:
     work is not there to take (done, alive elsewhere, or out of attempts)."""
     now = timezone.now()
     taken = model.objects.filter(
-        waiting | Q(status=working, lease_until__lt=now), id=pk, attempts__lt=settings.WORK_MAX_ATTEMPTS
+        waiting | Q(status=working, lease_until__lt=now), ~stopped_too_often(), id=pk
     ).update(status=working, lease_until=lease_end(now), attempts=F("attempts") + 1, **changes)
     if not taken:
         return None
@@ -84,17 +89,26 @@ def lease_kept(model, *, pk: int, attempt: int):
         thread.join()
 
 
+def stopped_too_often() -> Q:
+    """Work whose workers stopped WORK_MAX_ATTEMPTS times, outages not counted."""
+    return Q(attempts__gte=F("outages") + settings.WORK_MAX_ATTEMPTS)
+
+
 def is_transient(error: BaseException) -> bool:
-    return type(error).__name__ in TRANSIENT
+    return any(kind.__name__ in TRANSIENT for kind in type(error).__mro__)
 
 
 def release(model, *, pk: int, attempt: int, waiting: str) -> None:
-    """Give back a claim after a transient error, so that the task's retry
-    can take it at once. The broken connection is dropped first; if the
-    database is still away the lease simply runs out."""
+    """Give back a claim after a transient error, counted as an outage, so
+    that the task's retry can take it at once. Marked as never queued, so
+    that the sweep's next round sends it should the retries run out first.
+    The broken connection is dropped first; if the database is still away
+    the lease simply runs out (and that attempt counts)."""
     try:
         connection.close()
-        model.objects.filter(id=pk, attempts=attempt).update(status=waiting, lease_until=None)
+        model.objects.filter(id=pk, attempts=attempt).update(
+            status=waiting, lease_until=None, queued_at=None, outages=F("outages") + 1
+        )
     except Exception:
         logger.warning("could not release %s %s; its lease will run out", model.__name__, pk, exc_info=True)
 

@@ -149,6 +149,8 @@ class JudgeChunk(models.Model):
     error = models.TextField(blank=True)
     lease_until = models.DateTimeField(null=True, blank=True)
     attempts = models.PositiveSmallIntegerField(default=0)
+    # Claims given back after a database or file store outage: they do not count as attempts.
+    outages = models.PositiveIntegerField(default=0)
     queued_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:

@@ -10,6 +10,7 @@ from ninja import Field, File, Form, Router, Schema, Status
 from ninja.files import UploadedFile
 
 from reviewapp.accounts.auth import TokenAuth
+from reviewapp.core import broker
 from reviewapp.core.api import REFUSALS, UPLOAD_REFUSALS, DetailOut
 from reviewapp.core.errors import ApplicationError
 from reviewapp.models import Answer, Question, Run, Scoring
@@ -79,8 +80,9 @@ class RunOut(Schema):
     excluded_reason: str = Field(default="", description="why the run is left out of its version's figures")
     waiting: str = Field(
         default="",
-        description="why the run has not started: empty, or 'queued, waiting for the broker' when the task "
-        "queue was unreachable at upload (the app sends it on once it is back)",
+        description="why the run has not moved on: empty; 'queued, waiting for the broker' when the task "
+        "queue was unreachable at upload (the app sends it on once it is back); or 'waiting for the "
+        "scheduler' while its work is unfinished and neither Celery beat nor any worker has swept lately",
     )
     scorings: list[ScoringOut]
     follow_ups: dict = Field(
@@ -158,11 +160,7 @@ def _run_out(request, run: Run, *, duplicate: bool = False) -> dict:
         "reply_policy": run.reply_policy or None,
         "overhead": overhead,
         "excluded_reason": run.excluded_reason,
-        "waiting": (
-            "queued, waiting for the broker"
-            if run.status == Run.Status.RECEIVED and not run.queued_at
-            else ""
-        ),
+        "waiting": _waiting(run),
         "scorings": [
             {
                 "id": s.id,
@@ -450,3 +448,12 @@ def upload_question_set(
             "warnings": set_version_warnings(created),
         },
     )
+
+
+def _waiting(run: Run) -> str:
+    if run.status == Run.Status.RECEIVED and not run.queued_at:
+        return "queued, waiting for the broker"
+    unfinished = not run.is_final or run.scorings.exclude(status__in=Scoring.FINAL).exists()
+    if unfinished and broker.swept_recently() is False:
+        return "waiting for the scheduler"
+    return ""

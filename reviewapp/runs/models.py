@@ -164,6 +164,8 @@ class Run(models.Model):
     # or a redelivered task takes the work up once it has run out.
     lease_until = models.DateTimeField(null=True, blank=True)
     attempts = models.PositiveSmallIntegerField(default=0)
+    # Claims given back after a database or file store outage: they do not count as attempts.
+    outages = models.PositiveIntegerField(default=0)
     # When the work was last handed to the broker; None while it could not be.
     queued_at = models.DateTimeField(null=True, blank=True)
     # The plan the log's header declares (spec 004), stored at ingest: each

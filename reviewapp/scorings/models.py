@@ -59,6 +59,8 @@ class Scoring(models.Model):
     # The planning step's claim, as for a run's ingest.
     lease_until = models.DateTimeField(null=True, blank=True)
     attempts = models.PositiveSmallIntegerField(default=0)
+    # Claims given back after a database or file store outage: they do not count as attempts.
+    outages = models.PositiveIntegerField(default=0)
     queued_at = models.DateTimeField(null=True, blank=True)
     requested_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL
@@ -116,6 +118,8 @@ class ScoringChunk(models.Model):
     # The chunk's claim: see Run.lease_until.
     lease_until = models.DateTimeField(null=True, blank=True)
     attempts = models.PositiveSmallIntegerField(default=0)
+    # Claims given back after a database or file store outage: they do not count as attempts.
+    outages = models.PositiveIntegerField(default=0)
     queued_at = models.DateTimeField(null=True, blank=True)
     # The timing of its answers in the tuning part, by language, as
     # scoring.timing.TimingColumns.to_bytes writes each (msgpack); None for

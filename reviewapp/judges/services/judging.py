@@ -23,8 +23,6 @@ from concurrent.futures import ThreadPoolExecutor
 
 from django.conf import settings
 from django.db import (
-    InterfaceError,
-    OperationalError,
     close_old_connections,
     connection,
     connections,
@@ -526,8 +524,9 @@ def _in_pool_thread(function):
         close_old_connections()
         try:
             return function(*args)
-        except (InterfaceError, OperationalError):
-            connections.close_all()
+        except Exception as error:
+            if work.is_transient(error):
+                connections.close_all()
             raise
 
     return wrapped

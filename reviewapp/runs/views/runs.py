@@ -11,7 +11,7 @@ from django.urls import reverse
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 from django_htmx.http import HttpResponseClientRefresh
 
-from reviewapp.core import csv_cells
+from reviewapp.core import broker, csv_cells
 from reviewapp.core.errors import ApplicationError
 from reviewapp.core.roles import READERS_OF_RUNS, WRITERS, has_role, role_required
 from reviewapp.core.uploads import limit_text
@@ -222,8 +222,12 @@ def run_detail(request, run_id: int):
     rescore_set = request.GET.get("rescore", "")
     if not SetVersion.objects.filter(version=rescore_set).exists():
         rescore_set = ""
+    busy = not run.is_final or any(not s.is_final for s in scorings)
     context = {
         "run": run,
+        # Nothing has looked for waiting work lately: neither beat nor any worker runs.
+        "unswept": busy and broker.swept_recently() is False,
+        "sweep_seconds": 2 * settings.WORK_SWEEP_SECONDS,
         "progress": selectors.run_progress(run),
         "run_stuck": run_is_stuck(run),
         "warnings": run_warnings(run),
@@ -234,7 +238,7 @@ def run_detail(request, run_id: int):
         "stale_minutes": settings.WORK_STALE_SECONDS // 60,
         "scorings": scorings,
         "chosen": chosen,
-        "busy": not run.is_final or any(not s.is_final for s in scorings),
+        "busy": busy,
         "denominators": {s.id: selectors.measure_denominators(s.options) for s in scorings},
         "tables": {
             s.id: selectors.score_table(s, family=family, method=method)

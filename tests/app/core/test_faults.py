@@ -7,30 +7,29 @@ PostgreSQL database, with short leases so that the sweep acts in seconds.
 """
 
 import signal
-import socket
-import subprocess
 import time
-from contextlib import contextmanager
 
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.db import connection
 from django.test import Client
 
-from reviewapp.celery import app
 from reviewapp.models import Answer, ApiToken, Run, Scoring, ScoringChunk
 from tests.helpers import make_user
 from tests.provider_servers import SlowJudgeServer
 from tests.worker_processes import (
     CHUNK,
     WORKER_APP_NAME,
+    RedisServer,
     assert_counts_equal_a_clean_run,
+    broker_at,
     generated_run,
     judge_by,
     upload,
 )
 
 pytestmark = [pytest.mark.integration, pytest.mark.django_db(transaction=True)]
+
 
 def test_a_worker_killed_mid_chunk_leaves_work_that_another_finishes(running, tmp_path):
     path, questions = generated_run(tmp_path, answers=3 * CHUNK, version="fault-chunk")
@@ -100,37 +99,13 @@ def test_a_terminated_database_connection_is_retried(running, tmp_path):
     assert_counts_equal_a_clean_run(run, path, questions)
 
 
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
-
-
-@contextmanager
-def broker_at(url: str):
-    """Point this process's Celery app at another broker for a while."""
-    # broker_url comes from Django's settings and cannot be changed on the
-    # app once read; the write URL, which sending uses, can.
-    app.conf.broker_write_url = url
-    app._pool = None
-    app.amqp._producer_pool = None
-    try:
-        yield
-    finally:
-        app.conf.broker_write_url = None
-        app._pool = None
-        app.amqp._producer_pool = None
-
-
 def test_an_upload_while_redis_is_down_waits_and_is_scored_when_it_is_back(running, tmp_path):
     path, questions = generated_run(tmp_path, answers=5_000, version="fault-redis")
-    port = free_port()
-    broker = f"redis://127.0.0.1:{port}/0"
-    running.broker = broker
-    redis = ["redis-server", "--bind", "127.0.0.1", "--port", str(port), "--save", "", "--appendonly", "no"]
+    redis = RedisServer()
+    running.broker = redis.url
     _, token = ApiToken.issue(user=make_user("pipeline"), name="ci")
 
-    with broker_at(broker):
+    with broker_at(redis.url):
         # Redis is not running: the upload is stored and answered, never a 500.
         started = time.monotonic()
         response = Client().post(
@@ -145,9 +120,7 @@ def test_an_upload_while_redis_is_down_waits_and_is_scored_when_it_is_back(runni
         run = Run.objects.get(id=body["id"])
         assert run.queued_at is None
 
-        server = subprocess.Popen(redis, stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT)
-        running.processes.append(server)
-        running.wait(lambda: _answers_ping(port), seconds=10, what="redis to start")
+        running.processes.append(redis.start())
         running.worker()
         running.beat()
         running.wait(
@@ -156,15 +129,6 @@ def test_an_upload_while_redis_is_down_waits_and_is_scored_when_it_is_back(runni
         )
         assert Run.objects.get(id=run.id).queued_at is not None
         assert_counts_equal_a_clean_run(run, path, questions)
-
-
-def _answers_ping(port: int) -> bool:
-    try:
-        with socket.create_connection(("127.0.0.1", port), timeout=0.2) as sock:
-            sock.sendall(b"PING\r\n")
-            return sock.recv(16).startswith(b"+PONG")
-    except OSError:
-        return False
 
 
 def test_a_worker_killed_mid_judging_loses_no_verdict_and_stores_none_twice(running, tmp_path):

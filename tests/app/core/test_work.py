@@ -4,6 +4,7 @@ from datetime import timedelta
 from unittest import mock
 
 from django.db import OperationalError
+from django.db.models import Q
 from django.test import TestCase, TransactionTestCase, override_settings
 from django.utils import timezone
 
@@ -68,6 +69,27 @@ class SweepTests(KeepsClassFiles, BaseTestCase):
             "see the worker's log, then try again",
         )
         self.assertEqual(run.attempts, 3)  # given up on, not queued a fourth time
+
+    @override_settings(WORK_MAX_ATTEMPTS=3)
+    def test_outages_do_not_count_toward_the_workers_that_stopped(self):
+        # Five claims, four of them given back after a database outage: one stop.
+        run = self.stuck_run(status="ingesting", lease_until=timezone.now() - LONG_AGO, attempts=5, outages=4)
+        with self.captureOnCommitCallbacks(execute=True):
+            done = sweep.work_sweep()
+        self.assertEqual(done["runs taken up again"], 1)
+        self.assertNotIn("runs failed", done)
+        run.refresh_from_db()
+        self.assertEqual((run.status, run.attempts, run.outages), ("stored", 6, 4))
+
+    def test_when_the_broker_lost_its_messages_it_sends_all_waiting_work_again(self):
+        # Queued a moment ago, so not stale: only a lost broker sends it again.
+        run = self.stuck_run(status="received", queued_at=timezone.now(), attempts=0)
+        self.assertEqual(sweep.work_sweep(), {})
+        with self.captureOnCommitCallbacks(execute=True):
+            done = sweep.work_sweep(messages_lost=True)
+        self.assertEqual(done["runs queued"], 1)
+        run.refresh_from_db()
+        self.assertEqual(run.status, "stored")
 
     def test_it_takes_up_a_chunk_whose_worker_died_and_stores_it_once(self):
         scoring = self.run_obj.scorings.get()
@@ -182,3 +204,30 @@ class TransientErrorAfterClaimTests(TransactionTestCase):
             run_ingest(run_id=self.run.id)
         self.run.refresh_from_db()
         self.assertEqual((self.run.status, self.run.lease_until, self.run.attempts), ("received", None, 1))
+
+    def test_a_claim_given_back_counts_an_outage_and_is_sent_again_by_the_next_sweep(self):
+        run = self.run
+        Run.objects.filter(id=run.id).update(queued_at=timezone.now())
+        attempt = work.claim(Run, pk=run.id, waiting=Q(status="received"), working="ingesting")
+        work.release(Run, pk=run.id, attempt=attempt, waiting="received")
+        run.refresh_from_db()
+        self.assertEqual((run.status, run.attempts, run.outages, run.queued_at), ("received", 1, 1, None))
+
+
+class TransientErrorTests(TestCase):
+    def test_psycopgs_own_errors_are_transient_as_djangos_are(self):
+        import psycopg
+
+        # What a terminated connection raises inside COPY, which Django does not wrap.
+        self.assertTrue(work.is_transient(psycopg.errors.AdminShutdown("terminating connection")))
+        self.assertTrue(work.is_transient(psycopg.OperationalError("server closed the connection")))
+        self.assertTrue(work.is_transient(OperationalError("gone")))
+        self.assertFalse(work.is_transient(psycopg.errors.UniqueViolation("duplicate key")))
+        self.assertFalse(work.is_transient(ValueError("bad line")))
+
+    def test_the_tasks_retry_psycopgs_own_errors(self):
+        import psycopg
+
+        from reviewapp.tasks import RETRY
+
+        self.assertTrue(issubclass(psycopg.errors.AdminShutdown, RETRY["autoretry_for"]))
