@@ -22,6 +22,14 @@ def create_once(model, submission_key: uuid.UUID, create):
         return existing
 
 
+def key_field():
+    """The hidden one-time key of a form that creates something: a new one
+    each time the form is shown, the posted one when it comes back."""
+    from django import forms
+
+    return forms.UUIDField(widget=forms.HiddenInput, required=False, initial=uuid.uuid4)
+
+
 def next_revision(*, parent, revisions) -> int:
     """The next revision number among ``revisions`` (a queryset of the rows
     kept under ``parent``), with the parent's row locked so that two writes

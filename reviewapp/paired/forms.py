@@ -2,6 +2,7 @@
 
 from django import forms
 
+from reviewapp.core.once import key_field
 from reviewapp.models import Run
 
 
@@ -22,6 +23,7 @@ def stored_runs():
 
 
 class PairedDrawForm(forms.Form):
+    submission_key = key_field()
     run_a = RunChoiceField(
         queryset=stored_runs(), label="Run A (baseline)", help_text="Differences are shown as B − A."
     )

@@ -93,6 +93,7 @@ def paired_draw(
     repeat_share: float = 0.10,
     name: str = "",
     created_by=None,
+    submission_key: uuid.UUID | None = None,
 ) -> PairedSample:
     """Draw a frozen paired sample of ``size`` questions both runs answered,
     stratified (proportionally, at least one a stratum) by ``strata_fields``,
@@ -103,7 +104,10 @@ def paired_draw(
     version's figures, runs of two set versions, unknown strata fields, a
     size below 1 or below the number of strata, fewer than one reader per
     pair, a repeat share outside 0 to 50 %, and runs with no question
-    answered by both (ApplicationError, a sentence each)."""
+    answered by both (ApplicationError, a sentence each). A ``submission_key``
+    already used returns the paired sample drawn with it, drawing nothing."""
+    if submission_key and (drawn := PairedSample.objects.filter(submission_key=submission_key).first()):
+        return drawn
     if run_a.id == run_b.id:
         raise ApplicationError("choose two different runs: a run compared with itself shows nothing")
     for label, run in (("A", run_a), ("B", run_b)):
@@ -152,34 +156,38 @@ def paired_draw(
     rng = random.Random(seed)
     drawn = {key: rng.sample(by_stratum[key], counts[key]) for key in sorted(by_stratum)}
 
-    with transaction.atomic():
-        paired_sample = PairedSample.objects.create(
-            name=name.strip() or f"Paired sample of {timezone.localdate():%Y-%m-%d}",
-            set_version_id=run_a.set_version_id,
-            run_a=run_a,
-            run_b=run_b,
-            frame_size=len(frame),
-            size=sum(counts.values()),
-            strata_fields=list(strata_fields),
-            strata=strata_record(populations, counts),
-            seed=seed,
-            readers_per_item=readers_per_item,
-            repeat_share=repeat_share,
-            created_by=created_by,
-        )
-        order = [(key, question) for key in sorted(drawn) for question in drawn[key]]
-        PairedItem.objects.bulk_create(
-            PairedItem(
-                paired_sample=paired_sample,
-                question_id=question.question_id,
-                answer_a_id=question.answer_a_id,
-                answer_b_id=question.answer_b_id,
-                stratum=key,
-                position=position,
+    def create() -> PairedSample:
+        with transaction.atomic():
+            paired_sample = PairedSample.objects.create(
+                name=name.strip() or f"Paired sample of {timezone.localdate():%Y-%m-%d}",
+                set_version_id=run_a.set_version_id,
+                run_a=run_a,
+                run_b=run_b,
+                frame_size=len(frame),
+                size=sum(counts.values()),
+                strata_fields=list(strata_fields),
+                strata=strata_record(populations, counts),
+                seed=seed,
+                readers_per_item=readers_per_item,
+                repeat_share=repeat_share,
+                created_by=created_by,
+                submission_key=submission_key,
             )
-            for position, (key, question) in enumerate(order, start=1)
-        )
-    return paired_sample
+            order = [(key, question) for key in sorted(drawn) for question in drawn[key]]
+            PairedItem.objects.bulk_create(
+                PairedItem(
+                    paired_sample=paired_sample,
+                    question_id=question.question_id,
+                    answer_a_id=question.answer_a_id,
+                    answer_b_id=question.answer_b_id,
+                    stratum=key,
+                    position=position,
+                )
+                for position, (key, question) in enumerate(order, start=1)
+            )
+        return paired_sample
+
+    return create_once(PairedSample, submission_key, create) if submission_key else create()
 
 
 # ---------------------------------------------------------- the assignment

@@ -73,6 +73,10 @@ def paired_new(request):
     errors: list[str] = []
     if request.method == "POST" and form.is_valid():
         data = form.cleaned_data
+        key = data["submission_key"]
+        if key and (first := PairedSample.objects.filter(submission_key=key).first()):
+            messages.info(request, "This paired sample was drawn by the first click on Draw; here it is.")
+            return redirect("paired-detail", paired_id=first.id)
         try:
             paired_sample = paired_draw(
                 run_a=data["run_a"],
@@ -84,6 +88,7 @@ def paired_new(request):
                 repeat_share=data["repeat_percent"] / 100,
                 name=data["name"],
                 created_by=request.user,
+                submission_key=key,
             )
         except ApplicationError as rejected:
             errors = rejected.errors

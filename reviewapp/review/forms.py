@@ -6,6 +6,7 @@ from __future__ import annotations
 from django import forms
 from django.contrib.auth import get_user_model
 
+from reviewapp.core.once import key_field
 from reviewapp.models import (
     AssistantVersion,
     Role,
@@ -38,6 +39,7 @@ class DateRangeForm(forms.Form):
 
 
 class SampleDrawForm(forms.Form):
+    submission_key = key_field()
     run = forms.ModelChoiceField(
         queryset=Run.objects.filter(status=Run.Status.STORED),
         required=False,

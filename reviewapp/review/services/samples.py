@@ -6,6 +6,7 @@ from __future__ import annotations
 import random
 import secrets
 import string
+import uuid
 from collections import defaultdict
 from dataclasses import dataclass
 from datetime import datetime
@@ -15,6 +16,7 @@ from django.db.models import OuterRef, Subquery
 from django.utils import timezone
 
 from reviewapp.core.errors import ApplicationError
+from reviewapp.core.once import create_once
 from reviewapp.models import (
     Answer,
     Assignment,
@@ -159,6 +161,7 @@ def sample_draw(
     name: str = "",
     purpose: str = Sample.Purpose.REVIEW,
     created_by=None,
+    submission_key: uuid.UUID | None = None,
 ) -> Sample:
     """Draw a frozen, stratified sample and return it; record its frame,
     seed, strata and each stratum's weight. Only answers to questions of the
@@ -170,7 +173,11 @@ def sample_draw(
     reason or a person, an empty frame, a purpose that is not one of
     Sample.Purpose, and a size the allocation cannot meet (see ``allocate``).
     ``purpose`` says what the sample is for: a version's review figures
-    count the samples drawn for review unless a manager chooses others."""
+    count the samples drawn for review unless a manager chooses others.
+    A ``submission_key`` already used returns the sample drawn with it (a
+    second click on Draw), drawing nothing."""
+    if submission_key and (drawn := Sample.objects.filter(submission_key=submission_key).first()):
+        return drawn
     if purpose not in Sample.Purpose.values:
         raise ApplicationError(f"a sample is drawn for {', '.join(Sample.Purpose.values)}, not {purpose!r}")
     if size < 1:
@@ -222,45 +229,51 @@ def sample_draw(
     rng = random.Random(seed)
     drawn = {key: rng.sample(by_stratum[key], counts[key]) for key in sorted(by_stratum)}
 
-    with transaction.atomic():
-        sample = Sample.objects.create(
-            name=name or f"Sample of {timezone.localdate():%Y-%m-%d}",
-            purpose=purpose,
-            run=frame.run,
-            assistant_version=frame.assistant_version if frame.run is None else frame.run.assistant_version,
-            frame_from=frame.date_from,
-            frame_to=frame.date_to,
-            frame_size=frame_size,
-            size=sum(counts.values()),
-            strata_fields=list(strata_fields),
-            allocation=allocation,
-            min_per_stratum=min_per_stratum,
-            seed=seed,
-            strata=strata_record(populations, counts),
-            includes_sealed=include_sealed,
-            sealed_opened_by=created_by if include_sealed else None,
-            sealed_opened_at=timezone.now() if include_sealed else None,
-            sealed_reason=sealed_reason if include_sealed else "",
-            rubric_version=rubric_version,
-            readers_per_item=readers_per_item,
-            spot_check_share=spot_check_share,
-            created_by=created_by,
-        )
-        order = [(key, answer_id) for key in sorted(drawn) for answer_id in drawn[key]]
-        # Which items a lead spot-checks if they come out resolved: decided
-        # now, from the seed, so the share cannot be steered afterwards.
-        spot = random.Random(seed ^ 0x5C07)
-        SampleItem.objects.bulk_create(
-            SampleItem(
-                sample=sample,
-                answer_id=answer_id,
-                stratum=key,
-                position=position,
-                spot_check=spot.random() < spot_check_share,
+    def create() -> Sample:
+        with transaction.atomic():
+            sample = Sample.objects.create(
+                name=name or f"Sample of {timezone.localdate():%Y-%m-%d}",
+                purpose=purpose,
+                run=frame.run,
+                assistant_version=(
+                    frame.assistant_version if frame.run is None else frame.run.assistant_version
+                ),
+                frame_from=frame.date_from,
+                frame_to=frame.date_to,
+                frame_size=frame_size,
+                size=sum(counts.values()),
+                strata_fields=list(strata_fields),
+                allocation=allocation,
+                min_per_stratum=min_per_stratum,
+                seed=seed,
+                strata=strata_record(populations, counts),
+                includes_sealed=include_sealed,
+                sealed_opened_by=created_by if include_sealed else None,
+                sealed_opened_at=timezone.now() if include_sealed else None,
+                sealed_reason=sealed_reason if include_sealed else "",
+                rubric_version=rubric_version,
+                readers_per_item=readers_per_item,
+                spot_check_share=spot_check_share,
+                created_by=created_by,
+                submission_key=submission_key,
             )
-            for position, (key, answer_id) in enumerate(order, start=1)
-        )
-    return sample
+            order = [(key, answer_id) for key in sorted(drawn) for answer_id in drawn[key]]
+            # Which items a lead spot-checks if they come out resolved: decided
+            # now, from the seed, so the share cannot be steered afterwards.
+            spot = random.Random(seed ^ 0x5C07)
+            SampleItem.objects.bulk_create(
+                SampleItem(
+                    sample=sample,
+                    answer_id=answer_id,
+                    stratum=key,
+                    position=position,
+                    spot_check=spot.random() < spot_check_share,
+                )
+                for position, (key, answer_id) in enumerate(order, start=1)
+            )
+        return sample
+
+    return create_once(Sample, submission_key, create) if submission_key else create()
 
 
 def sample_assign(

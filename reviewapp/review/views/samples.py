@@ -39,6 +39,10 @@ def sample_new(request):
     errors: list[str] = []
     if request.method == "POST" and form.is_valid():
         data = form.cleaned_data
+        key = data["submission_key"]
+        if key and (first := Sample.objects.filter(submission_key=key).first()):
+            messages.info(request, "This sample was drawn by the first click on Draw; here it is.")
+            return redirect("sample-detail", sample_id=first.id)
         try:
             sample = sample_draw(
                 frame=Frame(
@@ -58,6 +62,7 @@ def sample_new(request):
                 name=data["name"],
                 purpose=data["purpose"],
                 created_by=request.user,
+                submission_key=key,
             )
         except ApplicationError as rejected:
             errors = rejected.errors

@@ -199,6 +199,23 @@ class PairedLeadViewTests(PairedViewCase):
             (6, 77, 2, 0.2, self.lead),
         )
 
+    def test_a_second_click_on_draw_leads_to_the_first_paired_sample(self):
+        lead = self.as_user(self.lead)
+        form = {
+            "run_a": self.run_a.id,
+            "run_b": self.run_b.id,
+            "size": 6,
+            "readers_per_item": 2,
+            "repeat_percent": 10,
+            "name": "clicked twice",
+            "submission_key": "6f1c1a52-1d3e-4a43-9d25-0d8c3f0f5b7a",
+        }
+        first = lead.post(reverse("paired-new"), form)
+        second = lead.post(reverse("paired-new"), form)
+        self.assertEqual(PairedSample.objects.filter(name="clicked twice").count(), 1)
+        self.assertEqual(second["Location"], first["Location"])
+        self.assertContains(lead.get(second["Location"]), "drawn by the first click")
+
     def test_a_refused_draw_says_why_and_keeps_the_form(self):
         response = self.as_user(self.lead).post(
             reverse("paired-new"),

@@ -579,6 +579,23 @@ class SampleDrawPageTests(ReviewTestCase):
         }
         return self.client.post(reverse("sample-new"), data)
 
+    def test_a_second_click_on_draw_leads_to_the_first_sample(self):
+        self.login(self.lead)
+        page = self.client.get(reverse("sample-new")).content.decode()
+        key = shown = re.search(r'name="submission_key" value="([0-9a-f-]{36})"', page).group(1)
+        for seed in ("", "3"):  # unseeded, a second click would draw other answers
+            before = Sample.objects.count()
+            first = self.draw(seed=seed, submission_key=key)
+            second = self.draw(seed=seed, submission_key=key)
+            self.assertEqual(Sample.objects.count(), before + 1)
+            self.assertEqual(second["Location"], first["Location"])
+            self.assertIn("drawn by the first click", self.client.get(second["Location"]).content.decode())
+            key = str(uuid.uuid4())
+        # The page gives each showing of the form its own key.
+        again = self.client.get(reverse("sample-new")).content.decode()
+        self.assertIn('name="submission_key"', again)
+        self.assertNotIn(shown, again)
+
     def sealed_question_ids(self) -> set[str]:
         return set(
             self.logged_run.set_version.questions.filter(split="sealed").values_list("question_id", flat=True)
