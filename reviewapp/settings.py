@@ -71,6 +71,7 @@ INSTALLED_APPS = [
     "ninja",
     "axes",
     "csp",
+    "auditlog",
     "reviewapp",
 ]
 
@@ -83,6 +84,8 @@ MIDDLEWARE = [
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
+    # The person behind each change on the audit trail (reviewapp.core.audit).
+    "auditlog.middleware.AuditlogMiddleware",
     # Before any view reads the body, so an oversized upload is refused unread.
     "reviewapp.core.middleware.UploadLimitMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",

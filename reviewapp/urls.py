@@ -139,6 +139,7 @@ urlpatterns = [
     path("judge-runs/<int:judge_run_id>/verdicts.jsonl", judges.judge_run_export, name="judge-run-export"),
     path("tokens/", tokens.token_list, name="token-list"),
     path("tokens/<int:token_id>/revoke/", tokens.token_revoke, name="token-revoke"),
+    path("audit/", tokens.audit_trail, name="audit-trail"),
     path("api/", api.urls),
     path("admin/", admin.site.urls),
 ]

@@ -1,13 +1,17 @@
-"""A person's own API tokens: list them, make one (its key shown once), revoke one."""
+"""A person's own API tokens: list them, make one (its key shown once), revoke one;
+and the audit trail of who changed what, for leads and admins."""
 
 from django import forms
 from django.conf import settings
 from django.contrib import messages
+from django.core.paginator import Paginator
+from django.http import HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.utils.cache import add_never_cache_headers
-from django.views.decorators.http import require_http_methods, require_POST
+from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
-from reviewapp.core.roles import API_USERS, SCOPE_PRESETS, SCOPES, role_required, scopes_for
+from reviewapp.core import audit
+from reviewapp.core.roles import API_USERS, SCOPE_PRESETS, SCOPES, WRITERS, role_required, scopes_for
 from reviewapp.models import ApiToken, TokenRefused
 
 
@@ -84,3 +88,34 @@ def token_revoke(request, token_id: int):
     token.revoke()
     messages.success(request, f"Token “{token.name}” is revoked: it no longer works.")
     return redirect("token-list")
+
+
+AUDIT_ENTRIES_PER_PAGE = 50
+
+
+@require_GET
+@role_required(*WRITERS)
+def audit_trail(request):
+    """Who changed what and when, newest first, filtered by kind and person;
+    ``?format=csv`` gives the same entries as CSV, one row per changed field."""
+    kind, person = request.GET.get("kind", ""), request.GET.get("person", "")
+    entries = audit.trail(kind=kind, person=person)
+    if request.GET.get("format") == "csv":
+        response = HttpResponse(content_type="text/csv; charset=utf-8")
+        response["Content-Disposition"] = 'attachment; filename="audit-trail.csv"'
+        audit.write_csv(response, entries.iterator(chunk_size=2000))
+        return response
+    page = Paginator(entries, AUDIT_ENTRIES_PER_PAGE).get_page(request.GET.get("page"))
+    rows = [(entry, audit.changes_of(entry)) for entry in page]
+    return render(
+        request,
+        "audit/trail.html",
+        {
+            "page": page,
+            "rows": rows,
+            "kinds": audit.kinds(),
+            "kind": kind,
+            "person": person,
+            "actions": audit.ACTIONS,
+        },
+    )

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from django.db import transaction
 from django.utils import timezone
 
+from reviewapp.core import audit
 from reviewapp.core.errors import ApplicationError
 from reviewapp.core.once import create_once, next_revision
 from reviewapp.models import Answer, Question, Run, Sample
@@ -286,6 +287,7 @@ def paired_assign(
             made += [*originals.values(), *repeats]
         locked.readers_per_item = readers_per_item
         locked.save(update_fields=("readers_per_item",))
+        audit.record(locked, {"assigned to": ("", sorted({a.reviewer.get_username() for a in made}))})
     return sorted(made, key=lambda a: (a.reviewer_id, a.order))
 
 

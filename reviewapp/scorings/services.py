@@ -18,7 +18,7 @@ from django.db.models import Case, Count, F, Max, Q, Value, When
 from django.utils import timezone
 
 from reviewapp import tasks
-from reviewapp.core import work
+from reviewapp.core import audit, work
 from reviewapp.core.bulk import insert_rows
 from reviewapp.core.errors import ApplicationError
 from reviewapp.models import (
@@ -630,8 +630,10 @@ def scoring_open_sealed(*, scoring: Scoring, opened_by, reason: str) -> Scoring:
     reason = reason.strip()
     if not reason:
         raise ApplicationError("say why the sealed part is opened: the reason is kept with the scoring")
-    Scoring.objects.filter(id=scoring.id, sealed_opened_at__isnull=True).update(
+    opened = Scoring.objects.filter(id=scoring.id, sealed_opened_at__isnull=True).update(
         sealed_opened_by=opened_by, sealed_opened_at=timezone.now(), sealed_reason=reason
     )
+    if opened:
+        audit.record(scoring, {"sealed part opened": ("", reason)})
     scoring.refresh_from_db()
     return scoring

@@ -15,6 +15,7 @@ from django.db import transaction
 from django.db.models import OuterRef, Subquery
 from django.utils import timezone
 
+from reviewapp.core import audit
 from reviewapp.core.errors import ApplicationError
 from reviewapp.core.once import create_once
 from reviewapp.models import (
@@ -304,6 +305,7 @@ def sample_assign(
         locked.alias_seed = alias_seed
         locked.readers_per_item = readers_per_item
         locked.save(update_fields=("alias_seed", "readers_per_item"))
+        audit.record(locked, {"assigned to": ("", [reader.get_username() for reader in reviewers])})
     return assignments
 
 

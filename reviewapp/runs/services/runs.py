@@ -16,7 +16,7 @@ from django.db.models import Q
 from django.utils import timezone
 
 from reviewapp import tasks
-from reviewapp.core import files, progress, work
+from reviewapp.core import audit, files, progress, work
 from reviewapp.core.bulk import insert_rows
 from reviewapp.core.errors import ApplicationError
 from reviewapp.core.uploads import resolve_version, store_upload
@@ -512,6 +512,7 @@ def run_exclude(*, run: Run, reason: str, excluded_by) -> Run:
     Run.objects.filter(id=run.id).update(
         excluded_reason=reason, excluded_by=excluded_by, excluded_at=timezone.now()
     )
+    audit.record(run, {"excluded_reason": (run.excluded_reason, reason)})
     run.refresh_from_db()
     return run
 
@@ -534,5 +535,6 @@ def run_overhead_choose(*, run: Run, exclude: bool, chosen_by) -> Run:
 def run_include(*, run: Run) -> Run:
     """Count an excluded run in its version's figures again."""
     Run.objects.filter(id=run.id).update(excluded_reason="", excluded_by=None, excluded_at=None)
+    audit.record(run, {"excluded_reason": (run.excluded_reason, "")})
     run.refresh_from_db()
     return run

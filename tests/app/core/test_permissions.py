@@ -143,6 +143,7 @@ PAGES: dict[str, dict[str, dict[str, int]]] = {
     # Tokens are one's own: another person's token is a 404.
     "token-list": {"GET": only(API_USERS), "POST": only(API_USERS, 400)},
     "token-revoke": {"GET": NOT_ALLOWED, "POST": only(API_USERS, 302, manager=404, admin=404)},
+    "audit-trail": {"GET": only(WRITERS), "POST": NOT_ALLOWED},
     # Model graders: leads and admins write, managers read, reviewers never see a model grade.
     "judge-list": {"GET": only(READERS_OF_RUNS), "POST": NOT_ALLOWED},
     "judge-new": {"GET": only(WRITERS), "POST": only(WRITERS, 400)},
