@@ -128,6 +128,13 @@ class SweepTests(KeepsClassFiles, BaseTestCase):
         run = self.stuck_run(status="ingesting", lease_until=timezone.now() + LONG_AGO, attempts=1)
         self.assertFalse(run_retry(run=run))
 
+    def test_a_run_given_back_after_outages_says_so(self):
+        run = self.stuck_run(status="received", queued_at=timezone.now(), outages=2)
+        self.client.login(username="lead", password=PASSWORD)
+        self.assertContains(
+            self.client.get(run.get_absolute_url()), "was away 2 times while this run was being stored"
+        )
+
     def test_a_run_waiting_for_the_broker_says_so(self):
         run = self.stuck_run(status="received", queued_at=None)
         self.client.login(username="lead", password=PASSWORD)
