@@ -59,7 +59,7 @@ OUT = ROOT / "bench" / "out"
 PORT = 8127
 PYTHON = sys.executable
 DATABASE = "reviewapp_bench_judging"
-KEY_VARIABLE = "BENCH_JUDGE_KEY"
+KEY_VARIABLE = "BENCH_JUDGE_API_KEY"
 TARGET_SECONDS = 60
 TARGET_PAGE_MS = 200
 CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
@@ -175,6 +175,9 @@ def environment() -> dict:
         "DJANGO_DEBUG": "0",
         "DJANGO_ALLOWED_HOSTS": "127.0.0.1",
         "LOG_LEVEL": "WARNING",
+        # The bench's provider listens on this host.
+        "REVIEWAPP_JUDGE_BASE_URLS": "http://127.0.0.1",
+        "REVIEWAPP_JUDGE_PRIVATE_ADDRESSES": "1",
     }
 
 

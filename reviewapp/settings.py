@@ -281,6 +281,13 @@ CALL_LIMITS_REDIS_URL = env("REVIEWAPP_LIMITS_REDIS_URL") or (
 )
 # A call's slot is held this long without renewal: a killed worker's slots come back after it.
 CALL_SLOT_LEASE_SECONDS = env_int("REVIEWAPP_CALL_SLOT_LEASE_SECONDS", 30)
+
+# Where judges may send calls and which variables may hold their keys
+# (reviewapp/judges/endpoints.py): the providers' own APIs and *_API_KEY by
+# default; a self-hosted model's address is added here by an administrator.
+JUDGE_BASE_URLS = env_list("REVIEWAPP_JUDGE_BASE_URLS", "https://api.openai.com,https://api.anthropic.com")
+JUDGE_KEY_VARIABLES = env_list("REVIEWAPP_JUDGE_KEY_VARIABLES", "*_API_KEY")
+JUDGE_PRIVATE_ADDRESSES = env_bool("REVIEWAPP_JUDGE_PRIVATE_ADDRESSES", False)
 CELERY_TASK_EAGER_PROPAGATES = False
 CELERY_RESULT_BACKEND = None
 CELERY_TASK_ACKS_LATE = True

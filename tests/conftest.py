@@ -21,6 +21,9 @@ def pytest_configure(config):
     from reviewapp.celery import app
 
     app.conf.task_always_eager = True
+    # The suite's local provider servers listen on 127.0.0.1 (tests/provider_servers.py).
+    settings.JUDGE_BASE_URLS = ["http://127.0.0.1"]
+    settings.JUDGE_PRIVATE_ADDRESSES = True
     # Data written outside a test (class-level fixtures) stays out of the project.
     settings.DATA_DIR = Path(tempfile.mkdtemp(prefix="reviewapp-tests-"))
 

@@ -25,7 +25,7 @@ from scoring.logfile import normalise_question
 from scoring.runner import score_file
 
 CHUNK = 10_000  # answers per chunk: about a second of work, a wide window to kill in
-JUDGE_KEY_VARIABLE = "LOCAL_JUDGE_KEY"
+JUDGE_KEY_VARIABLE = "LOCAL_JUDGE_API_KEY"
 WORKER_APP_NAME = "reviewapp-fault-worker"
 
 
@@ -48,8 +48,10 @@ class Services:
             "REVIEWAPP_CALL_SLOT_LEASE_SECONDS": "3",
             # libpq names the workers' connections, so a test can cut theirs alone.
             "PGAPPNAME": WORKER_APP_NAME,
-            # The key of the local provider's judges (judge_by).
+            # The key of the local provider's judges (judge_by), which listen on 127.0.0.1.
             JUDGE_KEY_VARIABLE: "sk-local-judge",
+            "REVIEWAPP_JUDGE_BASE_URLS": "http://127.0.0.1",
+            "REVIEWAPP_JUDGE_PRIVATE_ADDRESSES": "1",
         }
         settings.SCORING_CHUNK_ANSWERS = CHUNK
         self.processes: list[subprocess.Popen] = []

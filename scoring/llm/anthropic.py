@@ -7,6 +7,7 @@ from __future__ import annotations
 from scoring.llm.base import Completion, IncompleteCompletionError, LLMError
 from scoring.llm.provider import (
     ProviderLLM,
+    _http_client,
     _missing_key,
     _one_line,
     _response_error_types,
@@ -16,9 +17,17 @@ from scoring.llm.provider import (
 ANTHROPIC_INCOMPLETE = frozenset({"max_tokens", "refusal", "model_context_window_exceeded", "pause_turn"})
 
 
-def _default_anthropic_client(sdk, base_url: str | None, timeout_s: float, api_key: str | None = None):
+def _default_anthropic_client(
+    sdk, base_url: str | None, timeout_s: float, api_key: str | None = None, request_hook=None
+):
     try:
-        client = sdk.Anthropic(api_key=api_key, base_url=base_url, max_retries=0, timeout=timeout_s)
+        client = sdk.Anthropic(
+            api_key=api_key,
+            base_url=base_url,
+            max_retries=0,
+            timeout=timeout_s,
+            http_client=_http_client(sdk, request_hook),
+        )
     except (sdk.AnthropicError, ValueError, TypeError) as error:
         raise LLMError(f"the anthropic client could not be made: {_one_line(str(error))}") from None
     # The SDK defers a missing key to the first request; say so now, once.

@@ -38,6 +38,7 @@ def make_llm(
     backoff_s: float = DEFAULT_BACKOFF_S,
     timeout_s: float | None = None,
     key_variable: str | None = None,
+    request_hook=None,
 ) -> LLM:
     """A model of ``provider`` ("openai", "anthropic", "gemini") named ``model``.
 
@@ -58,6 +59,7 @@ def make_llm(
         retries=retries,
         backoff_s=backoff_s,
         key_variable=key_variable,
+        request_hook=request_hook,
         **({} if timeout_s is None else {"timeout_s": timeout_s}),
     )
 
@@ -75,6 +77,7 @@ def make(
     backoff_s: float = DEFAULT_BACKOFF_S,
     timeout_s: float = DEFAULT_TIMEOUT_S,
     key_variable: str | None = None,
+    request_hook=None,
 ) -> LLM:
     """A model of ``provider`` named ``model``, with the SDK's client built here unless ``client`` is given.
 
@@ -83,6 +86,8 @@ def make(
 
     ``base_url`` points the default client at another endpoint (for OpenAI,
     any server speaking its API); ``timeout_s`` bounds each request.
+    ``request_hook`` is called with every HTTP request the OpenAI or
+    Anthropic client sends, redirects included, and may refuse it by raising.
     Refuses (ValueError) an unknown provider, both ``client`` and ``base_url``,
     a token limit or timeout that is not positive, Anthropic without
     ``max_tokens``, and an option the client's call does not take. Raises
@@ -92,6 +97,8 @@ def make(
         raise ValueError(f'the provider is one of {", ".join(PROVIDERS)}, not "{provider}"')
     if client is not None and base_url is not None:
         raise ValueError("give base_url or client, not both: a client carries its own base URL")
+    if request_hook is not None and (client is not None or provider == "gemini"):
+        raise ValueError("a request hook goes on the OpenAI or Anthropic client made here")
     _check_limits(provider, max_tokens, timeout_s)
     sdk = _import_sdk(provider)
     if client is None:
@@ -100,7 +107,8 @@ def make(
             api_key = os.environ.get(key_variable)
             if not api_key:
                 raise LLMError(f"the {provider} judge's key is read from {key_variable}, which is not set")
-        client = _DEFAULT_CLIENTS[provider](sdk, base_url, timeout_s, api_key)
+        hook = {"request_hook": request_hook} if request_hook else {}
+        client = _DEFAULT_CLIENTS[provider](sdk, base_url, timeout_s, api_key, **hook)
     return _CLASSES[provider](
         model,
         client,

@@ -9,6 +9,7 @@ import os
 from scoring.llm.base import Completion, IncompleteCompletionError, LLMError
 from scoring.llm.provider import (
     ProviderLLM,
+    _http_client,
     _missing_key,
     _one_line,
     _response_error_types,
@@ -18,9 +19,17 @@ from scoring.llm.provider import (
 OPENAI_INCOMPLETE = frozenset({"length", "content_filter"})
 
 
-def _default_openai_client(sdk, base_url: str | None, timeout_s: float, api_key: str | None = None):
+def _default_openai_client(
+    sdk, base_url: str | None, timeout_s: float, api_key: str | None = None, request_hook=None
+):
     try:
-        return sdk.OpenAI(api_key=api_key, base_url=base_url, max_retries=0, timeout=timeout_s)
+        return sdk.OpenAI(
+            api_key=api_key,
+            base_url=base_url,
+            max_retries=0,
+            timeout=timeout_s,
+            http_client=_http_client(sdk, request_hook),
+        )
     except sdk.OpenAIError as error:
         if not os.environ.get("OPENAI_API_KEY"):
             raise _missing_key("openai") from None

@@ -85,6 +85,15 @@ def _import_sdk(provider: str):
     return sdk
 
 
+def _http_client(sdk, request_hook):
+    """The SDK's own HTTP client with ``request_hook`` called on every request
+    it sends, redirects included (a caller's check of where calls go); None,
+    the SDK's default, without a hook."""
+    if request_hook is None:
+        return None
+    return sdk.DefaultHttpxClient(event_hooks={"request": [request_hook]})
+
+
 def _missing_key(provider: str) -> LLMError:
     hint = " (any value will do for a local server that takes none)" if provider == "openai" else ""
     return LLMError(

@@ -14,6 +14,7 @@ from django.db import (
 
 from reviewapp.core import limits
 from reviewapp.core.errors import ApplicationError
+from reviewapp.judges import endpoints
 from reviewapp.models import (
     Judge,
     JudgeResponse,
@@ -24,7 +25,7 @@ from scoring.judge import METRICS
 from scoring.judge import prompts as judge_prompts
 from scoring.judge.standin import NAME as STAND_IN_NAME
 from scoring.judge.standin import stand_in
-from scoring.llm import LLM, CallableLLM, make_llm
+from scoring.llm import LLM, CallableLLM, LLMError, make_llm
 
 # Metrics a judge version may grade: spec 003's answer metrics and the rubric.
 # (criteria_score needs a rubric text of its own; the review rubric serves here.)
@@ -78,16 +79,18 @@ def judge_version_errors(
         errors["provider"] = f"choose one of {', '.join(JudgeVersion.Provider.values)}"
     if provider != JudgeVersion.Provider.STAND_IN and not model.strip():
         errors["model"] = "name the model, as its provider spells it"
-    if base_url and not re.match(r"^https?://[^\s/]+", base_url):
-        errors["base_url"] = "a base URL starts with http:// or https://"
     if base_url and provider not in (JudgeVersion.Provider.OPENAI, JudgeVersion.Provider.ANTHROPIC):
         errors["base_url"] = "a base URL is for an OpenAI-compatible server (or Anthropic's API)"
+    elif refused := endpoints.base_url_error(base_url):
+        errors["base_url"] = refused
     if not isinstance(options, dict):
         errors["options"] = 'options are a JSON object, such as {"temperature": 0}'
     elif any(str(name).lower() in ("api_key", "key", "authorization") for name in options):
         errors["options"] = "a key is never stored: name its environment variable instead"
     if key_variable and not ENVIRONMENT_VARIABLE.match(key_variable):
         errors["key_variable"] = "the name of an environment variable: capitals, digits and _"
+    elif refused := endpoints.key_variable_error(key_variable):
+        errors["key_variable"] = refused
     allowed = STAND_IN_METRICS if provider == JudgeVersion.Provider.STAND_IN else JUDGE_METRICS
     unknown = [metric for metric in metrics or () if metric not in allowed]
     if not metrics:
@@ -230,6 +233,12 @@ def llm_for(
     its SDK is missing or its key variable is unset."""
     if version.provider == JudgeVersion.Provider.STAND_IN:
         return CallableLLM(stand_in, model=STAND_IN_NAME, cache=cache)
+    # Checked again here: the settings may have changed since the version was
+    # saved, and a name may resolve elsewhere now.
+    refused = endpoints.key_variable_error(version.key_variable) or endpoints.base_url_error(version.base_url)
+    if refused:
+        raise LLMError(f"judge version {version}: {refused}")
+    guarded = version.provider in (JudgeVersion.Provider.OPENAI, JudgeVersion.Provider.ANTHROPIC)
     return make_llm(
         version.provider,
         version.model,
@@ -239,4 +248,5 @@ def llm_for(
         base_url=version.base_url or None,
         key_variable=version.key_variable or None,
         retries=retries,
+        request_hook=endpoints.guard if guarded else None,
     )

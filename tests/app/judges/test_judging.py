@@ -162,7 +162,7 @@ class JudgeRunTests(TestCase):
             name="unset key",
             provider="openai",
             model="m",
-            key_variable="NO_SUCH_JUDGE_KEY",
+            key_variable="NO_SUCH_JUDGE_API_KEY",
             metrics=["answer_relevance"],
         )
         working = stand_in_version(metrics=["answer_relevance"])
@@ -173,7 +173,7 @@ class JudgeRunTests(TestCase):
         self.assertEqual(failed.count(), judge_run.estimate["answers"])
         self.assertEqual(
             set(failed.values_list("error", flat=True)),
-            {"the openai judge's key is read from NO_SUCH_JUDGE_KEY, which is not set"},
+            {"the openai judge's key is read from NO_SUCH_JUDGE_API_KEY, which is not set"},
         )
         self.assertEqual(
             ModelVerdict.objects.filter(judge_run=judge_run, judge_version=working, error="").count(),

@@ -336,7 +336,7 @@ class JudgeRunTests(JudgePagesTestCase):
             name="unset key",
             provider="openai",
             model="m",
-            key_variable="NO_SUCH_JUDGE_KEY",
+            key_variable="NO_SUCH_JUDGE_API_KEY",
             metrics=["answer_relevance"],
         )
         working = stand_in_version(metrics=["answer_relevance"])
@@ -348,7 +348,7 @@ class JudgeRunTests(JudgePagesTestCase):
         self.assertContains(page, f'<h2>Failures <span class="count">{answers}</span></h2>')
         self.assertContains(
             page,
-            '<td class="error-text">the openai judge&#x27;s key is read from NO_SUCH_JUDGE_KEY, which is not set</td>',
+            '<td class="error-text">the openai judge&#x27;s key is read from NO_SUCH_JUDGE_API_KEY, which is not set</td>',
             count=50,
         )
         self.assertContains(page, f"page 1 of 2 · {answers} in all")
