@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from django.conf import settings
 from django.db import models
+from django.db.models import Exists, OuterRef
 
 from reviewapp.review.models import RubricVersion, Sample, SampleItem
 from reviewapp.runs.models import Answer, Run
@@ -160,10 +161,32 @@ class JudgeChunk(models.Model):
         return f"chunk {self.id} of {self.judge_run}"
 
 
+class VerdictQuerySet(models.QuerySet):
+    def shown(self):
+        """Without the verdicts on answers to sealed questions whose run has
+        not had its sealed part opened (Scoring.sealed_opened_at): a model's
+        grade must not tell what the automatic measures keep sealed."""
+        from reviewapp.runs.models import Question
+        from reviewapp.scorings.models import Scoring
+
+        sealed = Question.objects.filter(
+            set_version=OuterRef("answer__run__set_version"),
+            question_id=OuterRef("answer__question_id"),
+            split=Question.Split.SEALED,
+        )
+        opened = Scoring.objects.filter(
+            run=OuterRef("answer__run"),
+            set_version=OuterRef("answer__run__set_version"),
+            sealed_opened_at__isnull=False,
+        )
+        return self.exclude(Exists(sealed) & ~Exists(opened))
+
+
 class ModelVerdict(models.Model):
     """One judge version's verdict on one answer for one metric. A model
     grade, never a human one: stored apart from judgements, and never shown on
-    a reader's screen before that reader has graded the item."""
+    a reader's screen before that reader has graded the item. Figures, pages
+    and exports read ``ModelVerdict.objects.shown()``."""
 
     judge_run = models.ForeignKey(JudgeRun, on_delete=models.CASCADE, related_name="verdicts")
     judge_version = models.ForeignKey(JudgeVersion, on_delete=models.PROTECT, related_name="verdicts")
@@ -184,6 +207,8 @@ class ModelVerdict(models.Model):
     undefined = models.CharField(max_length=200, blank=True)
     seconds = models.FloatField(default=0)
     created_at = models.DateTimeField(auto_now_add=True)
+
+    objects = VerdictQuerySet.as_manager()
 
     class Meta:
         ordering = ("judge_run", "answer", "judge_version", "metric")

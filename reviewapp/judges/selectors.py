@@ -33,7 +33,8 @@ def judge_run_counts(judge_run: JudgeRun) -> list[dict]:
 
     stored = {
         (row["judge_version_id"], row["metric"]): row
-        for row in ModelVerdict.objects.filter(judge_run=judge_run)
+        for row in ModelVerdict.objects.shown()
+        .filter(judge_run=judge_run)
         .values("judge_version_id", "metric")
         .annotate(
             verdicts=Count("id"),
@@ -43,7 +44,7 @@ def judge_run_counts(judge_run: JudgeRun) -> list[dict]:
         )
         .order_by()
     }
-    means = score_means(ModelVerdict.objects.filter(judge_run=judge_run))
+    means = score_means(ModelVerdict.objects.shown().filter(judge_run=judge_run))
     rows = []
     for version in judge_run.judge_versions.select_related("judge").order_by("judge__name", "number"):
         metrics = list(version.metrics) + sorted(
@@ -107,7 +108,8 @@ def judge_run_verdicts(judge_run: JudgeRun) -> Iterator[dict]:
     versions = {version.id: version for version in judge_run.judge_versions.select_related("judge")}
     labels = {version_id: judge_label(version) for version_id, version in versions.items()}
     verdicts = (
-        ModelVerdict.objects.filter(judge_run=judge_run)
+        ModelVerdict.objects.shown()
+        .filter(judge_run=judge_run)
         .select_related("answer")
         .only(
             *(field.name for field in ModelVerdict._meta.concrete_fields),
@@ -150,7 +152,7 @@ def head_to_head(judge_run: JudgeRun) -> list[dict]:
 
     rows = []
     for version in judge_run.judge_versions.select_related("judge").order_by("judge__name", "number"):
-        verdicts = ModelVerdict.objects.filter(
+        verdicts = ModelVerdict.objects.shown().filter(
             judge_run=judge_run, judge_version=version, metric="preference"
         )
         labels = [labels for labels, error in verdicts.values_list("labels", "error") if not error]
@@ -177,9 +179,11 @@ def panel_figures(judge_run: JudgeRun) -> list[dict]:
             continue
         scores: dict[int, dict[int, float]] = {version.id: {} for version in graders}
         question_of: dict[int, str] = {}
-        for version_id, answer_id, question_id, score in ModelVerdict.objects.filter(
-            judge_run=judge_run, metric=metric, error="", score__isnull=False
-        ).values_list("judge_version_id", "answer_id", "answer__question_id", "score"):
+        for version_id, answer_id, question_id, score in (
+            ModelVerdict.objects.shown()
+            .filter(judge_run=judge_run, metric=metric, error="", score__isnull=False)
+            .values_list("judge_version_id", "answer_id", "answer__question_id", "score")
+        ):
             if version_id in scores:
                 scores[version_id][answer_id] = score
                 question_of[answer_id] = question_id

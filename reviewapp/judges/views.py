@@ -194,7 +194,8 @@ def judge_run_detail(request, judge_run_id: int):
     if request.htmx:
         return render(request, "judges/run.html#progress", context)
     failures = (
-        ModelVerdict.objects.filter(judge_run=judge_run)
+        ModelVerdict.objects.shown()
+        .filter(judge_run=judge_run)
         .exclude(error="")
         .select_related("answer", "judge_version__judge")
         .order_by("answer_id", "judge_version_id", "metric")

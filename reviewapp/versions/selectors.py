@@ -352,7 +352,8 @@ def model_grade_rows(runs) -> list[dict]:
         chosen |= Q(judge_run_id=judge_run_id, judge_version_id=version_id)
     counted = Q(error="", score__isnull=False)
     figures = (
-        ModelVerdict.objects.filter(chosen)
+        ModelVerdict.objects.shown()
+        .filter(chosen)
         .values("judge_version_id", "metric")
         .annotate(
             n=Count("id", filter=counted),
@@ -367,7 +368,7 @@ def model_grade_rows(runs) -> list[dict]:
         version.id: version
         for version in JudgeVersion.objects.filter(id__in={v for _, v in pairs}).select_related("judge")
     }
-    means = score_means(ModelVerdict.objects.filter(chosen))
+    means = score_means(ModelVerdict.objects.shown().filter(chosen))
     rows = []
     for figure in figures:
         version = versions[figure["judge_version_id"]]

@@ -59,6 +59,7 @@ class AuditTrailTests(KeepsClassFiles, BaseTestCase):
 
         on_sample = list(self.entries("sample").filter(object_pk=str(sample.id)))
         drawn = on_sample[0]
+        self.assertEqual((drawn.action, drawn.actor), (LogEntry.Action.CREATE, self.lead))
         assigned = next(entry for entry in on_sample if "assigned to" in entry.changes_dict)
         self.assertEqual((assigned.actor, assigned.changes_dict["assigned to"]), (self.lead, ["", "reader_a"]))
         left_out = self.entries("run").get()

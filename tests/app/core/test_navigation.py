@@ -101,7 +101,7 @@ class MenuShapeTests(BaseTestCase):
         self.assertEqual(
             more,
             ["/pairs/", "/paired/", "/runs/import/", "/sets/", "/rubrics/", "/judges/", "/severity/",
-             "/tokens/"],
+             "/tokens/", "/audit/"],
         )  # fmt: skip
 
     def test_a_managers_menu_holds_no_reader_page(self):

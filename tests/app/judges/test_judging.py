@@ -249,13 +249,16 @@ class HeadToHeadTests(TestCase):
         judge_run = run_to_end(judging.judge_run_confirm(judge_run=judge_run))
         self.assertEqual(judge_run.status, JudgeRun.Status.DONE)
         (row,) = head_to_head(judge_run)
+        # The sealed part's pairs stay out until it is opened.
+        sealed = first.set_version.questions.filter(split="sealed").values("question_id")
+        pairs = first.answers.filter(status="ok").exclude(question_id__in=sealed).count()
         self.assertEqual(row["n"], pairs)
         self.assertEqual(
             (row["losses"], row["wins"] + row["ties"], row["position_consistency"]), (0, pairs, 1.0)
         )
         winners = {
             verdict.answer.record["answer"]: verdict.labels["winner"]
-            for verdict in ModelVerdict.objects.filter(judge_run=judge_run).select_related("answer")
+            for verdict in ModelVerdict.objects.shown().filter(judge_run=judge_run).select_related("answer")
         }
         # Only an answer the twin changed can win, and changed ones with a supported figure do.
         self.assertTrue(all("2024" in answer for answer, winner in winners.items() if winner == "a"))

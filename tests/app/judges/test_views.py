@@ -23,6 +23,7 @@ from reviewapp.models import (
 )
 from reviewapp.review.services.review import JudgementInput, judgement_submit, rubric_default
 from reviewapp.review.services.samples import sample_assign
+from reviewapp.scorings.services import scoring_open_sealed
 from scoring.stats.agreement import KAPPA_INTERVAL_METHOD
 from tests.fixtures import load_generated_run, run_to_end, stand_in_version, twin
 from tests.helpers import BaseTestCase, make_user
@@ -343,6 +344,8 @@ class JudgeRunTests(JudgePagesTestCase):
         judge_run = judging.judge_run_estimate(judge_versions=[broken, working], run=self.logged_run)
         with self.captureOnCommitCallbacks(execute=True):
             judging.judge_run_confirm(judge_run=judge_run)
+        # Opened, so that every answer is counted (test_sealed_verdicts.py: until then the sealed stay out).
+        scoring_open_sealed(scoring=self.logged_run.scorings.get(), opened_by=None, reason="count them all")
         answers = judge_run.estimate["answers"]
         page = self.client.get(reverse("judge-run-detail", args=[judge_run.id]))
         self.assertContains(page, f'<h2>Failures <span class="count">{answers}</span></h2>')
@@ -378,7 +381,7 @@ class JudgeRunTests(JudgePagesTestCase):
             response["Content-Disposition"], f'attachment; filename="judge-run-{judge_run.id}-verdicts.jsonl"'
         )
         lines = [json.loads(line) for line in b"".join(response.streaming_content).decode().splitlines()]
-        verdicts = ModelVerdict.objects.filter(judge_run=judge_run).order_by("answer_id")
+        verdicts = ModelVerdict.objects.shown().filter(judge_run=judge_run).order_by("answer_id")
         self.assertEqual(len(lines), verdicts.count())
         first = verdicts.first()
         self.assertEqual(

@@ -8,7 +8,7 @@ from django.test import TestCase
 from reviewapp.judges.services import judge_versions, judging
 from reviewapp.judges.services.validation_sets import validation_set_draw
 from reviewapp.judges.validation import judge_is_validated
-from reviewapp.models import Adjudication, Run
+from reviewapp.models import Adjudication, ModelVerdict, Run
 from reviewapp.review.services.review import rubric_default
 from reviewapp.review.services.samples import Frame, sample_draw
 from reviewapp.versions.gate import GateRefused, gate_run
@@ -121,12 +121,13 @@ class ModelGradesOnTheDashboardTests(TestCase):
         self.assertContains(
             response, "<strong>internal consistency review (no human calibration)</strong>", html=False
         )
-        resolved = judge_run.verdicts.filter(metric="rubric", score=1.0).count()
-        graded = judge_run.verdicts.filter(metric="rubric").exclude(score=None).count()
+        shown = ModelVerdict.objects.shown().filter(judge_run=judge_run)  # the sealed part stays out
+        resolved = shown.filter(metric="rubric", score=1.0).count()
+        graded = shown.filter(metric="rubric").exclude(score=None).count()
         self.assertContains(response, f"{resolved}/{graded}")
         # The faithfulness mean carries its interval, answers clustered by question.
         scored = list(
-            judge_run.verdicts.filter(metric="faithfulness", error="")
+            shown.filter(metric="faithfulness", error="")
             .exclude(score=None)
             .values_list("score", "answer__question_id")
         )

@@ -400,7 +400,7 @@ class MenuTests(TestCase):
         "/review/", "/pairs/", "/paired/", "/lead/", "/", "/runs/upload/", "/runs/import/", "/versions/",
         "/versions/gate/",
         "/samples/", "/register/", "/agreement/", "/sets/", "/rubrics/", "/judges/", "/severity/", "/tokens/",
-        "/admin/",
+        "/audit/", "/admin/",
     )  # fmt: skip
 
     @classmethod
