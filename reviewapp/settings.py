@@ -88,6 +88,7 @@ MIDDLEWARE = [
     "auditlog.middleware.AuditlogMiddleware",
     # Before any view reads the body, so an oversized upload is refused unread.
     "reviewapp.core.middleware.UploadLimitMiddleware",
+    "reviewapp.core.middleware.NulFieldRefusalMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django_htmx.middleware.HtmxMiddleware",

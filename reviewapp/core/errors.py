@@ -25,3 +25,24 @@ class ApplicationError(Exception):
     @property
     def message(self) -> str:
         return "; ".join(self.errors)
+
+
+NUL_MESSAGE = (
+    "This holds a NUL character, which no text here may hold (it is invisible in most editors): remove it."
+)
+
+
+def nul_field_errors(data, *, prefix: str = "") -> dict[str, str]:
+    """The fields of ``data`` (a dataclass or a mapping, nested one level
+    under ``prefix``) whose text holds a NUL character, which PostgreSQL
+    cannot store: a form error for each, beside its field."""
+    from dataclasses import asdict, is_dataclass
+
+    values = asdict(data) if is_dataclass(data) else dict(data)
+    errors = {}
+    for name, value in values.items():
+        if isinstance(value, str) and "\x00" in value:
+            errors[f"{prefix}{name}"] = NUL_MESSAGE
+        elif isinstance(value, dict):
+            errors.update(nul_field_errors(value, prefix="q_" if name == "rubric_answers" else f"{name}."))
+    return errors

@@ -100,9 +100,17 @@ class JudgeForm(forms.Form):
         if not text:
             return {}
         try:
-            return json.loads(text)
+            return json.loads(text, parse_constant=_refuse_constant)
         except json.JSONDecodeError as error:
             raise forms.ValidationError(f"not JSON: {error.msg} at line {error.lineno}") from error
+        except RecursionError as error:
+            raise forms.ValidationError("nested too deeply to be options: a few levels are plenty") from error
+        except ValueError as error:
+            raise forms.ValidationError(str(error)) from error
+
+
+def _refuse_constant(name: str):
+    raise ValueError(f"{name} is not a number an option can hold: write a number")
 
 
 class JudgeRunForm(forms.Form):

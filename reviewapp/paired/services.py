@@ -21,7 +21,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from reviewapp.core import audit
-from reviewapp.core.errors import ApplicationError
+from reviewapp.core.errors import ApplicationError, nul_field_errors
 from reviewapp.core.once import create_once, next_revision
 from reviewapp.models import Answer, Question, Run, Sample
 from reviewapp.paired.models import (
@@ -324,6 +324,9 @@ def paired_judgement_errors(data: PairedInput) -> dict[str, str]:
             )
     if data.better not in PairedJudgement.Better.values:
         errors["better"] = "Say which answer is better, or that they are equal."
+    # The form's names for the notes: note_1 and note_2.
+    named = {"note_first": "note_1", "note_second": "note_2"}
+    errors.update({named.get(field, field): message for field, message in nul_field_errors(data).items()})
     return errors
 
 

@@ -46,9 +46,10 @@ class RubricQuestion(models.Model):
     rubric_version = models.ForeignKey(RubricVersion, on_delete=models.CASCADE, related_name="questions")
     position = models.PositiveSmallIntegerField()
     key = models.SlugField(max_length=40)
-    text = models.CharField(max_length=300)
+    # Prose: a rubric question of a few sentences is ordinary.
+    text = models.CharField(max_length=1000)
     allows_na = models.BooleanField(default=False)
-    na_rule = models.CharField(max_length=300, blank=True)
+    na_rule = models.CharField(max_length=1000, blank=True)
 
     class Meta:
         ordering = ("rubric_version", "position")

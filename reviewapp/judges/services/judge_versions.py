@@ -3,6 +3,7 @@ and the model it grades with, made once per process and cached in the database."
 
 import hashlib
 import json
+import math
 import os
 import re
 import threading
@@ -87,6 +88,8 @@ def judge_version_errors(
         errors["options"] = 'options are a JSON object, such as {"temperature": 0}'
     elif any(str(name).lower() in ("api_key", "key", "authorization") for name in options):
         errors["options"] = "a key is never stored: name its environment variable instead"
+    elif problem := _options_problem(options):
+        errors["options"] = problem
     if key_variable and not ENVIRONMENT_VARIABLE.match(key_variable):
         errors["key_variable"] = "the name of an environment variable: capitals, digits and _"
     elif refused := endpoints.key_variable_error(key_variable):
@@ -100,6 +103,29 @@ def judge_version_errors(
     if "rubric" in (metrics or ()) and rubric_version is None:
         errors["rubric_version"] = "choose the rubric version whose questions the judge answers"
     return errors
+
+
+OPTIONS_DEPTH = 8
+
+
+def _options_problem(value, depth: int = 0) -> str:
+    """What in a judge's options PostgreSQL's JSON cannot hold, or that no
+    provider option needs: NUL, NaN or infinity, nesting past OPTIONS_DEPTH."""
+    if depth > OPTIONS_DEPTH:
+        return f"nested more than {OPTIONS_DEPTH} levels deep: a provider's options need a few"
+    if isinstance(value, str) and "\x00" in value:
+        return "an option holds a NUL character (\\u0000), which cannot be stored: remove it"
+    if isinstance(value, float) and not math.isfinite(value):
+        return "NaN and infinity are not numbers an option can hold: write a number"
+    if isinstance(value, dict):
+        for key, inner in value.items():
+            if problem := _options_problem(str(key), depth + 1) or _options_problem(inner, depth + 1):
+                return problem
+    if isinstance(value, list):
+        for inner in value:
+            if problem := _options_problem(inner, depth + 1):
+                return problem
+    return ""
 
 
 def judge_version_save(

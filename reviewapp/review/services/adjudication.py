@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import random
 import uuid
 from dataclasses import dataclass
@@ -213,6 +214,8 @@ def calibration_add(
         raise ApplicationError("the NUL character (\\u0000) cannot be stored: remove it")
     if problem := logfile.language_problem(language):
         raise ApplicationError(f"language: {problem}")
+    if where := _not_finite(evidence, "evidence"):
+        raise ApplicationError(f"{where}: NaN and infinity are not values a record can hold; write a number")
     if len(group.strip()) > CALIBRATION_GROUP_MAX_LENGTH:
         raise ApplicationError(f"group: at most {CALIBRATION_GROUP_MAX_LENGTH} characters")
     variants = {form: text.strip() for form, text in variants.items() if text.strip()}
@@ -240,6 +243,22 @@ def calibration_add(
         for form, text in sorted(variants.items())
     ]
     return _calibration_place(sample=sample, rows=rows, language=language, created_by=created_by)
+
+
+def _not_finite(value, where: str) -> str:
+    """Where in ``value`` a float is NaN or infinite (JSON cannot hold it), or empty."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return where
+    if isinstance(value, dict):
+        items = value.items()
+    elif isinstance(value, list):
+        items = enumerate(value)
+    else:
+        return ""
+    for key, inner in items:
+        if found := _not_finite(inner, f"{where}[{key!r}]" if isinstance(key, str) else f"{where}[{key}]"):
+            return found
+    return ""
 
 
 def calibration_patterns_issue(*, sample: Sample, keys: list[str], created_by=None) -> list[SampleItem]:

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 from django.db import transaction
 
-from reviewapp.core.errors import ApplicationError
+from reviewapp.core.errors import ApplicationError, nul_field_errors
 from reviewapp.core.once import create_once, next_revision
 from reviewapp.models import (
     Assignment,
@@ -126,6 +126,7 @@ def judgement_errors(
             f"Say why it is {grading.OUTCOME_LABELS[graded.outcome]}: every outcome but resolved "
             "needs a reason another reader can check."
         )
+    errors.update(nul_field_errors(data))
     return errors
 
 
@@ -216,6 +217,8 @@ def rubric_save(
     keys = [q["key"] for q in questions]
     if len(set(keys)) != len(keys):
         raise ApplicationError("each rubric question needs its own key")
+    if too_long := _rubric_lengths(questions, name if rubric is None else ""):
+        raise ApplicationError(too_long)
     if rubric is None:
         name = name.strip()
         if not name:
@@ -241,6 +244,25 @@ def rubric_save(
             for position, question in enumerate(questions, start=1)
         )
     return version
+
+
+def _rubric_lengths(questions: list[dict], name: str) -> list[str]:
+    """Each part of a rubric longer than it may be, as a sentence naming it."""
+    problems = []
+    limits = {field.name: field.max_length for field in RubricQuestion._meta.fields if field.max_length}
+    for number, question in enumerate(questions, start=1):
+        parts = (("key", "its key"), ("text", "its question"), ("na_rule", "its not-applicable rule"))
+        for part, words in parts:
+            length = len(question.get(part) or "")
+            if length > limits[part]:
+                problems.append(
+                    f"question {number}: {words} is {length:,} characters, "
+                    f"more than the {limits[part]:,} it may be"
+                )
+    name_limit = Rubric._meta.get_field("name").max_length
+    if len(name.strip()) > name_limit:
+        problems.append(f"the name is {len(name.strip()):,} characters, more than the {name_limit} it may be")
+    return problems
 
 
 def failure_into_set(
