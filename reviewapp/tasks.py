@@ -77,6 +77,7 @@ def sweep_work_task() -> dict:
     has not run it lately (reviewapp.core.broker); also clears imports left
     waiting for confirmation for more than a day."""
     from reviewapp.core import broker
+    from reviewapp.core.uploads import remove_leftovers
     from reviewapp.runs.services.imports import pending_sweep
     from reviewapp.sweep import work_sweep
 
@@ -87,6 +88,8 @@ def sweep_work_task() -> dict:
         broker.messages_resent()
     if removed := pending_sweep():
         done["pending imports removed"] = removed
+    if removed := remove_leftovers():
+        done["upload leftovers removed"] = removed
     return done
 
 

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import gzip
 import hashlib
+import tempfile
+import time
 import uuid
 import zlib
 from collections.abc import Iterator
@@ -46,6 +48,7 @@ def store_upload(upload, *, folder: str, text: bool = True, refuse_other_tools: 
     refuses another tool's file, naming it and the Import page that reads it
     (ApplicationError with ``field`` "import").
     """
+    _remove_leftovers_now_and_then()
     name = clean_file_name(upload.name)
     upload.seek(0)
     compressed = upload.read(len(GZIP_MAGIC)) == GZIP_MAGIC
@@ -84,6 +87,39 @@ def store_upload(upload, *, folder: str, text: bool = True, refuse_other_tools: 
         path.unlink(missing_ok=True)
         raise
     return StoredFile(path=path, name=name, sha256=digest.hexdigest(), size=size)
+
+
+# An upload older than this that no process finished is one a killed process
+# left (the slowest honest upload, 1 GB over a slow link, takes far less).
+LEFTOVER_SECONDS = 6 * 3600
+_LEFTOVERS_CHECKED = {"at": 0.0}
+
+
+def remove_leftovers(max_age_s: float = LEFTOVER_SECONDS) -> int:
+    """Remove what killed processes left of uploads on this host: our own
+    partial copies (``incoming-*.part`` in the data folder) and Django's
+    temporary upload files (``tmp*.upload*`` in FILE_UPLOAD_TEMP_DIR or the
+    system's temporary folder), once older than ``max_age_s``. The count."""
+    cutoff = time.time() - max_age_s
+    temporary = Path(settings.FILE_UPLOAD_TEMP_DIR or tempfile.gettempdir())
+    removed = 0
+    for pattern, folder in (("*/incoming-*.part", Path(settings.DATA_DIR)), ("tmp*.upload*", temporary)):
+        for path in folder.glob(pattern):
+            try:
+                if path.is_file() and path.stat().st_mtime < cutoff:
+                    path.unlink()
+                    removed += 1
+            except OSError:  # gone meanwhile, or another user's file
+                continue
+    return removed
+
+
+def _remove_leftovers_now_and_then() -> None:
+    """On a web host, where no sweep runs: at most every ten minutes, on an upload."""
+    if time.monotonic() - _LEFTOVERS_CHECKED["at"] < 600:
+        return
+    _LEFTOVERS_CHECKED["at"] = time.monotonic()
+    remove_leftovers()
 
 
 def _other_tool(path: Path, name: str) -> str | None:

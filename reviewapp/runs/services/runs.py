@@ -210,6 +210,19 @@ def _run_create(
     return Received(run, created=True)
 
 
+def _drop_rejected_log(run: Run) -> None:
+    """A rejected file is fixed and sent again, never read again: remove it
+    from the store (a 1 MB gzip can unpack to a 1 GB log), unless a run
+    that was not rejected holds the same file."""
+    kept = Run.objects.filter(stored_name=run.stored_name).exclude(status=Run.Status.REJECTED).exists()
+    if kept:
+        return
+    try:
+        files.delete(run.stored_name)
+    except (files.StoreUnreachable, files.StoredFileMissing) as error:
+        logger.warning("could not remove the rejected log %s: %s", run.stored_name, error)
+
+
 def run_ingest(*, run_id: int) -> Run | None:
     """Validate every line of a received run and store its answers, in one
     pass and one transaction, then queue its scoring. Returns None when
@@ -324,6 +337,7 @@ def run_ingest(*, run_id: int) -> Run | None:
         )
         run.lease_until = None
         run.save(update_fields=("status", "line_errors", "line_error_count", "error", "lease_until"))
+        _drop_rejected_log(run)
     except files.StoredFileMissing as error:
         Run.objects.filter(id=run_id, attempts=attempt).update(
             status=Run.Status.FAILED,
