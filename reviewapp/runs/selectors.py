@@ -17,7 +17,9 @@ def run_is_stuck(run: Run) -> bool:
     broker that never took it, or claimed by a worker whose lease ran out."""
     now = timezone.now()
     if run.status == Run.Status.RECEIVED:
-        return run.queued_at is None or run.queued_at < stale_before(now)
+        # Never handed to the broker (it was down, or the claim was given
+        # back after an outage) counts from the upload, not from at once.
+        return (run.queued_at or run.created_at) < stale_before(now)
     if run.status == Run.Status.INGESTING:
         return run.lease_until is not None and run.lease_until < now
     return False

@@ -655,8 +655,9 @@ def scoring_is_stuck(scoring: Scoring) -> bool:
     if scoring.status == Scoring.Status.SCORING and not scoring.chunks_total:
         return scoring.lease_until is not None and scoring.lease_until < now
     recent = stale_before(now)
+    # Never handed to the broker (it was down) counts from the scoring's start.
     sent = scoring.chunks.filter(queued_at__gte=recent).exists() or (
-        scoring.queued_at is not None and scoring.queued_at >= recent
+        (scoring.queued_at or scoring.created_at) >= recent
     )
     return not sent
 

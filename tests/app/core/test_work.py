@@ -135,6 +135,15 @@ class SweepTests(KeepsClassFiles, BaseTestCase):
             self.client.get(run.get_absolute_url()), "was away 2 times while this run was being stored"
         )
 
+    def test_a_run_uploaded_a_moment_ago_while_the_broker_was_down_is_not_called_stuck(self):
+        run = self.stuck_run(status="received", queued_at=None)
+        self.client.login(username="lead", password=PASSWORD)
+        page = self.client.get(run.get_absolute_url())
+        self.assertContains(page, "waiting for the task queue (unreachable just now)")
+        self.assertNotContains(page, "No progress for")
+        Run.objects.filter(id=run.id).update(created_at=timezone.now() - LONG_AGO)
+        self.assertContains(self.client.get(run.get_absolute_url()), "No progress for 5 minutes or more")
+
     def test_a_run_waiting_for_the_broker_says_so(self):
         run = self.stuck_run(status="received", queued_at=None)
         self.client.login(username="lead", password=PASSWORD)
