@@ -20,7 +20,7 @@ from contextlib import contextmanager
 from datetime import datetime, timedelta
 
 from django.conf import settings
-from django.db import connection, connections
+from django.db import connection, connections, transaction
 from django.db.models import F, Q
 from django.utils import timezone
 
@@ -92,6 +92,17 @@ def lease_kept(model, *, pk: int, attempt: int):
 def stopped_too_often() -> Q:
     """Work whose workers stopped WORK_MAX_ATTEMPTS times, outages not counted."""
     return Q(attempts__gte=F("outages") + settings.WORK_MAX_ATTEMPTS)
+
+
+def held_by_a_transaction(model, pk: int) -> bool:
+    """Whether another transaction holds row ``pk`` locked (a worker writing
+    it): a page asks this instead of waiting behind that transaction, which
+    may last minutes. SQLite has no row locks: False."""
+    if connection.vendor != "postgresql":
+        return False
+    with transaction.atomic():
+        free = model.objects.select_for_update(skip_locked=True).filter(id=pk).values_list("id", flat=True)
+        return not list(free)
 
 
 def is_transient(error: BaseException) -> bool:

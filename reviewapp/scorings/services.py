@@ -19,7 +19,7 @@ from django.utils import timezone
 
 from reviewapp import tasks
 from reviewapp.core import audit, work
-from reviewapp.core.bulk import insert_rows
+from reviewapp.core.bulk import insert_rows, refresh_statistics
 from reviewapp.core.errors import ApplicationError
 from reviewapp.models import (
     Answer,
@@ -129,10 +129,13 @@ def _send_on(scoring: Scoring) -> None:
 
 def scoring_retry(*, scoring: Scoring) -> bool:
     """Plan a scoring again from the start, with its attempts counted afresh,
-    when it failed or is stuck (see selectors.scoring_is_stuck); False otherwise."""
+    when it failed or is stuck (see selectors.scoring_is_stuck); False otherwise,
+    and at once when a worker's transaction holds the scoring's row."""
     scoring.refresh_from_db()
     if scoring.status != Scoring.Status.FAILED and not selectors.scoring_is_stuck(scoring):
         return False
+    if work.held_by_a_transaction(Scoring, scoring.id):
+        return False  # a worker's transaction holds it: moving, not stuck (and the page must not wait)
     reset = Scoring.objects.filter(id=scoring.id, status=scoring.status, attempts=scoring.attempts).update(
         status=Scoring.Status.QUEUED,
         error="",
@@ -514,6 +517,8 @@ def _timing(scoring: Scoring, chunks: list[ScoringChunk]) -> dict:
 def _finish(scoring: Scoring) -> None:
     """Count the questions not run and add the chunks' slice counts up into
     the scoring's scores."""
+    # What the chunks wrote by COPY, before the queries that add it up.
+    refresh_statistics(AnswerCheck, QuestionOutcome, Finding)
     chunks = list(scoring.chunks.all())
     parts = [dict(chunk.slices) for chunk in chunks]
     tallies = [part.pop(CHUNK_TALLY, None) for part in parts]

@@ -17,7 +17,7 @@ from django.utils import timezone
 
 from reviewapp import tasks
 from reviewapp.core import audit, files, progress, work
-from reviewapp.core.bulk import insert_rows
+from reviewapp.core.bulk import insert_rows, refresh_statistics
 from reviewapp.core.errors import ApplicationError
 from reviewapp.core.uploads import resolve_version, store_upload
 from reviewapp.models import Answer, Assistant, AssistantVersion, Question, Run, SetVersion
@@ -286,6 +286,8 @@ def run_ingest(*, run_id: int) -> Run | None:
                     run, log, seen, collector, declared, repeats_a_run=plan.repeats is not None, links=links
                 ),
             )
+            # The scoring plans its chunks from these answers next.
+            refresh_statistics(Answer)
             repeats_ref = "" if plan.repeats is None else str(plan.repeats)
             repeated = run.repeats or _repeated_run(run, repeats_ref=repeats_ref)
             if links:
@@ -442,6 +444,8 @@ def run_retry(*, run: Run) -> bool:
     run.refresh_from_db()
     if run.status != Run.Status.FAILED and not selectors.run_is_stuck(run):
         return False
+    if work.held_by_a_transaction(Run, run.id):
+        return False  # a worker's transaction holds it: moving, not stuck (and the page must not wait)
     reset = Run.objects.filter(id=run.id, status=run.status, attempts=run.attempts).update(
         status=Run.Status.RECEIVED, error="", progress=0, attempts=0, lease_until=None
     )
