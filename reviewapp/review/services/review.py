@@ -7,6 +7,7 @@ from dataclasses import dataclass
 
 from django.db import transaction
 
+from reviewapp.core import audit
 from reviewapp.core.errors import ApplicationError, nul_field_errors
 from reviewapp.core.once import create_once, next_revision
 from reviewapp.models import (
@@ -225,6 +226,7 @@ def rubric_save(
             raise ApplicationError("Give the rubric a name.")
         if Rubric.objects.filter(name=name).exists():
             raise ApplicationError(f"A rubric named {name!r} exists already.")
+    before: list[str] = []
     with transaction.atomic():
         if rubric is None:
             rubric = Rubric.objects.create(name=name)
@@ -235,6 +237,7 @@ def rubric_save(
             )
         else:
             version = latest
+            before = [question.text for question in version.questions.all()]
             version.questions.all().delete()
         version.guidance = guidance
         version.awkward_cases = awkward_cases
@@ -243,6 +246,8 @@ def rubric_save(
             RubricQuestion(rubric_version=version, position=position, **question)
             for position, question in enumerate(questions, start=1)
         )
+        # Written in bulk, so no signal logs them: the trail gets them here.
+        audit.record(version, {"questions": (before, [question["text"] for question in questions])})
     return version
 
 

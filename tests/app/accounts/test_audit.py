@@ -123,6 +123,8 @@ class AuditTrailTests(KeepsClassFiles, BaseTestCase):
             },
             kinds,
         )
+        questions = self.entries("rubricversion").filter(changes__has_key="questions").last()
+        self.assertEqual(questions.changes_dict["questions"], ["", "Does it cite its source?"])
         role = LogEntry.objects.get(content_type__model="user", object_pk=str(self.reader.pk), actor=self.lead)
         self.assertEqual(role.changes_dict["groups"]["objects"], ["lead"])
         sealed = self.entries("sample").last()
