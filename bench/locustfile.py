@@ -250,7 +250,13 @@ class ReviewerUser(LoggedInUser):
             "submission_key": form.submission_key,
             "addresses_question": "yes",
             "grade": grade,
-            "note": "checked against the records" if random.random() < 0.2 else "",
+            # Every grade but resolved needs its reason, as the form says; a
+            # resolved one carries a note now and then.
+            "note": (
+                "the period's figure differs from the record's"
+                if grade != "resolved"
+                else ("checked against the records" if random.random() < 0.2 else "")
+            ),
         }
         for name, values in form.rubric.items():
             data[name] = random.choices(values, weights=[8 if v == "yes" else 1 for v in values])[0]

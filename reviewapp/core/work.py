@@ -49,9 +49,19 @@ def claim(model, *, pk: int, waiting: Q, working: str, **changes) -> int | None:
     the caller now holds (its fence: later writes check it), None when the
     work is not there to take (done, alive elsewhere, or out of attempts)."""
     now = timezone.now()
-    taken = model.objects.filter(
+    takeable = model.objects.filter(
         waiting | Q(status=working, lease_until__lt=now), ~stopped_too_often(), id=pk
-    ).update(status=working, lease_until=lease_end(now), attempts=F("attempts") + 1, **changes)
+    )
+    with transaction.atomic():
+        # A row another transaction holds is being worked on, whatever its
+        # lease says (a long query can outlast the lease it could not renew
+        # behind its own lock): skip it at once rather than wait, which held
+        # a worker for as long as that query ran.
+        if not list(takeable.select_for_update(skip_locked=True).values_list("id", flat=True)):
+            return None
+        taken = takeable.update(
+            status=working, lease_until=lease_end(now), attempts=F("attempts") + 1, **changes
+        )
     if not taken:
         return None
     return model.objects.values_list("attempts", flat=True).get(id=pk)

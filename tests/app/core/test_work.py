@@ -247,3 +247,38 @@ class TransientErrorTests(TestCase):
         from reviewapp.tasks import RETRY
 
         self.assertTrue(issubclass(psycopg.errors.AdminShutdown, RETRY["autoretry_for"]))
+
+
+class LockedWorkTests(TransactionTestCase):
+    """A claim skips a row another transaction holds instead of waiting
+    behind it (issue 31, point 6: the sweep's message held a worker for as
+    long as the adding-up query that held the row ran)."""
+
+    def test_a_claim_on_a_row_a_transaction_holds_returns_at_once(self):
+        import time
+
+        import psycopg
+        from django.db import connection
+
+        if connection.vendor != "postgresql":
+            self.skipTest("row locks are PostgreSQL's")
+        set_version = SetVersion.objects.create(
+            question_set=QuestionSet.objects.create(name="l"), version="l-1"
+        )
+        version = AssistantVersion.objects.create(assistant=Assistant.objects.create(name="bot"), label="v")
+        run = bare_run(version, set_version, "l", sha256="l", status=Run.Status.INGESTING)
+        Run.objects.filter(id=run.id).update(lease_until=timezone.now() - LONG_AGO, attempts=1)
+        db = connection.settings_dict
+        holder = psycopg.connect(
+            host=db["HOST"] or "127.0.0.1", port=db["PORT"] or 5432, user=db["USER"], dbname=db["NAME"]
+        )
+        try:
+            holder.execute("SELECT id FROM reviewapp_run WHERE id = %s FOR UPDATE", [run.id])
+            started = time.monotonic()
+            claimed = work.claim(Run, pk=run.id, waiting=Q(status="received"), working="ingesting")
+            self.assertIsNone(claimed)
+            self.assertLess(time.monotonic() - started, 2)
+        finally:
+            holder.rollback()
+            holder.close()
+        self.assertEqual(work.claim(Run, pk=run.id, waiting=Q(status="received"), working="ingesting"), 2)
