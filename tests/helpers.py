@@ -1,6 +1,7 @@
 """Shared people and files for the app's tests."""
 
 import json
+from contextlib import contextmanager
 
 from django.conf import settings
 from django.contrib.auth import get_user_model
@@ -78,3 +79,22 @@ class KeepsClassFiles:
     def setUp(self):
         self.enterContext(self.settings(DATA_DIR=self.class_data_dir))
         super().setUp()
+
+
+@contextmanager
+def row_held(table: str, pk: int):
+    """Row ``pk`` of ``table`` locked by another connection's transaction,
+    as a worker's long transaction holds it, for as long as the block runs."""
+    import psycopg
+    from django.db import connection
+
+    db = connection.settings_dict
+    holder = psycopg.connect(
+        host=db["HOST"] or "127.0.0.1", port=db["PORT"] or 5432, user=db["USER"], dbname=db["NAME"]
+    )
+    try:
+        holder.execute(f"SELECT id FROM {table} WHERE id = %s FOR UPDATE", [pk])
+        yield
+    finally:
+        holder.rollback()
+        holder.close()

@@ -15,7 +15,7 @@ from reviewapp.runs.services.runs import run_ingest, run_retry
 from reviewapp.scorings import selectors
 from reviewapp.scorings.services import scoring_chunk_perform, scoring_retry
 from tests.fixtures import bare_run, load_generated_run
-from tests.helpers import PASSWORD, BaseTestCase, KeepsClassFiles
+from tests.helpers import PASSWORD, BaseTestCase, KeepsClassFiles, row_held
 
 LONG_AGO = timedelta(hours=1)
 
@@ -257,7 +257,6 @@ class LockedWorkTests(TransactionTestCase):
     def test_a_claim_on_a_row_a_transaction_holds_returns_at_once(self):
         import time
 
-        import psycopg
         from django.db import connection
 
         if connection.vendor != "postgresql":
@@ -268,17 +267,9 @@ class LockedWorkTests(TransactionTestCase):
         version = AssistantVersion.objects.create(assistant=Assistant.objects.create(name="bot"), label="v")
         run = bare_run(version, set_version, "l", sha256="l", status=Run.Status.INGESTING)
         Run.objects.filter(id=run.id).update(lease_until=timezone.now() - LONG_AGO, attempts=1)
-        db = connection.settings_dict
-        holder = psycopg.connect(
-            host=db["HOST"] or "127.0.0.1", port=db["PORT"] or 5432, user=db["USER"], dbname=db["NAME"]
-        )
-        try:
-            holder.execute("SELECT id FROM reviewapp_run WHERE id = %s FOR UPDATE", [run.id])
+        with row_held("reviewapp_run", run.id):
             started = time.monotonic()
             claimed = work.claim(Run, pk=run.id, waiting=Q(status="received"), working="ingesting")
             self.assertIsNone(claimed)
             self.assertLess(time.monotonic() - started, 2)
-        finally:
-            holder.rollback()
-            holder.close()
         self.assertEqual(work.claim(Run, pk=run.id, waiting=Q(status="received"), working="ingesting"), 2)

@@ -7,6 +7,7 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
 from tests.fixtures import load_generated_run
+from tests.helpers import row_held
 
 
 @pytest.mark.django_db
@@ -33,8 +34,6 @@ def test_ingest_and_adding_up_refresh_the_statistics_of_what_they_loaded():
 def test_try_again_answers_at_once_while_a_workers_transaction_holds_the_scoring():
     import time
 
-    import psycopg
-
     from reviewapp.models import Scoring
     from reviewapp.scorings.services import scoring_retry
 
@@ -43,17 +42,9 @@ def test_try_again_answers_at_once_while_a_workers_transaction_holds_the_scoring
     run = load_generated_run(answers=10)
     scoring = run.scorings.get()
     Scoring.objects.filter(id=scoring.id).update(status="failed", error="stopped")
-    db = connection.settings_dict
-    worker = psycopg.connect(
-        host=db["HOST"] or "127.0.0.1", port=db["PORT"] or 5432, user=db["USER"], dbname=db["NAME"]
-    )
-    try:
-        # As a worker adding a scoring up holds its row for minutes.
-        worker.execute("SELECT id FROM reviewapp_scoring WHERE id = %s FOR UPDATE", [scoring.id])
+    # As a worker adding a scoring up holds its row for minutes.
+    with row_held("reviewapp_scoring", scoring.id):
         started = time.monotonic()
         assert scoring_retry(scoring=scoring) is False
         assert time.monotonic() - started < 2
-    finally:
-        worker.rollback()
-        worker.close()
     assert scoring_retry(scoring=scoring) is True
