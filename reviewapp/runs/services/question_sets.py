@@ -10,7 +10,7 @@ from pathlib import Path
 from django.conf import settings
 from django.db import IntegrityError, transaction
 
-from reviewapp.core.bulk import insert_rows
+from reviewapp.core.bulk import insert_rows, refresh_statistics
 from reviewapp.core.errors import ApplicationError
 from reviewapp.core.uploads import StoredFile, resolve_version, store_upload
 from reviewapp.models import Finding, Question, QuestionSet, SetVersion
@@ -76,6 +76,9 @@ def set_version_create(
                 ("set_version_id", *columns),
                 ((set_version.id, *(_complete(q)[name] for name in columns)) for q in questions),
             )
+            # Every chunk of every run on this set joins its questions: with the
+            # statistics of an empty table the planner hashed all of them per chunk.
+            refresh_statistics(Question)
     except IntegrityError as error:  # two uploads of the same new version at once
         raise ApplicationError(f"set version {version} exists already") from error
     return set_version

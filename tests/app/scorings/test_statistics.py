@@ -19,6 +19,7 @@ def test_ingest_and_adding_up_refresh_the_statistics_of_what_they_loaded():
     statements = [query["sql"] for query in queries.captured_queries]
     analyzed = [sql for sql in statements if sql.startswith("ANALYZE")]
     assert analyzed == [
+        'ANALYZE "reviewapp_question"',
         'ANALYZE "reviewapp_answer"',
         'ANALYZE "reviewapp_answercheck"',
         'ANALYZE "reviewapp_questionoutcome"',
