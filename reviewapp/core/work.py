@@ -57,7 +57,10 @@ def claim(model, *, pk: int, waiting: Q, working: str, **changes) -> int | None:
         # lease says (a long query can outlast the lease it could not renew
         # behind its own lock): skip it at once rather than wait, which held
         # a worker for as long as that query ran.
-        if not list(takeable.select_for_update(skip_locked=True).values_list("id", flat=True)):
+        # Of this row alone: a model's default ordering can join another
+        # table (a chunk's its scoring), whose row would then count too.
+        free = takeable.order_by().select_for_update(skip_locked=True, of=("self",))
+        if not list(free.values_list("id", flat=True)):
             return None
         taken = takeable.update(
             status=working, lease_until=lease_end(now), attempts=F("attempts") + 1, **changes
@@ -111,8 +114,8 @@ def held_by_a_transaction(model, pk: int) -> bool:
     if connection.vendor != "postgresql":
         return False
     with transaction.atomic():
-        free = model.objects.select_for_update(skip_locked=True).filter(id=pk).values_list("id", flat=True)
-        return not list(free)
+        free = model.objects.filter(id=pk).order_by().select_for_update(skip_locked=True, of=("self",))
+        return not list(free.values_list("id", flat=True))
 
 
 def is_transient(error: BaseException) -> bool:

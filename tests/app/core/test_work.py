@@ -273,3 +273,21 @@ class LockedWorkTests(TransactionTestCase):
             self.assertIsNone(claimed)
             self.assertLess(time.monotonic() - started, 2)
         self.assertEqual(work.claim(Run, pk=run.id, waiting=Q(status="received"), working="ingesting"), 2)
+
+    def test_a_chunk_is_claimed_while_its_scorings_row_is_held(self):
+        # A worker finishing another chunk holds the scoring's row; the claim
+        # locks the chunk's row alone (its default ordering joins the scoring).
+        from django.db import connection
+
+        if connection.vendor != "postgresql":
+            self.skipTest("row locks are PostgreSQL's")
+        set_version = SetVersion.objects.create(
+            question_set=QuestionSet.objects.create(name="c"), version="c-1"
+        )
+        version = AssistantVersion.objects.create(assistant=Assistant.objects.create(name="bot"), label="v")
+        run = bare_run(version, set_version, "c", sha256="c", status=Run.Status.STORED)
+        scoring = Scoring.objects.create(run=run, set_version=set_version, status=Scoring.Status.SCORING)
+        chunk = ScoringChunk.objects.create(scoring=scoring, first_line=1, last_line=1, status="queued")
+        with row_held("reviewapp_scoring", scoring.id):
+            claimed = work.claim(ScoringChunk, pk=chunk.id, waiting=Q(status="queued"), working="scoring")
+        self.assertEqual(claimed, 1)
