@@ -65,7 +65,7 @@ def heartbeat() -> None:
     """Called by every sweep: this installation was swept just now."""
     try:
         if client := _client():
-            client.set(HEARTBEAT_KEY, str(time.time()), ex=_heartbeat_seconds())
+            client.set(HEARTBEAT_KEY, str(time.time()), ex=heartbeat_seconds())
     except Exception as error:
         logger.warning("could not record the sweep's heartbeat: %s", error)
 
@@ -80,7 +80,8 @@ def swept_recently() -> bool | None:
         return None
 
 
-def _heartbeat_seconds() -> int:
+def heartbeat_seconds() -> int:
+    """How long a sweep counts as recent: two sweep intervals."""
     return max(2, _HEARTBEAT_SWEEPS * settings.WORK_SWEEP_SECONDS)
 
 

@@ -8,14 +8,17 @@ from django.db import IntegrityError, transaction
 from django.db.models import Max
 
 
-def create_once(model, submission_key: uuid.UUID, create):
+def create_once(model, submission_key: uuid.UUID | None, create):
     """Run ``create`` in a transaction unless a row with this one-time key
     exists; when two requests race with the same key, the loser returns the
-    winner's row."""
+    winner's row. Without a key (a row made by a command or the API), just
+    ``create`` in a transaction."""
     try:
         with transaction.atomic():
             return create()
     except IntegrityError:
+        if submission_key is None:
+            raise
         existing = model.objects.filter(submission_key=submission_key).first()
         if existing is None:
             raise

@@ -188,7 +188,7 @@ def paired_draw(
             )
         return paired_sample
 
-    return create_once(PairedSample, submission_key, create) if submission_key else create()
+    return create_once(PairedSample, submission_key, create)
 
 
 # ---------------------------------------------------------- the assignment

@@ -274,7 +274,7 @@ def sample_draw(
             )
         return sample
 
-    return create_once(Sample, submission_key, create) if submission_key else create()
+    return create_once(Sample, submission_key, create)
 
 
 def sample_assign(

@@ -227,7 +227,7 @@ def run_detail(request, run_id: int):
         "run": run,
         # Nothing has looked for waiting work lately: neither beat nor any worker runs.
         "unswept": busy and broker.swept_recently() is False,
-        "sweep_seconds": 2 * settings.WORK_SWEEP_SECONDS,
+        "sweep_seconds": broker.heartbeat_seconds(),
         "progress": selectors.run_progress(run),
         "run_stuck": run_is_stuck(run),
         "warnings": run_warnings(run),
