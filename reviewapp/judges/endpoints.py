@@ -53,7 +53,7 @@ def key_variable_error(name: str) -> str:
     if not any(fnmatch.fnmatchcase(name, pattern) for pattern in allowed):
         return (
             f"{name} is not among the variables an administrator allows for judges' keys "
-            f"({', '.join(allowed)}; REVIEWAPP_JUDGE_KEY_VARIABLES)"
+            f"({', '.join(allowed)}, set in REVIEWAPP_JUDGE_KEY_VARIABLES)"
         )
     return ""
 
@@ -98,11 +98,11 @@ def base_url_error(base_url: str) -> str:
     if not any(_matches(url, entry) for entry in allowed):
         return (
             f"{url.scheme}://{url.netloc} is not among the addresses an administrator allows judges to "
-            f"call ({', '.join(allowed)}; REVIEWAPP_JUDGE_BASE_URLS)"
+            f"call ({', '.join(allowed)}, set in REVIEWAPP_JUDGE_BASE_URLS)"
         )
     if not settings.JUDGE_PRIVATE_ADDRESSES and (special := _special_addresses(url.hostname)):
         return (
-            f"{url.hostname} is a private, loopback or link-local address ({', '.join(special)}); "
+            f"{url.hostname} is a private, loopback or link-local address ({', '.join(special)}), and "
             "judges call such addresses only where an administrator allows it "
             "(REVIEWAPP_JUDGE_PRIVATE_ADDRESSES)"
         )

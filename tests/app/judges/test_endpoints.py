@@ -162,3 +162,32 @@ def test_a_redirect_off_the_list_is_not_followed():
     finally:
         os.environ.pop("LOCAL_REDIRECT_API_KEY", None)
         server.shutdown()
+
+
+@override_settings(**PROVIDERS_ONLY)
+def test_the_judge_page_says_each_refusal_whole_beside_its_field(client):
+    from django.urls import reverse
+
+    from tests.app.judges.test_views import judge_form
+    from tests.helpers import make_user
+
+    client.force_login(make_user("lead"))
+    response = client.post(
+        reverse("judge-new"),
+        judge_form(
+            name="sneaky",
+            provider="openai",
+            model="gpt-x",
+            base_url="https://listener.example.net/v1",
+            key_variable="DJANGO_SECRET_KEY",
+            metrics=["answer_relevance"],
+        ),
+    )
+    assert response.status_code == 400
+    page = response.content.decode()
+    assert (
+        "https://listener.example.net is not among the addresses an administrator allows judges to call "
+        "(https://api.openai.com, https://api.anthropic.com, set in REVIEWAPP_JUDGE_BASE_URLS)"
+    ) in page
+    assert "DJANGO_SECRET_KEY holds a setting of the app itself" in page
+    assert not Judge.objects.filter(name="sneaky").exists()
