@@ -15,7 +15,8 @@ generated question set and run over the API with curl, and measures:
   deep pages), median of 10;
 - with ``--compare``, after that: a second version's run of the same size on
   the same questions (another generated run, other outcomes) uploaded and
-  scored the same way, then the compare page and ``/api/gate`` between the
+  scored the same way, the first version's dashboard asked for every half
+  second meanwhile, then the compare page and ``/api/gate`` between the
   two versions: one request each before the planner has statistics on the
   new rows, then, after ANALYZE (autovacuum's part, off on this machine),
   the median of ``--compare-repeat`` requests each. This uses its own
@@ -38,6 +39,7 @@ import os
 import statistics
 import subprocess
 import sys
+import threading
 import time
 import urllib.error
 import urllib.request
@@ -244,6 +246,40 @@ def timed_get(url: str, cookie: str = "", repeat: int = 10, *, token: str = "") 
     return statistics.median(times) * 1000
 
 
+class DashboardWatch:
+    """GETs a page one after another, half a second apart, on a thread of
+    its own while the block runs; ``str()`` gives the count, median, p95 and
+    max of the times it took."""
+
+    def __init__(self, url: str, cookie: str):
+        self.url, self.cookie, self.times = url, cookie, []
+        self.done = threading.Event()
+        self.thread = threading.Thread(target=self._watch, daemon=True)
+
+    def _watch(self):
+        while not self.done.is_set():
+            self.times.append(timed_get(self.url, self.cookie, 1))
+            self.done.wait(0.5)
+
+    def __enter__(self):
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc):
+        self.done.set()
+        self.thread.join(TIMEOUT_S)
+
+    def __str__(self):
+        times = sorted(self.times)
+        if not times:
+            return "no request finished"
+        p95 = times[min(len(times) - 1, math.ceil(0.95 * len(times)) - 1)]
+        return (
+            f"{len(times)} requests, median {statistics.median(times):.0f} ms, "
+            f"p95 {p95:.0f} ms, max {times[-1]:.0f} ms"
+        )
+
+
 @dataclass(frozen=True)
 class Stack:
     """The app as started for one case: where to reach it and as whom."""
@@ -382,7 +418,10 @@ def bench(case: Case, workers: int, *, compare: bool = False, compare_repeat: in
             print(f"{label}: {timed_get(url, cookie):.0f} ms (median of 10)")
         if candidate_path is not None:
             print(f"second version, {CANDIDATE}, on the same questions:")
-            upload_and_score(stack, case, candidate_path, workers)
+            # The first version's dashboard, asked for while the second run is stored and scored.
+            with DashboardWatch(f"{base}/versions/app-1.0/", cookie) as watch:
+                upload_and_score(stack, case, candidate_path, workers)
+            print(f"version dashboard of app-1.0 while the second run was stored and scored: {watch}")
             versions = {"baseline": "app-1.0", "candidate": CANDIDATE}
             compare_url = f"{base}/versions/compare/?" + urlencode({"set": case.label, **versions})
             gate_url = f"{base}/api/gate?" + urlencode({"set_version": case.label, **versions})

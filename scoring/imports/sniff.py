@@ -123,7 +123,7 @@ def _look_array(path: Path) -> Look:
     start = start.removeprefix("\ufeff").lstrip().removeprefix("[").lstrip()
     try:
         record, _ = json.JSONDecoder().raw_decode(start)
-    except ValueError:
+    except (ValueError, RecursionError):  # nested past the decoder's depth: no tool writes that
         return Look("json_array")
     if not isinstance(record, dict):
         return Look("json_array")

@@ -166,8 +166,8 @@ def judge_version_save(
         errors["concurrency"] = "from 1 to 64 calls at once"
     if not 0 <= validation_threshold < 1:
         errors["validation_threshold"] = "a kappa from 0 to below 1"
-    if validation_min_items < 10:
-        errors["validation_min_items"] = "at least 10 items"
+    if not 10 <= validation_min_items <= 1_000_000:
+        errors["validation_min_items"] = "from 10 to 1,000,000 items"
     if judge is None:
         name = name.strip()
         if not name:

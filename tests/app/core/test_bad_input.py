@@ -58,6 +58,14 @@ class NulInLeadFormsTests(BaseTestCase):
             self.assertContains(response, says, status_code=400)
         self.assertFalse(Judge.objects.filter(name="probe").exists())
 
+    def test_a_count_past_what_the_column_holds_is_refused_beside_its_field(self):
+        # Found by the form fuzz (test_form_fuzz.py): PostgreSQL's "integer out of range", a 500.
+        response = self.client.post(
+            reverse("judge-new"), judge_form(name="probe", validation_min_items="99999999999")
+        )
+        self.assertContains(response, "from 10 to 1,000,000 items", status_code=400)
+        self.assertFalse(Judge.objects.filter(name="probe").exists())
+
 
 class NulReachingTheDatabaseTests(TransactionTestCase):
     """What no form checks reaches PostgreSQL, which refuses it: the

@@ -998,3 +998,11 @@ def test_it_refuses_one_indented_json_object_as_ragas_rows(tmp_path):
         "line 1: this file is one JSON object spread over many lines, not JSON Lines (one object a line) "
         "or a JSON array of rows: write the rows one object a line, as Ragas' to_jsonl does"
     ]
+
+
+def test_an_array_nested_past_any_decoder_is_a_json_array_not_a_crash(tmp_path):
+    # Found by the form fuzz (tests/app/core/test_form_fuzz.py): a RecursionError, a 500 on upload.
+    deep = tmp_path / "deep.json"
+    deep.write_bytes(b"[" * 5000 + b"]" * 5000)
+    assert sniff.look(deep, deep.name).kind == "json_array"
+    assert imports.detect_format(deep, deep.name) is None  # no importer reads it: the page says so
