@@ -249,16 +249,19 @@ def timed_get(url: str, cookie: str = "", repeat: int = 10, *, token: str = "") 
 class DashboardWatch:
     """GETs a page one after another, half a second apart, on a thread of
     its own while the block runs; ``str()`` gives the count, median, p95 and
-    max of the times it took."""
+    max of the times it took, and the errors."""
 
     def __init__(self, url: str, cookie: str):
-        self.url, self.cookie, self.times = url, cookie, []
+        self.url, self.cookie, self.times, self.errors = url, cookie, [], []
         self.done = threading.Event()
         self.thread = threading.Thread(target=self._watch, daemon=True)
 
     def _watch(self):
         while not self.done.is_set():
-            self.times.append(timed_get(self.url, self.cookie, 1))
+            try:
+                self.times.append(timed_get(self.url, self.cookie, 1))
+            except urllib.error.HTTPError as error:
+                self.errors.append(error.code)
             self.done.wait(0.5)
 
     def __enter__(self):
@@ -271,12 +274,13 @@ class DashboardWatch:
 
     def __str__(self):
         times = sorted(self.times)
+        errors = f"{len(self.errors)} errors {sorted(set(self.errors))}" if self.errors else "no error"
         if not times:
-            return "no request finished"
+            return f"no request answered, {errors}"
         p95 = times[min(len(times) - 1, math.ceil(0.95 * len(times)) - 1)]
         return (
-            f"{len(times)} requests, median {statistics.median(times):.0f} ms, "
-            f"p95 {p95:.0f} ms, max {times[-1]:.0f} ms"
+            f"{len(times)} answered, median {statistics.median(times):.0f} ms, "
+            f"p95 {p95:.0f} ms, max {times[-1]:.0f} ms; {errors}"
         )
 
 

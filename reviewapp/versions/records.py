@@ -100,7 +100,10 @@ def pooled_counts(record: Record) -> dict[str, dict[str, dict]]:
     """{slice: {measure: {k, n, clusters}}} summed over the record's scorings
     (tuning part). A question asked in several runs is one cluster over all
     of them, so pooled runs (and scores stored before cluster sums were
-    kept) get their sums recounted over the questions' pooled attempts."""
+    kept) get their sums recounted over the questions' pooled attempts.
+    A record whose runs are all still being scored has none."""
+    if not record.scorings:
+        return {}
     counts = merge_slice_counts(
         *(
             {slice_name: measures}

@@ -421,7 +421,7 @@ def version_dashboard(
     counted = [s for s in samples if s.counted]
     return {
         "record": record,
-        "scoring": record.scorings[-1] if record else None,
+        "scoring": record.scorings[-1] if record and record.scorings else None,
         "table": pooled_table(pooled_counts(record)) if record else [],
         "stable": record_stable(record) if record else {},
         "timing": record_timing(record) if record else {},

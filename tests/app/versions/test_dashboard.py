@@ -10,10 +10,10 @@ from django.urls import reverse
 from statsmodels.stats.proportion import proportion_confint
 
 from reviewapp.core import files
-from reviewapp.models import AnswerCheck, ApiToken, Assignment, Run, Sample, SampleItem, Score
+from reviewapp.models import AnswerCheck, ApiToken, Assignment, Run, Sample, SampleItem, Score, Scoring
 from reviewapp.review.services.review import JudgementInput, judgement_submit, rubric_default
 from reviewapp.runs.services.runs import run_receive
-from tests.fixtures import load_generated_run
+from tests.fixtures import load_generated_run, twin
 from tests.helpers import PASSWORD, BaseTestCase, KeepsClassFiles, make_user
 
 
@@ -507,3 +507,23 @@ class DashboardTests(KeepsClassFiles, BaseTestCase):
             page = self.client.get(reverse("planner"), values)
             self.assertEqual((page.status_code, page.context["result"]), (200, None))
             self.assertContains(page, sentence)
+
+
+class VersionBeingScoredTests(BaseTestCase):
+    """Seen in bench_app.py --compare: the first version's dashboard answered
+    500 while a second version's first run on the same set was being scored
+    (the versions chart pooled a record with no finished scoring)."""
+
+    def test_both_dashboards_answer_while_the_other_versions_only_run_is_scored(self):
+        baseline = load_generated_run(answers=30, assistant="bot-1.0")
+        candidate = twin(baseline, "bot-1.1")
+        Scoring.objects.filter(run=candidate).update(status=Scoring.Status.SCORING, finished_at=None)
+        self.client.login(username="lead", password=PASSWORD)
+        response = self.client.get(reverse("version-dashboard", args=["bot-1.0"]))
+        self.assertEqual(response.status_code, 200)
+        chart = {row["version"]: row["rate"] for row in response.context["chart"][0]["rows"]}
+        self.assertIsNone(chart["bot-1.1"])  # no figure until its scoring is done
+        self.assertIsNotNone(chart["bot-1.0"])
+        response = self.client.get(reverse("version-dashboard", args=["bot-1.1"]))
+        self.assertEqual(response.status_code, 200)
+        self.assertIsNone(response.context["scoring"])
