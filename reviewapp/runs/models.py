@@ -268,6 +268,11 @@ class Answer(models.Model):
             models.UniqueConstraint(fields=("run", "question_id", "attempt"), name="answer_unique_attempt"),
             models.UniqueConstraint(fields=("run", "line_number"), name="answer_unique_line"),
         ]
+        indexes = [
+            # The few attempts that took follow-ups, found without reading a
+            # million rows each time a run page counts them (540 ms at 1M without).
+            models.Index(fields=("run",), condition=~models.Q(follow_ups=[]), name="answer_with_follow_ups"),
+        ]
 
     def __str__(self) -> str:
         return f"{self.question_id} (line {self.line_number})"
