@@ -93,36 +93,33 @@ def sweep_work_task() -> dict:
     return done
 
 
+def _queue(task, model, pk: int) -> bool:
+    """Mark the work queued, then hand it to the broker (unmarked when the
+    broker cannot be reached, so the sweep sends it). In that order: a write
+    after the message was out held the row while the worker that took the
+    message at once came to claim it."""
+    model.objects.filter(id=pk).update(queued_at=timezone.now())
+    if send(task, pk):
+        return True
+    model.objects.filter(id=pk).update(queued_at=None)
+    return False
+
+
 def queue_ingest(run_id: int) -> bool:
-    sent = send(ingest_run_task, run_id)
-    if sent:
-        Run.objects.filter(id=run_id).update(queued_at=timezone.now())
-    return sent
+    return _queue(ingest_run_task, Run, run_id)
 
 
 def queue_plan(scoring_id: int) -> bool:
-    sent = send(plan_scoring_task, scoring_id)
-    if sent:
-        Scoring.objects.filter(id=scoring_id).update(queued_at=timezone.now())
-    return sent
+    return _queue(plan_scoring_task, Scoring, scoring_id)
 
 
 def queue_chunk(chunk_id: int) -> bool:
-    sent = send(score_chunk_task, chunk_id)
-    if sent:
-        ScoringChunk.objects.filter(id=chunk_id).update(queued_at=timezone.now())
-    return sent
+    return _queue(score_chunk_task, ScoringChunk, chunk_id)
 
 
 def queue_judge_chunk(chunk_id: int) -> bool:
-    sent = send(judge_chunk_task, chunk_id)
-    if sent:
-        JudgeChunk.objects.filter(id=chunk_id).update(queued_at=timezone.now())
-    return sent
+    return _queue(judge_chunk_task, JudgeChunk, chunk_id)
 
 
 def queue_judge_plan(judge_run_id: int) -> bool:
-    sent = send(plan_judge_run_task, judge_run_id)
-    if sent:
-        JudgeRun.objects.filter(id=judge_run_id).update(queued_at=timezone.now())
-    return sent
+    return _queue(plan_judge_run_task, JudgeRun, judge_run_id)

@@ -20,7 +20,7 @@ from contextlib import contextmanager
 from datetime import datetime, timedelta
 
 from django.conf import settings
-from django.db import connection, connections, transaction
+from django.db import OperationalError, connection, connections, transaction
 from django.db.models import F, Q
 from django.utils import timezone
 
@@ -32,6 +32,11 @@ logger = logging.getLogger(__name__)
 # a terminated connection there raises psycopg.errors.AdminShutdown, an
 # OperationalError) are both found, without importing either here.
 TRANSIENT = ("OperationalError", "InterfaceError", "StoreUnreachable")
+# How long a claim waits for a row another transaction holds: longer than a
+# short write takes, far shorter than the work it would otherwise wait behind.
+CLAIM_LOCK_WAIT_MS = 1000
+# PostgreSQL's lock_not_available, what a lock_timeout raises.
+LOCK_NOT_AVAILABLE = "55P03"
 
 
 def lease_end(now: datetime | None = None) -> datetime:
@@ -53,14 +58,17 @@ def claim(model, *, pk: int, waiting: Q, working: str, **changes) -> int | None:
         waiting | Q(status=working, lease_until__lt=now), ~stopped_too_often(), id=pk
     )
     with transaction.atomic():
-        # A row another transaction holds is being worked on, whatever its
-        # lease says (a long query can outlast the lease it could not renew
-        # behind its own lock): skip it at once rather than wait, which held
-        # a worker for as long as that query ran.
+        # A row another transaction holds for long is being worked on,
+        # whatever its lease says (a long query can outlast the lease it
+        # could not renew behind its own lock): give up after a short wait
+        # rather than wait for it, which held a worker for as long as that
+        # query ran. Not at once: a short write (the sweep or the sender
+        # marking it queued) holds the row for milliseconds, and skipping it
+        # then left a chunk waiting for the stale sweep (seen at 1M answers
+        # under load, two chunks five minutes late).
         # Of this row alone: a model's default ordering can join another
         # table (a chunk's its scoring), whose row would then count too.
-        free = takeable.order_by().select_for_update(skip_locked=True, of=("self",))
-        if not list(free.values_list("id", flat=True)):
+        if not _locked_within(takeable.order_by().select_for_update(of=("self",)), CLAIM_LOCK_WAIT_MS):
             return None
         taken = takeable.update(
             status=working, lease_until=lease_end(now), attempts=F("attempts") + 1, **changes
@@ -105,6 +113,27 @@ def lease_kept(model, *, pk: int, attempt: int):
 def stopped_too_often() -> Q:
     """Work whose workers stopped WORK_MAX_ATTEMPTS times, outages not counted."""
     return Q(attempts__gte=F("outages") + settings.WORK_MAX_ATTEMPTS)
+
+
+def _locked_within(rows, milliseconds: int) -> bool:
+    """Whether ``rows`` (a select_for_update) found a row and locked it
+    within ``milliseconds``; inside the caller's transaction, which keeps
+    the lock. SQLite locks the whole database for a write and needs no wait."""
+    if connection.vendor != "postgresql":
+        return bool(list(rows.values_list("id", flat=True)))
+    with connection.cursor() as cursor:
+        cursor.execute(f"SET LOCAL lock_timeout = '{int(milliseconds)}ms'")
+    try:
+        with transaction.atomic():  # a savepoint: the timed-out statement is left behind
+            found = bool(list(rows.values_list("id", flat=True)))
+    except OperationalError as error:
+        if getattr(error.__cause__, "sqlstate", None) != LOCK_NOT_AVAILABLE:
+            raise
+        return False
+    finally:
+        with connection.cursor() as cursor:
+            cursor.execute("SET LOCAL lock_timeout = 0")
+    return found
 
 
 def held_by_a_transaction(model, pk: int) -> bool:

@@ -274,6 +274,35 @@ class LockedWorkTests(TransactionTestCase):
             self.assertLess(time.monotonic() - started, 2)
         self.assertEqual(work.claim(Run, pk=run.id, waiting=Q(status="received"), working="ingesting"), 2)
 
+    def test_a_claim_waits_out_a_short_write_holding_the_row(self):
+        # Seen at 1M answers under load: the sender marked a chunk queued just
+        # as the worker that took its message claimed it; the claim skipped the
+        # row and the chunk waited five minutes for the stale sweep.
+        import threading
+
+        from django.db import connection
+
+        if connection.vendor != "postgresql":
+            self.skipTest("row locks are PostgreSQL's")
+        set_version = SetVersion.objects.create(
+            question_set=QuestionSet.objects.create(name="w"), version="w-1"
+        )
+        version = AssistantVersion.objects.create(assistant=Assistant.objects.create(name="bot"), label="v")
+        run = bare_run(version, set_version, "w", sha256="w", status=Run.Status.RECEIVED)
+        held, release = threading.Event(), threading.Event()
+
+        def short_write():
+            with row_held("reviewapp_run", run.id):
+                held.set()
+                release.wait(0.3)
+
+        writer = threading.Thread(target=short_write)
+        writer.start()
+        held.wait(5)
+        claimed = work.claim(Run, pk=run.id, waiting=Q(status="received"), working="ingesting")
+        writer.join()
+        self.assertEqual(claimed, 1)
+
     def test_a_chunk_is_claimed_while_its_scorings_row_is_held(self):
         # A worker finishing another chunk holds the scoring's row; the claim
         # locks the chunk's row alone (its default ordering joins the scoring).
@@ -291,3 +320,26 @@ class LockedWorkTests(TransactionTestCase):
         with row_held("reviewapp_scoring", scoring.id):
             claimed = work.claim(ScoringChunk, pk=chunk.id, waiting=Q(status="queued"), working="scoring")
         self.assertEqual(claimed, 1)
+
+
+class QueueOrderTests(TestCase):
+    def test_work_is_marked_queued_before_its_message_is_out_and_unmarked_when_none_went(self):
+        from reviewapp import tasks
+
+        set_version = SetVersion.objects.create(
+            question_set=QuestionSet.objects.create(name="o"), version="o-1"
+        )
+        version = AssistantVersion.objects.create(assistant=Assistant.objects.create(name="bot"), label="v")
+        run = bare_run(version, set_version, "o", sha256="o", status=Run.Status.RECEIVED)
+        seen = []
+
+        def publish(task, pk):
+            # What a worker taking the message at once finds.
+            seen.append(Run.objects.values_list("queued_at", flat=True).get(id=pk))
+            return False  # the broker away
+
+        with mock.patch.object(tasks, "send", publish):
+            self.assertFalse(tasks.queue_ingest(run.id))
+        self.assertIsNotNone(seen[0])
+        run.refresh_from_db()
+        self.assertIsNone(run.queued_at)  # the sweep sends it
