@@ -20,6 +20,15 @@ from tests.helpers import PASSWORD, BaseTestCase, KeepsClassFiles, row_held
 LONG_AGO = timedelta(hours=1)
 
 
+def lone_run(name: str, status: str) -> Run:
+    """A run row of its own set and version, with no file behind it."""
+    set_version = SetVersion.objects.create(
+        question_set=QuestionSet.objects.create(name=name), version=f"{name}-1"
+    )
+    version = AssistantVersion.objects.create(assistant=Assistant.objects.create(name="bot"), label="v")
+    return bare_run(version, set_version, name, sha256=name, status=status)
+
+
 class SweepTests(KeepsClassFiles, BaseTestCase):
     @classmethod
     def setUpTestData(cls):
@@ -261,11 +270,7 @@ class LockedWorkTests(TransactionTestCase):
 
         if connection.vendor != "postgresql":
             self.skipTest("row locks are PostgreSQL's")
-        set_version = SetVersion.objects.create(
-            question_set=QuestionSet.objects.create(name="l"), version="l-1"
-        )
-        version = AssistantVersion.objects.create(assistant=Assistant.objects.create(name="bot"), label="v")
-        run = bare_run(version, set_version, "l", sha256="l", status=Run.Status.INGESTING)
+        run = lone_run("l", Run.Status.INGESTING)
         Run.objects.filter(id=run.id).update(lease_until=timezone.now() - LONG_AGO, attempts=1)
         with row_held("reviewapp_run", run.id):
             started = time.monotonic()
@@ -284,11 +289,7 @@ class LockedWorkTests(TransactionTestCase):
 
         if connection.vendor != "postgresql":
             self.skipTest("row locks are PostgreSQL's")
-        set_version = SetVersion.objects.create(
-            question_set=QuestionSet.objects.create(name="w"), version="w-1"
-        )
-        version = AssistantVersion.objects.create(assistant=Assistant.objects.create(name="bot"), label="v")
-        run = bare_run(version, set_version, "w", sha256="w", status=Run.Status.RECEIVED)
+        run = lone_run("w", Run.Status.RECEIVED)
         held, release = threading.Event(), threading.Event()
 
         def short_write():
@@ -310,12 +311,8 @@ class LockedWorkTests(TransactionTestCase):
 
         if connection.vendor != "postgresql":
             self.skipTest("row locks are PostgreSQL's")
-        set_version = SetVersion.objects.create(
-            question_set=QuestionSet.objects.create(name="c"), version="c-1"
-        )
-        version = AssistantVersion.objects.create(assistant=Assistant.objects.create(name="bot"), label="v")
-        run = bare_run(version, set_version, "c", sha256="c", status=Run.Status.STORED)
-        scoring = Scoring.objects.create(run=run, set_version=set_version, status=Scoring.Status.SCORING)
+        run = lone_run("c", Run.Status.STORED)
+        scoring = Scoring.objects.create(run=run, set_version=run.set_version, status=Scoring.Status.SCORING)
         chunk = ScoringChunk.objects.create(scoring=scoring, first_line=1, last_line=1, status="queued")
         with row_held("reviewapp_scoring", scoring.id):
             claimed = work.claim(ScoringChunk, pk=chunk.id, waiting=Q(status="queued"), working="scoring")
@@ -326,11 +323,7 @@ class QueueOrderTests(TestCase):
     def test_work_is_marked_queued_before_its_message_is_out_and_unmarked_when_none_went(self):
         from reviewapp import tasks
 
-        set_version = SetVersion.objects.create(
-            question_set=QuestionSet.objects.create(name="o"), version="o-1"
-        )
-        version = AssistantVersion.objects.create(assistant=Assistant.objects.create(name="bot"), label="v")
-        run = bare_run(version, set_version, "o", sha256="o", status=Run.Status.RECEIVED)
+        run = lone_run("o", Run.Status.RECEIVED)
         seen = []
 
         def publish(task, pk):
