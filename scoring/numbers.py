@@ -351,7 +351,21 @@ def _readings(body: str, dot_groups: bool) -> list[tuple[float, int]]:
 def extract_numbers(text: str, *, language: str = "", scale_words: bool = False) -> list[Number]:
     """Return the numbers in ``text``, in order, after blanking dates,
     denominators and identifiers. ``language`` decides whether "." may group
-    thousands; ``scale_words`` adds the scaled reading of "1.2 million"."""
+    thousands; ``scale_words`` adds the scaled reading of "1.2 million".
+
+    The compiled reader (scoring/_numbers_c.c) reads the usual answer, and
+    hands the rest (unspaced scripts, ordinals, scale words...) to
+    ``read_numbers``, the reference it is tested against."""
+    if _compiled_read is not None and not scale_words:
+        numbers = _compiled_read(text, language)
+        if numbers is not None:
+            return numbers
+    return read_numbers(text, language=language, scale_words=scale_words)
+
+
+def read_numbers(text: str, *, language: str = "", scale_words: bool = False) -> list[Number]:
+    """``extract_numbers`` in Python: the reference implementation, and the
+    reader of every answer the compiled one hands back."""
     if not _DIGIT.search(text):
         return []
     # Blanking is slow; most answers hold neither a date nor "per". A date
@@ -514,6 +528,45 @@ def _interpret(sign: str | None, body: str, dot_groups: bool) -> tuple[tuple[flo
         readings = _base_reading(body)
     values = tuple(-value if sign else value for value, _ in readings)
     return values, readings[0][1], len(body)
+
+
+def _character_table(size: int = 0x2400) -> bytes:
+    """What the compiled reader needs to know of each character below
+    ``size``, asked of the patterns above, so that \\w, \\d and \\s mean
+    there what they mean here: one byte of flags a character (the names
+    are those of scoring/_numbers_c.c)."""
+    word, digit, space, alpha, unsafe = 1, 2, 4, 8, 16
+    characters = "".join(map(chr, range(size)))
+    flags = bytearray(size)
+
+    def mark(pattern: str, flag: int) -> None:
+        for match in re.finditer(pattern, characters):
+            flags[match.start()] |= flag
+
+    mark(_SPACED_WORD, word)
+    mark(r"[0-9]", digit)
+    mark(r"\s", space)
+    mark(rf"[{_UNSPACED_LETTERS}]", unsafe)
+    mark(r"(?![0-9])\d", unsafe)  # digits other than ASCII: read by the Python reader
+    # Characters "per" matches, ignoring case, other than its own letters.
+    mark(r"(?![pPeErR])(?i:[per])", unsafe)
+    for marker in _UNSPACED_MARKERS:
+        for character in marker:
+            if ord(character) < size:
+                flags[ord(character)] |= unsafe
+    for code, character in enumerate(characters):
+        if character.isalpha():
+            flags[code] |= alpha
+    return bytes(flags)
+
+
+try:
+    from scoring import _numbers_c
+except ImportError:  # not built (no C compiler): the Python reader reads every answer
+    _compiled_read = None
+else:
+    _numbers_c.configure(_character_table(), Number, sorted(DOT_GROUPING_LANGUAGES))
+    _compiled_read = _numbers_c.read_numbers
 
 
 def match_value(number: Number, candidates, *, rounding: bool = False) -> float | None:
