@@ -195,7 +195,8 @@ def match_numbers(
     distinct = options.distinct
     rounding = options.rounding
     for number in numbers:
-        if number.is_year or number.is_ordinal:
+        # The length first: most numbers are no year, and is_year is a call.
+        if (len(number.text) == 4 and number.is_year) or number.is_ordinal:
             if keep_numbers:
                 checks.append(NumberCheck(number, False, None, None))
             continue

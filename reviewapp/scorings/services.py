@@ -297,8 +297,8 @@ def _score_chunk(chunk: ScoringChunk, scoring: Scoring, attempt: int) -> None:
             outcomes[question_id] = outcomes.get(question_id, 0) | QuestionOutcome.of_counts(check.counts)
             if not _TIMING_FIELDS.isdisjoint(record):
                 # The line was checked when stored: the usual one's timestamps are parsed
-                # as it is decoded, in C (a quarter of the chunk's time through timing_errors).
-                moments = usual_line(raw.encode(), repetitions)
+                # as it is converted, in C (a quarter of the chunk's time through timing_errors).
+                moments = usual_line(record, repetitions)
                 answer_timing = timing.answer_timing(record, validated=True, moments=moments)
                 timings.add(language, question_id, answer_timing)
         check_rows.append(

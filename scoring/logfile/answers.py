@@ -214,26 +214,26 @@ def check_answer_line(
     """
     if seen is not None:
         repetitions = seen.repetitions
-    # The usual line is checked as it is decoded (scoring.logfile.typed);
-    # any other goes through every rule below, which names its problems.
-    if b"\\u0000" not in raw and (usual := usual_line(raw, repetitions)) is not None:
-        try:
-            record = orjson.loads(raw)
-        except orjson.JSONDecodeError:
-            record = None
-        if type(record) is dict:
-            normalise_answer(record)
-            if moments is not None:
-                moments.update(usual)
-            if seen is not None and (error := seen.add(number, record["question_id"], record["attempt"])):
-                return None, [error]
-            return record, []
     try:
         # orjson reads bytes and refuses bad UTF-8; parse_object then says
         # which of the two went wrong.
         record = orjson.loads(raw)
     except orjson.JSONDecodeError:
         record = None
+    # The usual line is checked in C as it is converted to typed structs
+    # (scoring.logfile.typed); any other goes through every rule below,
+    # which names its problems.
+    if (
+        type(record) is dict
+        and b"\\u0000" not in raw
+        and (usual := usual_line(record, repetitions)) is not None
+    ):
+        normalise_answer(record)
+        if moments is not None:
+            moments.update(usual)
+        if seen is not None and (error := seen.add(number, record["question_id"], record["attempt"])):
+            return None, [error]
+        return record, []
     if type(record) is not dict:
         # Not JSON, not an object, not UTF-8, or a byte-order mark: the slow
         # path tells which.

@@ -132,3 +132,13 @@ def test_what_the_compiled_reader_reads(text, language, expected):
     assert compiled is not None
     assert [number.readings for number in compiled] == expected
     same(text, language)
+
+
+@settings(max_examples=EXAMPLES, deadline=None)
+@given(text=st.from_regex(r"\A[0-9]{1,19}(\.[0-9]{1,24})?\Z"))
+def test_decimals_are_read_as_float_reads_them(text):
+    # The compiled reader divides exactly where it can and asks Python
+    # otherwise: either way the value float() gives, to the last bit.
+    (number,) = numbers._compiled_read(f"about {text} people", "en")
+    assert number.value == float(text)
+    same(f"about {text} people", "en")

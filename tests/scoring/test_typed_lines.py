@@ -15,7 +15,7 @@ from scoring.logfile.attempts import AttemptBook
 
 
 def full_check_only(monkeypatch):
-    monkeypatch.setattr(answers, "usual_line", lambda raw, repetitions: None)
+    monkeypatch.setattr(answers, "usual_line", lambda record, repetitions: None)
 
 
 def both_ways(monkeypatch, raw: bytes, **options):
@@ -203,9 +203,9 @@ def test_the_usual_generated_line_takes_the_fast_path():
     lines = generated_lines()
     timed = [line for line in lines if "submitted_at" in line and line.get("status", "ok") == "ok"]
     assert timed and all("tool_calls" in line for line in timed[:20])
-    taken = [typed.usual_line(json.dumps(line).encode(), 1) is not None for line in timed]
+    taken = [typed.usual_line(json.loads(json.dumps(line)), 1) is not None for line in timed]
     assert all(taken)
-    moments = typed.usual_line(json.dumps(timed[0]).encode(), 1)
+    moments = typed.usual_line(json.loads(json.dumps(timed[0])), 1)
     assert moments["submitted_at"].tzinfo is not None and moments["tool_calls"]
 
 
