@@ -15,7 +15,7 @@ from django.db import connection
 from reviewapp.core import files
 from tests.worker_processes import require_redis_and_postgres
 
-pytestmark = pytest.mark.django_db(transaction=True)
+pytestmark = [pytest.mark.integration, pytest.mark.django_db(transaction=True)]
 
 # Printed by a process on either installation: every version's dashboard
 # figures on each set it ran, and each run's stored log by its sha256.

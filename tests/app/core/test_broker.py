@@ -12,6 +12,9 @@ from reviewapp.models import Run
 from tests.helpers import PASSWORD, make_user
 from tests.worker_processes import require_redis_and_postgres
 
+# Real processes: bin/test runs these beside the rest of tests/app.
+pytestmark = pytest.mark.integration
+
 
 @pytest.fixture
 def redis_broker(settings):

@@ -19,6 +19,9 @@ from reviewapp.models import JudgeRun, ModelVerdict
 from tests.provider_servers import SlowJudgeServer
 from tests.worker_processes import generated_run, judge_by, upload
 
+# Real processes: bin/test runs these beside the rest of tests/app.
+pytestmark = pytest.mark.integration
+
 
 @pytest.fixture
 def redis_limits(settings):

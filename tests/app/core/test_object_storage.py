@@ -29,6 +29,9 @@ from tests.helpers import PASSWORD, example_file, jsonl, make_user
 from tests.object_store import ObjectStore
 from tests.provider_servers import closed_port_url
 
+# Real processes: bin/test runs these beside the rest of tests/app.
+pytestmark = pytest.mark.integration
+
 RUN_FILE = "answers_run_assistant-1.3_set-1.2.jsonl"
 
 

@@ -25,6 +25,9 @@ import yaml
 
 from tests.provider_servers import closed_port_url
 
+# Real processes: bin/test runs these beside the rest of tests/app.
+pytestmark = pytest.mark.integration
+
 ROOT = Path(__file__).resolve().parents[3]
 COMPOSE = yaml.safe_load((ROOT / "docker-compose.yml").read_text())["services"]
 
