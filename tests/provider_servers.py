@@ -283,15 +283,19 @@ class SlowJudgeServer:
                 try:
                     self.rfile.read(int(self.headers.get("Content-Length", 0)))
                     time.sleep(delay_s)
-                    self.send_response(200)
-                    self.send_header("Content-Type", "application/json")
-                    self.send_header("Content-Length", str(len(body)))
-                    self.end_headers()
-                    self.wfile.write(body)
                 finally:
+                    # Counted out before the answer is written: once the client has
+                    # read it, it gives its slot back and another call may come in
+                    # before this thread runs again (5 "in flight" under a limit of 4
+                    # when three suites shared two cores).
                     with lock:
                         counter["in_flight"] -= 1
                         counter["answered"] += 1
+                self.send_response(200)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
 
             def log_message(self, *args):
                 pass
