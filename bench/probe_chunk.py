@@ -9,7 +9,8 @@ again and again on the same rows.
 It takes the chunk'th chunk of the first scoring with the most chunks,
 removes its checks inside the transaction, checks it again as a worker does
 (scoring.services._score_chunk) and prints the wall and CPU seconds of each
-repeat. ``--immediate`` checks the foreign keys as each statement ends
+repeat, and the CPU its PostgreSQL backend used (read from /proc: run it
+on the database's host). ``--immediate`` checks the foreign keys as each statement ends
 (SET CONSTRAINTS ALL IMMEDIATE), so that what PostgreSQL would check at
 commit is in the time; ``--profile`` prints where the CPU went. ``--finish``
 times the adding up instead (scoring.services._finish, its scores removed
@@ -55,6 +56,7 @@ def probe(chunk_index: int, *, immediate: bool, profile: bool) -> str:
             answer__line_number__lte=chunk.last_line,
         ).delete()
         chunk.refresh_from_db()
+        backend = _backend_cpu()
         wall, cpu = time.perf_counter(), time.process_time()
         profiler = cProfile.Profile() if profile else None
         with gc_paused():
@@ -63,11 +65,23 @@ def probe(chunk_index: int, *, immediate: bool, profile: bool) -> str:
             services._score_chunk(chunk, chunk.scoring, chunk.attempts)
             if profiler:
                 profiler.disable()
-        figures = f"{time.perf_counter() - wall:.2f} s wall, {time.process_time() - cpu:.2f} s CPU"
+        figures = (
+            f"{time.perf_counter() - wall:.2f} s wall, {time.process_time() - cpu:.2f} s CPU, "
+            f"{_backend_cpu() - backend:.2f} s CPU in PostgreSQL"
+        )
         transaction.set_rollback(True)
     if profiler:
         pstats.Stats(profiler).sort_stats("tottime").print_stats(25)
     return f"chunk {chunk_index} (lines {chunk.first_line}-{chunk.last_line}): {figures}"
+
+
+def _backend_cpu() -> float:
+    """The CPU seconds this connection's PostgreSQL backend has used (on this host)."""
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT pg_backend_pid()")
+        pid = cursor.fetchone()[0]
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def probe_finish(*, profile: bool) -> str:

@@ -43,17 +43,27 @@ def _copy(model, fields, json_columns, nullable, rows) -> int:
     table = connection.ops.quote_name(model._meta.db_table)
     count = 0
     connection.ensure_connection()
-    has_json = any(json_columns)
+    # Only the JSON columns are touched: a million answers' rows went
+    # through every column to encode their two empty lists.
+    encoded = [(index, nullable[index]) for index, is_json in enumerate(json_columns) if is_json]
+    width = len(fields)
     with connection.cursor() as cursor, cursor.cursor.copy(f"COPY {table} ({names}) FROM STDIN") as copy:
         for row in rows:
-            if has_json:
-                row = [
-                    json_text(value) if is_json and not (value is None and null) else value
-                    for value, is_json, null in zip(row, json_columns, nullable, strict=True)
-                ]
+            if len(row) != width:
+                raise ValueError(f"a row of {len(row)} values for the {width} columns {names}")
+            if encoded:
+                row = list(row)
+                for index, null in encoded:
+                    value = row[index]
+                    if not (value is None and null):
+                        row[index] = json_text(value)
             copy.write_row(row)
             count += 1
     return count
+
+
+# An empty list or dict, the usual value of many JSON columns, needs no encoder.
+_EMPTY_TEXT = {list: "[]", dict: "{}"}
 
 
 def json_text(value) -> str:
@@ -62,6 +72,8 @@ def json_text(value) -> str:
     would write something else: NaN and infinities, which orjson writes as
     null (the stdlib's NaN is refused by PostgreSQL, as it always was), and
     integers past 64 bits, which orjson refuses."""
+    if not value and type(value) in _EMPTY_TEXT:
+        return _EMPTY_TEXT[type(value)]
     try:
         text = orjson.dumps(value).decode()
     except orjson.JSONEncodeError:

@@ -134,8 +134,7 @@ class ScoringChunk(models.Model):
 
 
 class AnswerCheck(models.Model):
-    """The checks of one answer in one scoring: k and n per measure, and the
-    numbers read from the answer with what each matched."""
+    """The checks of one answer in one scoring: k and n per measure."""
 
     scoring = models.ForeignKey(Scoring, on_delete=models.CASCADE, related_name="checks")
     # None for a question the run did not answer ("not run").
@@ -145,8 +144,8 @@ class AnswerCheck(models.Model):
     sealed = models.BooleanField(default=False)
     # What the line says about time and tool calls (scoring.timing.AnswerTiming,
     # the figures it logged only), in checks stored before each chunk kept
-    # its answers' timing as columns (ScoringChunk.timing); empty since.
-    timing = models.JSONField(default=dict, blank=True)
+    # its answers' timing as columns (ScoringChunk.timing); null since.
+    timing = models.JSONField(null=True, blank=True)
     numeric_accuracy_k = models.PositiveSmallIntegerField(default=0)
     numeric_accuracy_n = models.PositiveSmallIntegerField(default=0)
     citation_validity_k = models.PositiveSmallIntegerField(default=0)
@@ -159,7 +158,11 @@ class AnswerCheck(models.Model):
     unsupported_numbers_n = models.PositiveSmallIntegerField(default=0)
     unsupported_answers_k = models.PositiveSmallIntegerField(default=0)
     unsupported_answers_n = models.PositiveSmallIntegerField(default=0)
-    numbers = models.JSONField(default=list)
+    # Each number read with what it matched, in checks stored before they
+    # were read again when shown (selectors.check_numbers); null since: four
+    # fifths of the table's bytes, written a million times a scoring and
+    # read for one answer at a time.
+    numbers = models.JSONField(null=True, blank=True)
 
     class Meta:
         constraints = [models.UniqueConstraint(fields=("scoring", "answer"), name="check_unique_answer")]

@@ -17,7 +17,15 @@ from reviewapp.core.work import stale_before
 from reviewapp.models import Answer, AnswerCheck, Finding, Question, Run, Scoring, ScoringChunk
 from reviewapp.runs.selectors import run_overhead_choice
 from scoring import timing
-from scoring.measures import COUNT_COLUMNS, MEASURE_LABELS, MEASURES, NOT_APPLICABLE, Options, denominator
+from scoring.measures import (
+    COUNT_COLUMNS,
+    MEASURE_LABELS,
+    MEASURES,
+    NOT_APPLICABLE,
+    Options,
+    check_answer,
+    denominator,
+)
 from scoring.repeats import QuestionTally, with_question_clusters
 from scoring.stats.rates import Rate, counted_rate, rate
 
@@ -378,6 +386,27 @@ def answer_question(answer: Answer):
     return answer.run.set_version.questions.filter(question_id=answer.question_id).first()
 
 
+def check_numbers(check: AnswerCheck, record: dict) -> list[dict]:
+    """Each number of the answer ``check`` checked (its logged line,
+    ``record``), with what it matched: as stored with checks made before
+    numbers were read again when shown, else read again by the scorer's own
+    check (check_answer, with the scoring's options, against the question of
+    the scoring's set version). Scoring a million answers wrote these a
+    million times to show them one answer at a time."""
+    if check.numbers is not None:
+        return check.numbers
+    scoring = check.scoring
+    question = (
+        Question.objects.filter(set_version_id=scoring.set_version_id, question_id=check.question_id)
+        .values("question_id", "expected_behaviour", "expected_values")
+        .first()
+    )
+    if question is None:
+        return []
+    checked = check_answer(record, question, slice_fields=(), options=Options(**scoring.options))
+    return [number.as_dict() for number in checked.numbers]
+
+
 def marked_text(text: str, numbers: list[dict]) -> list[dict]:
     """The answer text cut into plain parts and numbers, each number with
     whether it was supported and by which value."""
@@ -624,6 +653,7 @@ def _checked_timing(scoring: Scoring, chunk: ScoringChunk) -> dict[str, tuple]:
             answer__line_number__gte=chunk.first_line,
             answer__line_number__lte=chunk.last_line,
         )
+        .filter(timing__isnull=False)
         .exclude(timing={})
         .values_list("answer__language", "question_id", "timing")
         .iterator(chunk_size=20000)

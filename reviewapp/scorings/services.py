@@ -291,7 +291,8 @@ def _score_chunk(chunk: ScoringChunk, scoring: Scoring, attempt: int) -> None:
             continue
         sealed = question["split"] == Question.Split.SEALED
         record = orjson.loads(raw)
-        check = check_answer(record, question, slice_fields=slice_fields, options=options)
+        # Its numbers are read again when the answer is shown (selectors.check_numbers).
+        check = check_answer(record, question, slice_fields=slice_fields, options=options, keep_numbers=False)
         checks[sealed].append(check)
         if not sealed:
             outcomes[question_id] = outcomes.get(question_id, 0) | QuestionOutcome.of_counts(check.counts)
@@ -308,8 +309,6 @@ def _score_chunk(chunk: ScoringChunk, scoring: Scoring, attempt: int) -> None:
                 question_id,
                 sealed,
                 *check.counts,
-                [n.as_dict() for n in check.numbers],
-                {},
             )
         )
         finding_rows += [
@@ -386,9 +385,10 @@ def _chunk_answers(chunk: ScoringChunk, scoring: Scoring) -> tuple[list[tuple], 
     return [row[:7] for row in rows], questions
 
 
-# A check's timing JSON is left empty ({}): the chunk keeps its answers' timing
-# as columns (ScoringChunk.timing); checks stored before that hold it.
-CHECK_COLUMNS = ("scoring_id", "answer_id", "question_id", "sealed", *COUNT_COLUMNS, "numbers", "timing")
+# A check's numbers and timing JSON are left null: the numbers are read again
+# when the answer is shown, and the chunk keeps its answers' timing as
+# columns (ScoringChunk.timing); checks stored before hold them.
+CHECK_COLUMNS = ("scoring_id", "answer_id", "question_id", "sealed", *COUNT_COLUMNS)
 FINDING_COLUMNS = (
     "scoring_id", "answer_id", "kind", "detail", "sealed", "line_number", "question_id", "language",
 )  # fmt: skip
@@ -439,9 +439,7 @@ def _not_run(scoring: Scoring) -> tuple[dict, int]:
                 for _ in range(repetitions - question["made"]):
                     check = not_run_check(question, slice_fields=slice_fields)
                     checks[sealed].append(check)
-                    check_rows.append(
-                        (scoring.id, None, question["question_id"], sealed, *check.counts, [], {})
-                    )
+                    check_rows.append((scoring.id, None, question["question_id"], sealed, *check.counts))
                     if not sealed:
                         question_id = question["question_id"]
                         outcomes[question_id] = outcomes.get(question_id, 0) | QuestionOutcome.of_counts(

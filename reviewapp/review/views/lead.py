@@ -33,7 +33,7 @@ from reviewapp.review.services.adjudication import (
 )
 from reviewapp.review.services.review import OutcomeRefused
 from reviewapp.review.views.review import grading_screen_context
-from reviewapp.scorings.selectors import marked_text
+from reviewapp.scorings.selectors import check_numbers, marked_text
 from scoring.stats.agreement import ALPHA_FLOOR
 
 
@@ -163,11 +163,14 @@ def _adjudicate_context(
     judgements = lead.latest_judgements([item]).get(item.id, [])
     checks = []
     if item.answer_id:
+        record = item.answer.record
         for check in AnswerCheck.objects.filter(answer=item.answer).select_related("scoring__set_version"):
+            numbers = check_numbers(check, record)
             checks.append(
                 {
                     "check": check,
-                    "segments": marked_text(item.answer.record.get("answer", ""), check.numbers),
+                    "numbers": numbers,
+                    "segments": marked_text(record.get("answer", ""), numbers),
                     "findings": Finding.objects.filter(scoring=check.scoring_id, answer=item.answer),
                 }
             )

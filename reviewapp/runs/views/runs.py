@@ -514,7 +514,9 @@ def answer_detail(request, run_id: int, answer_id: int):
             "checks": [
                 {
                     "check": c,
-                    "segments": selectors.marked_text(record.get("answer", ""), c.numbers),
+                    "segments": selectors.marked_text(
+                        record.get("answer", ""), selectors.check_numbers(c, record)
+                    ),
                     "findings": selectors.grouped_findings(
                         f for f in findings if f.scoring_id == c.scoring_id
                     ),

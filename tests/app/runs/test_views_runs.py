@@ -4,6 +4,7 @@ from django.test import TestCase, override_settings
 from django.urls import reverse
 
 from reviewapp.models import Answer, AnswerCheck, Finding, Run, Score, Scoring, SetVersion
+from reviewapp.scorings.selectors import check_numbers
 from reviewapp.scorings.services import scoring_chunk_perform, scoring_plan
 from tests.helpers import PASSWORD, example_answers, example_file, jsonl, make_user
 
@@ -329,6 +330,30 @@ class AnswerPageTests(UploadTestCase):
         )
         response = self.page("a07")
         self.assertContains(response, '<code>EDU_STATS_2024</code> <span class="bad">not retrieved</span>')
+
+    def test_a_check_stored_with_its_numbers_shows_them_as_stored(self):
+        # Checks made before numbers were read again when shown kept them.
+        answer = Answer.objects.get(question_id="a04")
+        check = AnswerCheck.objects.get(answer=answer)
+        self.assertIsNone(check.numbers)
+        stored = [{"text": "7,3", "start": 0, "end": 0, "supported": False, "matched": None}]
+        start = answer.record["answer"].index("7,3")
+        stored[0].update(start=start, end=start + 3)
+        AnswerCheck.objects.filter(id=check.id).update(numbers=stored)
+        response = self.page("a04")
+        self.assertContains(
+            response,
+            '<mark class="num bad" title="no retrieved or expected value matches">7,3</mark>',
+            html=True,
+        )
+
+    def test_numbers_are_read_again_with_the_scorings_options(self):
+        check = AnswerCheck.objects.select_related("scoring").get(answer__question_id="a04")
+        record = {**check.answer.record, "answer": "It was 4.2 %.", "retrieved_values": [4.21]}
+        self.assertEqual([n["supported"] for n in check_numbers(check, record)], [False])
+        check.scoring.options = {"rounding": True}
+        [number] = check_numbers(check, record)
+        self.assertEqual((number["text"], number["supported"], number["matched"]), ("4.2", True, 4.21))
 
     def test_it_shows_log_text_as_text(self):
         answers = example_answers()
