@@ -44,7 +44,6 @@ from reviewapp.scorings.selectors import (
     without_questions,
 )
 from scoring import timing
-from scoring.logfile.typed import usual_line
 from scoring.measures import (
     COUNT_COLUMNS,
     FAILURE_MEASURES,
@@ -297,9 +296,9 @@ def _score_chunk(chunk: ScoringChunk, scoring: Scoring, attempt: int) -> None:
         if not sealed:
             outcomes[question_id] = outcomes.get(question_id, 0) | QuestionOutcome.of_counts(check.counts)
             if not _TIMING_FIELDS.isdisjoint(record):
-                # The line was checked when stored: the usual one's timestamps are parsed
-                # as it is converted, in C (a quarter of the chunk's time through timing_errors).
-                moments = usual_line(record, repetitions)
+                # The line was checked when stored: its timestamps are parsed, not checked
+                # again (a quarter of the chunk's time through timing_errors).
+                moments = timing.checked_moments(record)
                 answer_timing = timing.answer_timing(record, validated=True, moments=moments)
                 timings.add(language, question_id, answer_timing)
         check_rows.append(

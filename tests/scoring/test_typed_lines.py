@@ -4,12 +4,13 @@ same answer, errors and parsed timestamps with the fast path as without it."""
 
 import json
 import os
+from datetime import datetime
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from scoring import synthetic
+from scoring import synthetic, timing
 from scoring.logfile import answers, questions, typed
 from scoring.logfile.attempts import AttemptBook
 
@@ -256,3 +257,57 @@ def test_the_usual_question_check_and_every_rule_agree_on_every_question_line(li
 def test_the_usual_generated_question_takes_the_short_check():
     generated = synthetic.generate_question_set(questions=200, seed=11)
     assert all(map(questions._usual_question, generated))
+
+
+@st.composite
+def valid_timed_line(draw):
+    """A valid line with any of the timing fields, tool calls (with other
+    ``*_at`` keys too, which the full check parses) and overhead events."""
+    line = {
+        "question_id": "q000001",
+        "language": "en",
+        "retrieved_ids": [],
+        "retrieved_values": [],
+        "answer": "",
+        "cited_ids": [],
+        "declined": False,
+        "status": draw(st.sampled_from(["ok", None, "error", "timeout"])),
+        "submitted_at": "2026-03-02T20:08:34.131Z",
+    }
+    for name in draw(st.lists(st.sampled_from(["received_at", "first_token_at", "stopped_at"]), unique=True)):
+        line[name] = draw(VALID_STAMPS)
+    calls = []
+    for index in range(draw(st.integers(0, 3))):
+        call = {"id": f"call-{index}"}
+        for key in draw(st.lists(st.sampled_from(["started_at", "ended_at", "queued_at"]), unique=True)):
+            call[key] = draw(VALID_STAMPS)
+        if "started_at" in call and "ended_at" in call:
+            call["ended_at"] = max(call["started_at"], call["ended_at"], key=datetime.fromisoformat)
+        calls.append(call)
+    if draw(st.booleans()):
+        line["tool_calls"] = calls
+    if draw(st.booleans()):
+        line["overhead"] = [
+            {
+                "kind": "card_assembly",
+                "started_at": "2026-03-02T20:08:35Z",
+                "ended_at": "2026-03-02T20:08:36Z",
+            }
+        ]
+    return line
+
+
+@settings(max_examples=int(os.environ.get("HYPOTHESIS_EXAMPLES", "600")), deadline=None)
+@given(line=valid_timed_line())
+def test_a_checked_lines_moments_are_those_the_full_check_keeps(line):
+    # What a scoring chunk parses of a stored line, without checking it again.
+    raw = json.dumps(line, ensure_ascii=False).encode()
+    moments = {}
+    record, errors = answers.check_answer_line(7, raw, repetitions=1, moments=moments)
+    assert errors == []
+    checked = timing.checked_moments(record)
+    # Only the calls' span is taken from theirs: their order is free.
+    for kept in (checked, moments):
+        if "tool_calls" in kept:
+            kept["tool_calls"] = sorted(kept["tool_calls"])
+    assert checked == moments
