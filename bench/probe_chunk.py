@@ -56,7 +56,7 @@ def probe(chunk_index: int, *, immediate: bool, profile: bool) -> str:
             answer__line_number__lte=chunk.last_line,
         ).delete()
         chunk.refresh_from_db()
-        backend = _backend_cpu()
+        backend, wal = _backend_cpu(), _wal_bytes()
         wall, cpu = time.perf_counter(), time.process_time()
         profiler = cProfile.Profile() if profile else None
         with gc_paused():
@@ -67,7 +67,7 @@ def probe(chunk_index: int, *, immediate: bool, profile: bool) -> str:
                 profiler.disable()
         figures = (
             f"{time.perf_counter() - wall:.2f} s wall, {time.process_time() - cpu:.2f} s CPU, "
-            f"{_backend_cpu() - backend:.2f} s CPU in PostgreSQL"
+            f"{_backend_cpu() - backend:.2f} s CPU in PostgreSQL, {(_wal_bytes() - wal) / 1e6:.1f} MB of WAL"
         )
         transaction.set_rollback(True)
     if profiler:
@@ -82,6 +82,12 @@ def _backend_cpu() -> float:
         pid = cursor.fetchone()[0]
     fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def _wal_bytes() -> int:
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT pg_current_wal_insert_lsn() - '0/0'::pg_lsn")
+        return int(cursor.fetchone()[0])
 
 
 def probe_finish(*, profile: bool) -> str:

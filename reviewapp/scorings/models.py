@@ -136,9 +136,22 @@ class ScoringChunk(models.Model):
 class AnswerCheck(models.Model):
     """The checks of one answer in one scoring: k and n per measure."""
 
-    scoring = models.ForeignKey(Scoring, on_delete=models.CASCADE, related_name="checks")
-    # None for a question the run did not answer ("not run").
-    answer = models.ForeignKey(Answer, on_delete=models.CASCADE, related_name="checks", null=True)
+    # No index of its own: check_unique_answer (scoring, answer) leads with it,
+    # and each index is written once a check, a million times a scoring. No
+    # database constraint (see answer below): checks are written only by the
+    # chunk that holds the scoring's lease, and the ORM cascades its removal.
+    scoring = models.ForeignKey(
+        Scoring, on_delete=models.CASCADE, related_name="checks", db_index=False, db_constraint=False
+    )
+    # None for a question the run did not answer ("not run"). No database
+    # constraint: checking it at commit locked each answer's row (FOR KEY
+    # SHARE), which rewrote every page of the answers a chunk read: a third
+    # of a chunk's database time and 24 MB of WAL in 38 (bench/probe_chunk.py
+    # --immediate). Checks are written only from the answers a chunk has just
+    # read, answers are never changed, and the ORM cascades their removal.
+    answer = models.ForeignKey(
+        Answer, on_delete=models.CASCADE, related_name="checks", null=True, db_constraint=False
+    )
     # Copied so that paired comparisons read one table.
     question_id = models.CharField(max_length=200, default="")
     sealed = models.BooleanField(default=False)
@@ -186,7 +199,10 @@ class QuestionOutcome(models.Model):
     # the attempts not run), readers taking their bitwise OR as they do
     # over several scorings; not a unique constraint, whose index on the
     # question took a 1M answer scoring's outcomes from 2.7 s to 6 s to store.
-    scoring = models.ForeignKey(Scoring, on_delete=models.CASCADE, related_name="outcomes")
+    # No database constraint, as for AnswerCheck.scoring.
+    scoring = models.ForeignKey(
+        Scoring, on_delete=models.CASCADE, related_name="outcomes", db_constraint=False
+    )
     question_id = models.CharField(max_length=200)
     outcomes = models.PositiveSmallIntegerField()
 
@@ -234,9 +250,16 @@ class Finding(models.Model):
         NOT_RUN = "not_run", "not run"
         FAILED = "failed", "failed attempt"
 
-    scoring = models.ForeignKey(Scoring, on_delete=models.CASCADE, related_name="findings")
-    # None for a question the run did not answer ("not run").
-    answer = models.ForeignKey(Answer, on_delete=models.CASCADE, related_name="findings", null=True)
+    # No index of its own: the three below lead with it; no database
+    # constraint, as for AnswerCheck.scoring.
+    scoring = models.ForeignKey(
+        Scoring, on_delete=models.CASCADE, related_name="findings", db_index=False, db_constraint=False
+    )
+    # None for a question the run did not answer ("not run"). No database
+    # constraint, as for AnswerCheck.answer.
+    answer = models.ForeignKey(
+        Answer, on_delete=models.CASCADE, related_name="findings", null=True, db_constraint=False
+    )
     kind = models.CharField(max_length=12, choices=Kind.choices)
     detail = models.TextField()
     sealed = models.BooleanField(default=False)
