@@ -595,16 +595,18 @@ class ChunkTiming:
     def __init__(self):
         self.by_language: dict[str, tuple[list, list]] = {}
 
-    def add(self, language: str, question_id: str, answer_timing: timing.AnswerTiming) -> None:
-        timings, question_ids = self.by_language.setdefault(language, ([], []))
-        timings.append(answer_timing)
+    def add(self, language: str, question_id: str, row: tuple) -> None:
+        """One answer's timing, as timing.timing_row gives it (a tuple, not
+        an AnswerTiming: a chunk keeps twenty thousand)."""
+        rows, question_ids = self.by_language.setdefault(language, ([], []))
+        rows.append(row)
         question_ids.append(question_id)
 
     def to_bytes(self) -> bytes:
         return msgspec.msgpack.encode(
             {
-                language: [timing.TimingColumns.of(timings).to_bytes(), question_ids]
-                for language, (timings, question_ids) in self.by_language.items()
+                language: [timing.TimingColumns.from_rows(rows).to_bytes(), question_ids]
+                for language, (rows, question_ids) in self.by_language.items()
             }
         )
 

@@ -298,9 +298,7 @@ def _score_chunk(chunk: ScoringChunk, scoring: Scoring, attempt: int) -> None:
             if not _TIMING_FIELDS.isdisjoint(record):
                 # The line was checked when stored: its timestamps are parsed, not checked
                 # again (a quarter of the chunk's time through timing_errors).
-                moments = timing.checked_moments(record)
-                answer_timing = timing.answer_timing(record, validated=True, moments=moments)
-                timings.add(language, question_id, answer_timing)
+                timings.add(language, question_id, timing.timing_row(record, timing.checked_moments(record)))
         check_rows.append(
             (
                 scoring.id,

@@ -123,6 +123,8 @@ def label_follow_ups(record: dict, declared: dict | None) -> tuple[int, list[dic
     than the declared max_turns are warned of too; nothing is refused."""
     follow_ups = record.get("follow_ups") or []
     turns = record.get("turns") or len(follow_ups) + 1
+    if declared is None and not follow_ups:
+        return turns, [], []  # the usual line: nothing to label or warn of
     labelled, warnings = [], []
     for index, item in enumerate(follow_ups):
         follow_up = {"text": item["text"], "kind": item["kind"]}

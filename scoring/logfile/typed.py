@@ -74,6 +74,7 @@ class _UsualLine(msgspec.Struct):
 
 _from_iso = datetime.fromisoformat
 _convert = msgspec.convert
+_TIMESTAMP_NAMES = frozenset(TIMESTAMP_FIELDS)
 
 
 def usual_line(record: dict, repetitions: int) -> dict | None:
@@ -104,8 +105,11 @@ def usual_line(record: dict, repetitions: int) -> dict | None:
         return None
     moments: dict = {}
     try:
-        for field in TIMESTAMP_FIELDS:
-            value = getattr(line, field)
+        # Only the fields the line has (converted, each is text or null): most
+        # lines log a few of the ten, and asking the struct for each was a
+        # tenth of storing a run.
+        for field in _TIMESTAMP_NAMES.intersection(record):
+            value = record[field]
             if value is not None:
                 moment = moments[field] = _from_iso(value)
                 if moment.tzinfo is None:

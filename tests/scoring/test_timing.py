@@ -1,7 +1,9 @@
 """Timing and tool calls of answers (spec 004), against figures worked by hand."""
 
 import json
+import math
 import struct
+from array import array
 from datetime import UTC, datetime, timedelta, timezone
 
 import pytest
@@ -9,6 +11,7 @@ import pytest
 from scoring.stats.rates import ClusterSums, rate
 from scoring.timing import (
     LABELS,
+    NUMPY_SORT_FROM,
     TOOL_CALL_COVERAGE,
     AnswerTiming,
     Summary,
@@ -76,6 +79,18 @@ def test_it_gives_no_figures_for_no_values():
 def test_it_refuses_a_missing_value_in_a_summary():
     with pytest.raises(ValueError, match="count a missing one as missing instead"):
         summarise([1.0, None])
+
+
+@pytest.mark.parametrize("odd", [math.nan, math.inf, -math.inf])
+@pytest.mark.parametrize("count", [10, NUMPY_SORT_FROM + 1])
+def test_it_refuses_nan_and_infinities_in_a_summary_of_any_size(odd, count):
+    # A large array of doubles is looked at by numpy, a small one value by value.
+    values = array("d", range(count))
+    values[count // 2] = odd
+    with pytest.raises(ValueError, match="count a missing one as missing instead"):
+        summarise(values)
+    values[count // 2] = 1.0
+    assert summarise(values).n == count
 
 
 # Timestamps.
@@ -433,7 +448,9 @@ def test_columns_read_back_from_their_bytes_give_the_same_summary():
     assert (again.rows, again.status, again.e2e_source, again.counted_calls) == (
         columns.rows, columns.status, columns.e2e_source, columns.counted_calls,
     )  # fmt: skip
-    assert again.numbers.keys() == columns.numbers.keys() == {"e2e_s", "first_token_s", "tool_calls", "wait_s"}
+    assert (
+        again.numbers.keys() == columns.numbers.keys() == {"e2e_s", "first_token_s", "tool_calls", "wait_s"}
+    )
     ids = ["q1", "q2", "q1", "q2"]
     assert timing_summary(again, question_ids=ids) == timing_summary(timings, question_ids=ids)
     empty = TimingColumns.from_bytes(TimingColumns().to_bytes())
