@@ -5,6 +5,8 @@ Counts are stored; rates and intervals are derived where shown."""
 
 from __future__ import annotations
 
+import functools
+
 from django.conf import settings
 from django.db import models
 
@@ -214,19 +216,12 @@ class QuestionOutcome(models.Model):
         """The bits of the ``index``-th measure: it applies, and it fails."""
         return 1 << index, 1 << (len(MEASURES) + index)
 
-    @classmethod
-    def of_counts(cls, counts) -> int:
+    @staticmethod
+    def of_counts(counts) -> int:
         """The outcomes of one check, from its counts (k and n of each
         measure in MEASURES' order, as COUNT_COLUMNS)."""
-        outcomes = 0
-        for index, measure in enumerate(MEASURES):
-            k, n = counts[2 * index], counts[2 * index + 1]
-            if n:
-                applies, fails = cls.bits(index)
-                outcomes |= applies
-                if (k > 0) if measure in FAILURE_MEASURES else (k < n):
-                    outcomes |= fails
-        return outcomes
+        # Checks share a few dozen sets of counts: each is worked out once.
+        return _outcomes_of(tuple(counts))
 
     @classmethod
     def outcome(cls, outcomes: int, index: int) -> int | None:
@@ -236,6 +231,19 @@ class QuestionOutcome(models.Model):
         if not outcomes & applies:
             return None
         return 0 if outcomes & fails else 1
+
+
+@functools.lru_cache(maxsize=4096)
+def _outcomes_of(counts: tuple[int, ...]) -> int:
+    outcomes = 0
+    for index, measure in enumerate(MEASURES):
+        k, n = counts[2 * index], counts[2 * index + 1]
+        if n:
+            applies, fails = QuestionOutcome.bits(index)
+            outcomes |= applies
+            if (k > 0) if measure in FAILURE_MEASURES else (k < n):
+                outcomes |= fails
+    return outcomes
 
 
 class Finding(models.Model):

@@ -12,7 +12,7 @@ from django.db import connection, transaction
 from django.test import TestCase, override_settings
 from django.test.utils import CaptureQueriesContext
 
-from reviewapp.core.bulk import json_text
+from reviewapp.core.bulk import _binary_types, insert_rows, json_text
 from reviewapp.models import (
     Answer,
     AnswerCheck,
@@ -409,3 +409,41 @@ class JsonColumnTests(TestCase):
         version = set_version_create(version="nulls-1", questions=[normalise_question(q) for q in questions])
         declared = version.questions.filter(follow_up__isnull=False)
         self.assertEqual(list(declared.values_list("question_id", flat=True)), [questions[0]["question_id"]])
+
+
+class InsertRowsTests(TestCase):
+    """insert_rows writes what the ORM reads back, in COPY's binary format on
+    PostgreSQL wherever every column's type allows it."""
+
+    def test_every_column_of_an_answer_reads_back_as_written(self):
+        run = upload(self, "rows-1", complete=True)
+        raw = '{"answer": "7,5 \\\\ \\"x\\"\\t\u00e9", "n": 1}'
+        rows = [
+            (run.id, 900_001, "q-\u00e9\t1", 2, "timeout", "fr", True, 3, [{"text": "Why?"}], [], raw),
+            (run.id, 900_002, "q2", 1, "ok", "en", False, 1, [], ["took 3 turns"], "{}"),
+        ]
+        columns = (
+            "run_id", "line_number", "question_id", "attempt", "status", "language",
+            "declined", "turns", "follow_ups", "follow_up_warnings", "raw",
+        )  # fmt: skip
+        self.assertEqual(insert_rows(Answer, columns, rows), 2)
+        stored = Answer.objects.filter(line_number__gt=900_000).order_by("line_number").values_list(*columns)
+        self.assertEqual([tuple(row) for row in stored], [tuple(row) for row in rows])
+        if connection.vendor == "postgresql":
+            self.assertEqual(
+                _binary_types([Answer._meta.get_field(c) for c in columns])[-3:], ["jsonb", "jsonb", "text"]
+            )
+
+    def test_json_past_orjson_and_sql_null_go_through_binary_copy(self):
+        scoring = upload(self, "rows-2", complete=True).scorings.get()
+        check = AnswerCheck.objects.filter(scoring=scoring, answer__isnull=False).first()
+        AnswerCheck.objects.filter(id=check.id).delete()
+        columns = (*scoring_service.CHECK_COLUMNS, "numbers", "timing")
+        numbers = [{"readings": [1.5], "n": 10**30}]  # past 64 bits: the stdlib writes it
+        counts = [0] * len(scoring_service.COUNT_COLUMNS)
+        insert_rows(AnswerCheck, columns, [(scoring.id, check.answer_id, "q", False, *counts, numbers, None)])
+        stored = AnswerCheck.objects.get(scoring=scoring, answer_id=check.answer_id)
+        self.assertEqual(stored.numbers[0]["n"], 10**30)
+        self.assertEqual(stored.numbers[0]["readings"], [1.5])
+        self.assertIsNone(stored.timing)
+        self.assertTrue(AnswerCheck.objects.filter(id=stored.id, timing__isnull=True).exists())
