@@ -55,7 +55,14 @@ header and its RunPlan), followups (the multi-turn protocol), attempts
 whole files). Everything is imported from ``scoring.logfile`` itself.
 """
 
-from scoring.logfile.answers import answer_errors, check_answer_line, normalise_answer, read_answers
+from scoring.logfile.answers import (
+    StoredFields,
+    answer_errors,
+    check_answer_line,
+    normalise_answer,
+    read_answers,
+    stored_fields,
+)
 from scoring.logfile.attempts import AttemptBook
 from scoring.logfile.errors import ErrorCollector, LineError, LogFileError, line_too_long
 from scoring.logfile.fields import (
@@ -147,6 +154,7 @@ __all__ = [
     "LoggedLine",
     "ProgressCallback",
     "RunPlan",
+    "StoredFields",
     "_decode",
     "answer_errors",
     "check_answer_line",
@@ -176,5 +184,6 @@ __all__ = [
     "read_plan",
     "read_questions",
     "set_name_problem",
+    "stored_fields",
     "validate_questions",
 ]

@@ -88,6 +88,30 @@ def usual_line(record: dict, repetitions: int) -> dict | None:
         line = _convert(record, _UsualLine)
     except msgspec.ValidationError:
         return None
+    # Only the timestamp fields the line has: most log a few of the ten.
+    return _moments(line, repetitions, _TIMESTAMP_NAMES.intersection(record))
+
+
+def usual_struct(raw: bytes, repetitions: int) -> _UsualLine | None:
+    """A valid usual answer line decoded from its bytes straight into its
+    struct (in C, half the time of orjson's dict converted), for a reader
+    that needs its fields and not the dict: storing a run. None as for
+    usual_line, and for a line holding an escaped NUL (which the full check
+    refuses) or nested deeper than msgspec reads (about as deep as orjson's
+    limit: msgspec stops first, and the full check reads it with orjson)."""
+    if b"\\u0000" in raw:
+        return None
+    try:
+        line = _decode_usual(raw)
+    except (msgspec.ValidationError, msgspec.DecodeError, RecursionError):
+        return None
+    if _moments(line, repetitions, TIMESTAMP_FIELDS) is None:
+        return None
+    return line
+
+
+def _moments(line: _UsualLine, repetitions: int, timestamp_fields) -> dict | None:
+    """The moments of a converted line, or None when it is not a usual one or not valid."""
     if (
         (line.status is not None and line.status != "ok")
         or not (1 <= line.attempt <= repetitions if line.attempt is not _ABSENT else repetitions == 1)
@@ -105,11 +129,8 @@ def usual_line(record: dict, repetitions: int) -> dict | None:
         return None
     moments: dict = {}
     try:
-        # Only the fields the line has (converted, each is text or null): most
-        # lines log a few of the ten, and asking the struct for each was a
-        # tenth of storing a run.
-        for field in _TIMESTAMP_NAMES.intersection(record):
-            value = record[field]
+        for field in timestamp_fields:
+            value = getattr(line, field)
             if value is not None:
                 moment = moments[field] = _from_iso(value)
                 if moment.tzinfo is None:
@@ -133,3 +154,6 @@ def usual_line(record: dict, repetitions: int) -> dict | None:
     if order_problems(moments):
         return None
     return moments
+
+
+_decode_usual = msgspec.json.Decoder(_UsualLine).decode

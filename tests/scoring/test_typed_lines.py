@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from scoring import synthetic, timing
-from scoring.logfile import answers, questions, typed
+from scoring.logfile import answers, followups, questions, typed
 from scoring.logfile.attempts import AttemptBook
 
 
@@ -165,6 +165,46 @@ def test_the_fast_path_and_the_full_check_agree_on_every_line(line, repetitions,
     assert fast == full
 
 
+def stored_both_ways(raw: bytes, *, repetitions: int = 1, repeats_a_run: bool = False):
+    """(as stored, by the full check): the fields storing keeps of a line,
+    with its follow-ups labelled, or the errors."""
+
+    def kept(fields, errors):
+        if errors:
+            return None, errors
+        record = fields.record if isinstance(fields, answers.StoredFields) else fields
+        labels = followups.label_follow_ups(record or {}, None)
+        if isinstance(fields, answers.StoredFields):
+            return (*fields[:6], labels), []
+        return (
+            (record["question_id"], record["attempt"], record["status"], record["language"],
+             record.get("declined") is True, record.get("repeats_attempt"), labels),
+            [],
+        )  # fmt: skip
+
+    stored = kept(
+        *answers.stored_fields(7, raw, AttemptBook(repetitions=repetitions), repeats_a_run=repeats_a_run)
+    )
+    full = kept(
+        *answers.check_answer_line(7, raw, AttemptBook(repetitions=repetitions), repeats_a_run=repeats_a_run)
+    )
+    return stored, full
+
+
+@settings(max_examples=int(os.environ.get("HYPOTHESIS_EXAMPLES", "600")), deadline=None)
+@given(line=answer_line(), repetitions=st.sampled_from([1, 3]), repeats=st.booleans())
+def test_storing_keeps_what_the_full_check_reads_on_every_line(line, repetitions, repeats):
+    raw = json.dumps(line, ensure_ascii=False).encode()
+    stored, full = stored_both_ways(raw, repetitions=repetitions, repeats_a_run=repeats)
+    assert stored == full
+
+
+def test_the_usual_line_is_stored_without_a_dict():
+    raw = json.dumps(generated_lines()[0]).encode()
+    fields, errors = answers.stored_fields(1, raw, AttemptBook(repetitions=1))
+    assert errors == [] and fields.record is None
+
+
 @pytest.mark.parametrize(
     "raw",
     [
@@ -178,11 +218,30 @@ def test_the_fast_path_and_the_full_check_agree_on_every_line(line, repetitions,
         b"[1, 2]",
         b"not json",
         b'{"question_id": "q1", "question_id": 3}',
+        b'{"question_id": 3, "question_id": "q1", "language": "en", "retrieved_ids": [],'
+        b' "retrieved_values": [1e29, 100000000000000000000000000000], "answer": "\\ud83d\\ude00",'
+        b' "cited_ids": [], "declined": false}',
+        b'{"question_id": "q1", "language": "en", "retrieved_ids": [], "retrieved_values": [],'
+        b' "answer": "\\ud800", "cited_ids": [], "declined": false}',
     ],
 )
 def test_lines_json_reads_oddly_get_the_full_checks_verdict(monkeypatch, raw):
     fast, full = both_ways(monkeypatch, raw)
     assert fast == full
+    stored, full = stored_both_ways(raw)
+    assert stored == full
+
+
+@pytest.mark.parametrize("depth", [300, 1010, 1100])
+def test_a_line_nested_past_msgspecs_depth_is_stored_as_the_full_check_reads_it(depth):
+    # msgspec stops before orjson's limit (1024): the full check reads it with orjson.
+    raw = (
+        b'{"question_id": "q1", "language": "en", "retrieved_ids": [], "retrieved_values": [],'
+        b' "answer": "", "cited_ids": [], "declined": false, "x": ' + b"[" * depth + b"]" * depth + b"}"
+    )
+    stored, full = stored_both_ways(raw)
+    assert stored == full
+    assert (stored[0] is None) == (depth > 1024)
 
 
 def test_an_attempt_given_twice_is_found_on_the_fast_path_too(monkeypatch):

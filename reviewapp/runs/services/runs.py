@@ -404,27 +404,26 @@ def _answer_rows(
                 continue
             if raw.isspace():
                 continue
-            record, errors = logfile.check_answer_line(number, raw, seen, repeats_a_run=repeats_a_run)
+            fields, errors = logfile.stored_fields(number, raw, seen, repeats_a_run=repeats_a_run)
             if errors and number == 1 and _is_header(raw):
                 continue
             if errors:
                 collector.add(errors)
                 continue
-            if record.get("repeats_attempt") is not None:
-                links.append((number, record["question_id"], record["repeats_attempt"]))
+            if fields.repeats_attempt is not None:
+                links.append((number, fields.question_id, fields.repeats_attempt))
             if not collector.total:
                 turns, follow_ups, warnings = logfile.label_follow_ups(
-                    record, declared.get(record["question_id"])
+                    fields.record or {}, declared.get(fields.question_id)
                 )
                 yield (
                     run.id,
                     number,
-                    record["question_id"],
-                    record["attempt"],
-                    record["status"],
-                    record["language"],
-                    # An attempt without an answer may leave declined out.
-                    record.get("declined") is True,
+                    fields.question_id,
+                    fields.attempt,
+                    fields.status,
+                    fields.language,
+                    fields.declined,
                     turns,
                     follow_ups,
                     warnings,
