@@ -25,7 +25,7 @@ from reviewapp.models import (
     ScoringChunk,
 )
 from reviewapp.runs.services.question_sets import set_version_create
-from reviewapp.runs.services.runs import run_receive
+from reviewapp.runs.services.runs import _question_ids, run_receive
 from reviewapp.scorings import services as scoring_service
 from reviewapp.scorings.selectors import (
     DEFAULT_SLICE_FIELDS,
@@ -447,3 +447,14 @@ class InsertRowsTests(TestCase):
         self.assertEqual(stored.numbers[0]["readings"], [1.5])
         self.assertIsNone(stored.timing)
         self.assertTrue(AnswerCheck.objects.filter(id=stored.id, timing__isnull=True).exists())
+
+
+class QuestionIdsTests(TestCase):
+    def test_a_sets_ids_are_read_whole_even_one_holding_a_line_end(self):
+        questions = question_set("ids-1")
+        version = set_version_create(version="ids-1", questions=[normalise_question(q) for q in questions])
+        ids = sorted(q["question_id"] for q in questions)
+        self.assertEqual(sorted(_question_ids(version.id)), ids)
+        # No id the checks let in holds one; one stored some other way is still read whole.
+        Question.objects.filter(set_version=version, question_id=ids[0]).update(question_id="a\nb")
+        self.assertEqual(sorted(_question_ids(version.id)), sorted(["a\nb", *ids[1:]]))
