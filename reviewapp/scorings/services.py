@@ -355,6 +355,16 @@ def _score_chunk(chunk: ScoringChunk, scoring: Scoring, attempt: int) -> None:
 QUESTION_FIELDS = ("question_id", "expected_behaviour", "expected_values", "stratum", "split")
 
 
+# Each answer's question, by PostgreSQL looked up answer by answer (the set
+# holds each id once): joined plainly, it read each chunk with a parallel
+# plan, two more processes on the cores the other workers' chunks need.
+_QUESTION_JOIN = {
+    False: "LEFT JOIN {} q ON q.set_version_id = %s AND q.question_id = a.question_id",
+    True: "LEFT JOIN LATERAL (SELECT * FROM {} q WHERE q.set_version_id = %s "
+    "AND q.question_id = a.question_id LIMIT 1) q ON true",
+}
+
+
 def _chunk_answers(chunk: ScoringChunk, scoring: Scoring) -> tuple[list[tuple], dict[str, dict]]:
     """The chunk's answers in line order, as (id, line, question id, language,
     status, attempt, raw), and the set version's questions among them, as
@@ -366,7 +376,7 @@ def _chunk_answers(chunk: ScoringChunk, scoring: Scoring) -> tuple[list[tuple], 
         cursor.execute(
             "SELECT a.id, a.line_number, a.question_id, a.language, a.status, a.attempt, a.raw, "
             f"q.expected_behaviour, q.expected_values, q.stratum, q.split FROM {answer_table} a "
-            f"LEFT JOIN {question_table} q ON q.set_version_id = %s AND q.question_id = a.question_id "
+            f"{_QUESTION_JOIN[connection.vendor == 'postgresql'].format(question_table)} "
             "WHERE a.run_id = %s AND a.line_number BETWEEN %s AND %s ORDER BY a.line_number",
             [scoring.set_version_id, scoring.run_id, chunk.first_line, chunk.last_line],
         )
