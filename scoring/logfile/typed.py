@@ -94,7 +94,8 @@ def usual_line(record: dict, repetitions: int) -> dict | None:
 
 def usual_struct(raw: bytes, repetitions: int) -> _UsualLine | None:
     """A valid usual answer line decoded from its bytes straight into its
-    struct (in C, half the time of orjson's dict converted), for a reader
+    struct (in C: 3.7 µs a realistic line against 5.3 µs for orjson's dict
+    converted), for a reader
     that needs its fields and not the dict: storing a run. None as for
     usual_line, and for a line holding an escaped NUL (which the full check
     refuses) or nested deeper than msgspec reads (about as deep as orjson's

@@ -169,7 +169,8 @@ def _adjudicate_context(
             checks.append(
                 {
                     "check": check,
-                    "numbers": numbers,
+                    # The legend names what was checked: years and ordinals are not.
+                    "checked_numbers": [number for number in numbers if number["supported"] is not None],
                     "segments": marked_text(record.get("answer", ""), numbers),
                     "findings": Finding.objects.filter(scoring=check.scoring_id, answer=item.answer),
                 }

@@ -7,12 +7,13 @@ from django.urls import reverse
 
 from reviewapp.core.errors import ApplicationError
 from reviewapp.judges.validation import Settled, review_states, settled_outcomes
-from reviewapp.models import Adjudication, Assignment, Judgement, SampleItem, Score
+from reviewapp.models import Adjudication, AnswerCheck, Assignment, Judgement, SampleItem, Score
 from reviewapp.review import selectors as lead
 from reviewapp.review.selectors import outcome_key
 from reviewapp.review.services.adjudication import Decision, adjudication_submit, calibration_add
 from reviewapp.review.services.review import JudgementInput, judgement_submit, rubric_default
 from reviewapp.review.services.samples import Frame, sample_assign, sample_draw
+from reviewapp.scorings.selectors import check_numbers
 from tests.fixtures import load_generated_run
 from tests.helpers import PASSWORD, make_user
 
@@ -172,6 +173,24 @@ class QueueTests(LeadTestCase):
 
 
 class AdjudicationTests(LeadTestCase):
+    def test_the_legend_names_each_checked_number_and_leaves_years_out(self):
+        # An answer whose last number is a year: the legend once ended on a dangling "; ".
+        for item in self.sample.items.filter(answer__isnull=False).select_related("answer"):
+            check = AnswerCheck.objects.select_related("scoring").filter(answer=item.answer).first()
+            numbers = check_numbers(check, item.answer.record) if check else []
+            if len(numbers) > 1 and numbers[-1]["supported"] is None:
+                break
+        else:
+            self.fail("no sampled answer ends on a year")
+        self.client.login(username="lead", password=PASSWORD)
+        page = self.client.get(reverse("adjudicate", args=[item.id]))
+        legend = page.content.decode().split('<p class="legend">', 1)[1].split("</p>", 1)[0]
+        checked = [n["text"] for n in numbers if n["supported"] is not None]
+        self.assertTrue(checked)
+        self.assertEqual([n["text"] for n in page.context["checks"][0]["checked_numbers"]], checked)
+        self.assertNotIn(numbers[-1]["text"], legend.split(":", 1)[1])
+        self.assertFalse(legend.rstrip().endswith(";"), legend)
+
     def test_it_keeps_every_decision_and_never_touches_the_readers_work(self):
         item, a1, b1 = self.pair(1)
         ja = judge(a1, grade="resolved")
