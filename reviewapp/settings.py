@@ -271,6 +271,10 @@ SCORING_CHUNK_ANSWERS = int(env("REVIEWAPP_SCORING_CHUNK", "20000"))
 # (4, 8, 16, 32), so a chunk's calls fill a judge's threads in whole rounds.
 JUDGE_CHUNK_ANSWERS = int(env("REVIEWAPP_JUDGE_CHUNK", "64"))
 FILE_UPLOAD_TEMP_DIR = env("FILE_UPLOAD_TEMP_DIR") or None
+# Every uploaded file is unpacked, hashed, checked for size and written to
+# the data folder as it arrives, and sent on to an object store at the
+# same time: no temporary copy, no second pass (reviewapp.core.uploads).
+FILE_UPLOAD_HANDLERS = ["reviewapp.core.uploads.ReceivingHandler"]
 
 # Celery: without a broker, tasks run in-process when they are queued.
 CELERY_TASK_ALWAYS_EAGER = not env("CELERY_BROKER_URL")

@@ -2,28 +2,46 @@
 
 from __future__ import annotations
 
-import gzip
 import hashlib
+import logging
 import tempfile
 import time
 import uuid
 import zlib
 from collections.abc import Iterator
 from dataclasses import dataclass
+from io import BytesIO
 from pathlib import Path
 
 from django.conf import settings
+from django.core.files.uploadedfile import UploadedFile
+from django.core.files.uploadhandler import FileUploadHandler
 
+from reviewapp.core import files
 from reviewapp.core.errors import ApplicationError
 from scoring import logfile
+
+logger = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
 class StoredFile:
+    """An upload received and checked, in this host's data folder at ``path``
+    (and, on a store of its own, sent to it: ``staged``), until the caller
+    puts it in the store (files.put) or drops it (``discard``)."""
+
     path: Path
     name: str
     sha256: str
     size: int
+    staged: files.Staged | None = None
+
+    def discard(self) -> None:
+        """Remove this host's copy and whatever was sent to the store; what
+        was put in the store already stays."""
+        self.path.unlink(missing_ok=True)
+        if self.staged is not None:
+            self.staged.discard()
 
 
 def limit_text() -> str:
@@ -33,12 +51,194 @@ def limit_text() -> str:
 GZIP_MAGIC = b"\x1f\x8b"
 # Enough of a file's start to tell UTF-16 or binary from UTF-8 text.
 SNIFF_BYTES = 4096
+# The most one piece of a gzip file may unpack to at once: memory stays
+# bounded however well it compresses.
+UNPACKED_PIECE = 1024 * 1024
 
 
-def store_upload(upload, *, folder: str, text: bool = True, refuse_other_tools: bool = False) -> StoredFile:
-    """Copy an uploaded file into the data folder chunk by chunk, hashing as it
-    goes; a gzip-compressed file is decompressed on the way, never held whole.
-    The caller renames or removes the returned temporary file.
+class _Gunzip:
+    """A gzip file unpacked piece by piece as its bytes arrive, member after
+    member (as gzip.GzipFile reads concatenated files), the trailer's CRC and
+    length checked by zlib."""
+
+    def __init__(self):
+        self._member = zlib.decompressobj(wbits=31)
+        self._after = b""  # bytes after a member's end: the next member's start
+
+    def feed(self, data: bytes) -> Iterator[bytes]:
+        while data:
+            if self._member.eof:
+                # Zero bytes may pad a member, as gzip's own reader allows.
+                self._after = (self._after + data).lstrip(b"\0")
+                if len(self._after) < len(GZIP_MAGIC):
+                    return
+                if not self._after.startswith(GZIP_MAGIC):
+                    raise zlib.error("not a gzip file after a member's end")
+                self._member, data, self._after = zlib.decompressobj(wbits=31), self._after, b""
+            piece = self._member.decompress(data, UNPACKED_PIECE)
+            if piece:
+                yield piece
+            data = self._member.unconsumed_tail or self._member.unused_data
+
+    def close(self) -> None:
+        if not self._member.eof or self._after:
+            raise EOFError("Compressed file ended before the end-of-stream marker was reached")  # gzip's
+
+
+class Receiver:
+    """One uploaded file taken in as its bytes arrive: unpacked when it is
+    gzip-compressed, hashed, held to the size limit (counted unpacked) and
+    written to this host's data folder, and, on a store of its own, sent
+    to it at the same time (files.Staged). A refusal is kept in ``problem``
+    and the rest of the file is dropped, for store_upload to raise."""
+
+    def __init__(self, file_name: str | None):
+        self.name = clean_file_name(file_name)
+        folder = Path(settings.DATA_DIR) / files.STAGING
+        folder.mkdir(parents=True, exist_ok=True)
+        self.path = folder / f"incoming-{uuid.uuid4().hex}.part"
+        self._out = open(self.path, "wb")  # noqa: SIM115 (open across feed calls, closed by finish)
+        self.staged = files.Staged.for_upload()
+        self._digest = hashlib.sha256()
+        self._head: bytes | None = b""
+        self._gunzip: _Gunzip | None = None
+        self.raw_size = 0
+        self.size = 0
+        self.problem: ApplicationError | None = None
+
+    def feed(self, data: bytes) -> None:
+        self.raw_size += len(data)
+        if self.problem is not None:
+            return
+        if self._head is not None:  # the kind of file not known yet
+            self._head += data
+            if len(self._head) < len(GZIP_MAGIC):
+                return
+            data, self._head = self._head, None
+            if data.startswith(GZIP_MAGIC):
+                self._gunzip = _Gunzip()
+                self.name = self.name.removesuffix(".gz")
+        if self._gunzip is None:
+            self._write(data)
+            return
+        try:
+            for piece in self._gunzip.feed(data):
+                self._write(piece)
+                if self.problem is not None:
+                    return
+        except zlib.error as error:
+            self._refuse(self._unreadable(error))
+
+    def _write(self, piece: bytes) -> None:
+        self.size += len(piece)
+        if self.size > settings.MAX_UPLOAD_BYTES:
+            compressed = " uncompressed" if self._gunzip is not None else ""
+            self._refuse(
+                ApplicationError(
+                    f"{self.name}: the file is larger{compressed} than the limit of {limit_text()}",
+                    status=413,
+                )
+            )
+            return
+        self._digest.update(piece)
+        self._out.write(piece)
+        if self.staged is not None:
+            self.staged.add(piece)
+
+    def _unreadable(self, error) -> ApplicationError:
+        return ApplicationError(f"{self.name}: this file is gzip-compressed but cannot be read: {error}")
+
+    def _refuse(self, problem: ApplicationError) -> None:
+        self.problem = problem
+        self._out.close()
+        self.path.unlink(missing_ok=True)
+        if self.staged is not None:
+            self.staged.discard()
+
+    def finish(self) -> None:
+        if self._head and self.problem is None:  # a file of one byte
+            data, self._head = self._head, None
+            self._write(data)
+        if self._gunzip is not None and self.problem is None:
+            try:
+                self._gunzip.close()
+            except EOFError as error:
+                self._refuse(self._unreadable(error))
+        self._out.close()
+        if self.problem is None and self.size == 0:
+            self._refuse(ApplicationError(f"{self.name}: the file is empty"))
+
+    @property
+    def sha256(self) -> str:
+        return self._digest.hexdigest()
+
+    def discard(self) -> None:
+        self._out.close()
+        self.path.unlink(missing_ok=True)
+        if self.staged is not None:
+            self.staged.discard()
+
+
+class ReceivedFile(UploadedFile):
+    """What ReceivingHandler makes of an uploaded file: readable as any
+    uploaded file (the bytes as sent), with its Receiver's work done."""
+
+    def __init__(self, receiver: Receiver, *, field_name, content_type, charset, content_type_extra):
+        self.receiver = receiver
+        super().__init__(
+            open(receiver.path, "rb") if receiver.problem is None else BytesIO(b""),  # noqa: SIM115 (closed by close)
+            receiver.name,
+            content_type,
+            receiver.raw_size,
+            charset,
+            content_type_extra,
+        )
+
+    def close(self):
+        # At the request's end (Django closes its uploaded files): what no
+        # one stored is dropped, as Django's temporary upload files are.
+        try:
+            return self.file.close()
+        finally:
+            self.receiver.discard()
+
+
+class ReceivingHandler(FileUploadHandler):
+    """Django's handler of every uploaded file (settings.FILE_UPLOAD_HANDLERS):
+    each is checked and stored as it arrives (Receiver), instead of being
+    written to a temporary file and then copied and sent."""
+
+    # Bigger than Django's 64 KB: fewer, larger writes, hashes and parts.
+    chunk_size = 1024 * 1024
+
+    def new_file(self, *args, **kwargs):
+        super().new_file(*args, **kwargs)
+        self._receiver = Receiver(self.file_name)
+
+    def receive_data_chunk(self, raw_data, start):
+        self._receiver.feed(raw_data)
+
+    def file_complete(self, file_size):
+        self._receiver.finish()
+        return ReceivedFile(
+            self._receiver,
+            field_name=self.field_name,
+            content_type=self.content_type,
+            charset=self.charset,
+            content_type_extra=self.content_type_extra,
+        )
+
+    def upload_interrupted(self):
+        if receiver := getattr(self, "_receiver", None):
+            receiver.discard()
+
+
+def store_upload(upload, *, text: bool = True, refuse_other_tools: bool = False) -> StoredFile:
+    """Check an uploaded file, received into the data folder (and sent to a
+    store of its own) as it arrived, or, when it came another way (a file
+    made in code), taken in now the same way: gzip-compressed files are
+    unpacked on the way, never held whole. The caller puts the returned
+    file in the store or discards it.
 
     Refuses (ApplicationError) a file past the size limit (counted
     uncompressed), an empty one, a gzip file that cannot be read, and one
@@ -49,44 +249,39 @@ def store_upload(upload, *, folder: str, text: bool = True, refuse_other_tools: 
     (ApplicationError with ``field`` "import").
     """
     _remove_leftovers_now_and_then()
-    name = clean_file_name(upload.name)
-    upload.seek(0)
-    compressed = upload.read(len(GZIP_MAGIC)) == GZIP_MAGIC
-    if compressed:
-        name = name.removesuffix(".gz")
-    target = Path(settings.DATA_DIR) / folder
-    target.mkdir(parents=True, exist_ok=True)
-    path = target / f"incoming-{uuid.uuid4().hex}.part"
-    digest = hashlib.sha256()
-    size = 0
+    if isinstance(upload, ReceivedFile):
+        receiver = upload.receiver
+    else:
+        receiver = Receiver(upload.name)
+        try:
+            for chunk in upload.chunks():
+                receiver.feed(chunk)
+        finally:
+            receiver.finish()
+    if receiver.problem is not None:
+        raise receiver.problem
+    stored = StoredFile(
+        path=receiver.path,
+        name=receiver.name,
+        sha256=receiver.sha256,
+        size=receiver.size,
+        staged=receiver.staged,
+    )
     try:
-        with open(path, "wb") as out:
-            for chunk in _gunzipped(upload, name) if compressed else upload.chunks():
-                size += len(chunk)
-                if size > settings.MAX_UPLOAD_BYTES:
-                    raise ApplicationError(
-                        f"{name}: the file is larger{' uncompressed' if compressed else ''} "
-                        f"than the limit of {limit_text()}",
-                        status=413,
-                    )
-                digest.update(chunk)
-                out.write(chunk)
-        if size == 0:
-            raise ApplicationError(f"{name}: the file is empty")
-        if refuse_other_tools and (what := _other_tool(path, name)):
+        if refuse_other_tools and (what := _other_tool(stored.path, stored.name)):
             raise ApplicationError(
-                f"{name}: this is {what}, not a run log in this app's form: import it on the Import page "
-                "(or POST /api/imports), which reads it as its tool writes it",
+                f"{stored.name}: this is {what}, not a run log in this app's form: import it on the "
+                "Import page (or POST /api/imports), which reads it as its tool writes it",
                 field="import",
             )
         if text:
-            with open(path, "rb") as stored:
-                if problem := logfile.encoding_problem(stored.read(SNIFF_BYTES)):
-                    raise ApplicationError(f"{name}: {problem}")
+            with open(stored.path, "rb") as readable:
+                if problem := logfile.encoding_problem(readable.read(SNIFF_BYTES)):
+                    raise ApplicationError(f"{stored.name}: {problem}")
     except BaseException:
-        path.unlink(missing_ok=True)
+        stored.discard()
         raise
-    return StoredFile(path=path, name=name, sha256=digest.hexdigest(), size=size)
+    return stored
 
 
 # An upload older than this that no process finished is one a killed process
@@ -96,10 +291,12 @@ _LEFTOVERS_CHECKED = {"at": 0.0}
 
 
 def remove_leftovers(max_age_s: float = LEFTOVER_SECONDS) -> int:
-    """Remove what killed processes left of uploads on this host: our own
-    partial copies (``incoming-*.part`` in the data folder) and Django's
-    temporary upload files (``tmp*.upload*`` in FILE_UPLOAD_TEMP_DIR or the
-    system's temporary folder), once older than ``max_age_s``. The count."""
+    """Remove what killed processes left of uploads, once older than
+    ``max_age_s``: on this host, our own partial copies (``incoming-*.part``
+    in the data folder) and Django's temporary upload files (``tmp*.upload*``
+    in FILE_UPLOAD_TEMP_DIR or the system's temporary folder, from before
+    ReceivingHandler); in a store of its own, uploads sent to it that no
+    process finished (files.Staged). The count."""
     cutoff = time.time() - max_age_s
     temporary = Path(settings.FILE_UPLOAD_TEMP_DIR or tempfile.gettempdir())
     removed = 0
@@ -111,6 +308,10 @@ def remove_leftovers(max_age_s: float = LEFTOVER_SECONDS) -> int:
                     removed += 1
             except OSError:  # gone meanwhile, or another user's file
                 continue
+    try:
+        removed += files.remove_stale_staged(max_age_s)
+    except files.StoreUnreachable as error:  # the next sweep tries again
+        logger.warning("could not remove stale staged uploads: %s", error)
     return removed
 
 
@@ -126,16 +327,6 @@ def _other_tool(path: Path, name: str) -> str | None:
     from scoring.imports.sniff import other_tool  # the importer's package, loaded when needed
 
     return other_tool(path, name)
-
-
-def _gunzipped(upload, name: str) -> Iterator[bytes]:
-    upload.seek(0)
-    try:
-        with gzip.GzipFile(fileobj=upload, mode="rb") as unzipped:
-            while chunk := unzipped.read(256 * 1024):
-                yield chunk
-    except (OSError, EOFError, zlib.error) as error:
-        raise ApplicationError(f"{name}: this file is gzip-compressed but cannot be read: {error}") from error
 
 
 def clean_file_name(name: str | None) -> str:

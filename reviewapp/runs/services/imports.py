@@ -118,7 +118,7 @@ def pending_store(upload, *, user, file_format: str = "", fields: dict | None = 
     encoding), a file in none of the import formats (this app's own run log
     is uploaded on the upload page), and one that is not the format named."""
     name = clean_file_name(upload.name)
-    stored = store_upload(upload, folder=FOLDER, text=file_format == RUN_LOG)
+    stored = store_upload(upload, text=file_format == RUN_LOG)
     try:
         from scoring.imports import sniff
 
@@ -139,13 +139,13 @@ def pending_store(upload, *, user, file_format: str = "", fields: dict | None = 
         chosen = file_format or detected
         key = f"{uuid.uuid4().hex}{Path(stored.name).suffix[:10]}"
         try:
-            files.put(_stored_name(key), stored.path)
+            files.put(_stored_name(key), stored.path, stored.staged)
         except files.StoreUnreachable as error:
             raise ApplicationError(
                 f"{name}: {error}, so nothing was kept; send the file again in a moment", status=503
             ) from error
     except BaseException:
-        stored.path.unlink(missing_ok=True)
+        stored.discard()
         raise
     fields = fields or {}
     signed = signing.dumps(

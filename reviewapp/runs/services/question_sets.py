@@ -145,7 +145,7 @@ def set_version_upload(
     the version's note; a file that states any split is refused then.
     """
     check_set_name(set_name)
-    stored = store_upload(upload, folder="question-sets")
+    stored = store_upload(upload)
     if qa_task:
         stored = _qa_questions(stored, task=qa_task, columns=qa_columns, language=language)
     try:
@@ -183,7 +183,7 @@ def set_version_upload(
             note=note,
         )
     finally:
-        stored.path.unlink(missing_ok=True)
+        stored.discard()
 
 
 def _sealed_note(draw: split.SealedDraw) -> str:
@@ -225,7 +225,7 @@ def _qa_questions(stored: StoredFile, *, task: str, columns: str, language: str)
         target.unlink(missing_ok=True)
         raise
     finally:
-        stored.path.unlink(missing_ok=True)
+        stored.discard()
     return StoredFile(path=target, name=stored.name, sha256=stored.sha256, size=target.stat().st_size)
 
 
@@ -475,10 +475,10 @@ def set_version_from_production_frame(
 def set_version_from_production_upload(*, upload, created_by=None, **draw) -> SetVersion:
     """set_version_from_production_frame of an uploaded frame file, stored
     only while it is read; ``draw`` holds that function's other arguments."""
-    stored = store_upload(upload, folder="question-sets")
+    stored = store_upload(upload)
     try:
         return set_version_from_production_frame(
             path=stored.path, file_name=stored.name, created_by=created_by, **draw
         )
     finally:
-        stored.path.unlink(missing_ok=True)
+        stored.discard()

@@ -79,7 +79,7 @@ def run_receive(
     confirms the plan the user saw: set_version_from_combined_log). With
     ``seal_seed`` a seeded third of a new set taken from the file is sealed.
     """
-    stored = store_upload(upload, folder="runs", refuse_other_tools=True)
+    stored = store_upload(upload, refuse_other_tools=True)
     try:
         existing = Run.objects.filter(sha256=stored.sha256).exclude(status=Run.Status.REJECTED)
         if run := existing.first():
@@ -102,7 +102,7 @@ def run_receive(
             seal_seed=seal_seed,
         )
     finally:
-        stored.path.unlink(missing_ok=True)
+        stored.discard()
 
 
 def _run_create(
@@ -193,7 +193,7 @@ def _run_create(
             # Last, inside the transaction: a store that cannot be reached
             # leaves no run behind, and the file can be sent again.
             try:
-                files.put(stored_name, stored.path)
+                files.put(stored_name, stored.path, stored.staged)
             except files.StoreUnreachable as error:
                 raise ApplicationError(
                     f"{stored.name}: {error}, so nothing was stored; send the file again in a moment",
