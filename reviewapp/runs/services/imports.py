@@ -139,7 +139,7 @@ def pending_store(upload, *, user, file_format: str = "", fields: dict | None = 
         chosen = file_format or detected
         key = f"{uuid.uuid4().hex}{Path(stored.name).suffix[:10]}"
         try:
-            files.put(_stored_name(key), stored.path, stored.staged)
+            files.put(_stored_name(key), stored.path)
         except files.StoreUnreachable as error:
             raise ApplicationError(
                 f"{name}: {error}, so nothing was kept; send the file again in a moment", status=503

@@ -193,7 +193,7 @@ def _run_create(
             # Last, inside the transaction: a store that cannot be reached
             # leaves no run behind, and the file can be sent again.
             try:
-                files.put(stored_name, stored.path, stored.staged)
+                files.put(stored_name, stored.path)
             except files.StoreUnreachable as error:
                 raise ApplicationError(
                     f"{stored.name}: {error}, so nothing was stored; send the file again in a moment",

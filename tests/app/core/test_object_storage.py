@@ -261,95 +261,17 @@ def _big_run(set_version: str, *, answers: int = 150, padding: int = 80_000) -> 
 
 
 @pytest.mark.django_db
-class TestUploadsSentWhileTheyArrive(InStore):
-    """A large upload goes to the store part by part as the web process
-    receives it (files.Staged): putting it then only finishes what was sent."""
-
-    @pytest.fixture(autouse=True)
-    def _small_parts(self, monkeypatch):
-        monkeypatch.setattr(files, "PART_BYTES", 5 * 1024 * 1024)  # S3's least part
-        self.finished = []
-        finish_as = files.Staged.finish_as
-
-        def counted(staged, name):
-            self.finished.append(name)
-            return finish_as(staged, name)
-
-        monkeypatch.setattr(files.Staged, "finish_as", counted)
-
-    def client(self) -> Client:
-        _, key = ApiToken.issue(user=make_user("pipeline"), name="ci")
-        return Client(HTTP_AUTHORIZATION=f"Bearer {key}")
-
-    def staged_left(self) -> tuple[list[str], list[str]]:
-        listed = self.store.client.list_multipart_uploads(
-            Bucket=self.store.env["REVIEWAPP_S3_BUCKET"], Prefix=f"{self.prefix}/{files.STAGING}/"
-        )
-        return self.names(f"{files.STAGING}/"), [upload["Key"] for upload in listed.get("Uploads", [])]
-
-    def test_a_gzip_run_is_unpacked_and_sent_as_it_arrives_and_named_by_its_content(self):
+class TestLargeUploads(InStore):
+    def test_a_large_gzip_run_is_unpacked_on_arrival_and_kept_whole_in_the_store(self):
         log = _big_run("big-1")
         packed = gzip.compress(log, compresslevel=1)
-        sent = self.client().post(
+        _, key = ApiToken.issue(user=make_user("pipeline"), name="ci")
+        client = Client(HTTP_AUTHORIZATION=f"Bearer {key}")
+        sent = client.post(
             "/api/runs", {"file": SimpleUploadedFile("answers_run_bot-1_set-big-1.jsonl.gz", packed)}
         )
         assert sent.status_code == 201, sent.content
         run = Run.objects.get()
-        assert self.finished == [run.stored_name]
-        assert run.sha256 == hashlib.sha256(log).hexdigest()
+        assert (run.sha256, run.size_bytes) == (hashlib.sha256(log).hexdigest(), len(log))
         assert self.store.read(f"{self.prefix}/{run.stored_name}") == log
-        assert self.staged_left() == ([], [])
         assert files_left(settings.DATA_DIR) == []
-
-    def test_a_refused_upload_and_a_repeated_one_leave_nothing_sent_behind(self):
-        log = _big_run("big-2")
-        client = self.client()
-        unknown = client.post(
-            "/api/runs", {"file": SimpleUploadedFile("answers_run_bot-1_set-other-9.jsonl", log)}
-        )
-        assert unknown.status_code == 400
-        assert "set version other-9 is not known here" in unknown.json()["errors"][0]
-        assert self.staged_left() == ([], [])
-        assert not Run.objects.exists()
-
-        upload = {"file": SimpleUploadedFile("answers_run_bot-1_set-big-2.jsonl", log)}
-        assert client.post("/api/runs", upload).status_code == 201
-        upload = {"file": SimpleUploadedFile("answers_run_bot-1_set-big-2.jsonl", log)}
-        again = client.post("/api/runs", upload)
-        assert again.status_code == 200, again.content  # the run that holds it
-        assert self.finished == [Run.objects.get().stored_name]
-        assert self.names("runs/") == [Run.objects.get().stored_name]
-        assert self.staged_left() == ([], [])
-        assert files_left(settings.DATA_DIR) == []
-
-    def test_a_large_upload_while_the_store_cannot_be_reached_is_refused_whole(self):
-        log = _big_run("big-3")
-        self.use_unreachable_store()
-        refused = self.client().post(
-            "/api/runs", {"file": SimpleUploadedFile("answers_run_bot-1_set-big-3.jsonl", log)}
-        )
-        assert refused.status_code == 503
-        assert "the file store could not be reached" in refused.json()["errors"][0]
-        assert not Run.objects.exists()
-        assert files_left(settings.DATA_DIR) == []
-        self.use_store()
-        assert self.staged_left() == ([], [])
-
-    def test_what_a_killed_web_process_sent_is_removed_by_the_sweep_once_old(self, monkeypatch):
-        from reviewapp.core.uploads import LEFTOVER_SECONDS, remove_leftovers
-
-        client, bucket = self.store.client, self.store.env["REVIEWAPP_S3_BUCKET"]
-        old, fresh = (
-            f"{self.prefix}/{files.STAGING}/{int(started)}-abc"
-            for started in (time.time() - LEFTOVER_SECONDS - 60, time.time())
-        )
-        for key in (old, fresh):
-            client.create_multipart_upload(Bucket=bucket, Key=key)
-        # moto dates every multipart upload 2010: the age is read from the name.
-        assert remove_leftovers() == 1
-        assert self.staged_left() == ([], [fresh])
-        client.abort_multipart_upload(
-            Bucket=bucket,
-            Key=fresh,
-            UploadId=client.list_multipart_uploads(Bucket=bucket)["Uploads"][0]["UploadId"],
-        )
