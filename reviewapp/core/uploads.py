@@ -7,9 +7,10 @@ import hashlib
 import tempfile
 import time
 import uuid
+import weakref
 import zlib
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from io import BytesIO
 from pathlib import Path
 
@@ -30,6 +31,8 @@ class StoredFile:
     name: str
     sha256: str
     size: int
+    # What received it, kept alive with it: a receiver gone removes its file.
+    receiver: Receiver | None = field(default=None, repr=False, compare=False)
 
     def discard(self) -> None:
         """Remove this host's copy; what was put in the store stays."""
@@ -92,6 +95,10 @@ class Receiver:
         folder.mkdir(parents=True, exist_ok=True)
         self.path = folder / f"incoming-{uuid.uuid4().hex}.part"
         self._out = open(self.path, "wb")  # noqa: SIM115 (open across feed calls, closed by finish)
+        # Whatever is still at this path once the receiver is gone is left over:
+        # an upload its client cut off (Django tells no handler of that), or
+        # one no caller put away. Stored files were moved from here already.
+        weakref.finalize(self, self.path.unlink, missing_ok=True)
         self._digest = hashlib.sha256()
         self._head: bytes | None = b""
         self._gunzip: _Gunzip | None = None
@@ -254,6 +261,7 @@ def store_upload(upload, *, text: bool = True, refuse_other_tools: bool = False)
         name=receiver.name,
         sha256=receiver.sha256,
         size=receiver.size,
+        receiver=receiver,
     )
     try:
         if refuse_other_tools and (what := _other_tool(stored.path, stored.name)):

@@ -5,6 +5,7 @@ on the way."""
 
 from __future__ import annotations
 
+import gc
 import gzip
 import hashlib
 import itertools
@@ -112,3 +113,39 @@ def test_a_one_byte_file_and_an_empty_one():
     assert received(b"x", [], name="a.jsonl").path.read_bytes() == b"x"
     empty = received(b"", [], name="a.jsonl")
     assert str(empty.problem) == "a.jsonl: the file is empty"
+
+
+def test_an_upload_cut_off_by_its_client_leaves_no_partial_file(tmp_path):
+    from io import BytesIO
+
+    from django.core.handlers.wsgi import WSGIRequest
+
+    boundary = "cut"
+    head = (
+        f'--{boundary}\r\nContent-Disposition: form-data; name="file"; filename="log.jsonl"\r\n'
+        "Content-Type: application/octet-stream\r\n\r\n"
+    ).encode()
+    body = head + b"x" * (3 * 1024 * 1024)
+
+    class Cut(BytesIO):
+        """A client gone after 2 MB, as gunicorn's reader tells it."""
+
+        def read(self, size=-1):
+            if self.tell() > 2 * 1024 * 1024:
+                raise OSError("client disconnected")
+            return super().read(size)
+
+    request = WSGIRequest(
+        {
+            "REQUEST_METHOD": "POST",
+            "PATH_INFO": "/api/runs",
+            "CONTENT_TYPE": f"multipart/form-data; boundary={boundary}",
+            "CONTENT_LENGTH": str(len(body) + 100),
+            "wsgi.input": Cut(body),
+        }
+    )
+    with pytest.raises(OSError, match="client disconnected"):
+        request.FILES  # noqa: B018 (parsing is what is tested)
+    del request  # as at the end of every request
+    gc.collect()  # and its parser, held by the traceback until now
+    assert [path for path in tmp_path.rglob("*") if path.is_file()] == []
