@@ -270,7 +270,6 @@ SCORING_CHUNK_ANSWERS = int(env("REVIEWAPP_SCORING_CHUNK", "20000"))
 # Answers in one chunk of a judge run: a multiple of the usual concurrencies
 # (4, 8, 16, 32), so a chunk's calls fill a judge's threads in whole rounds.
 JUDGE_CHUNK_ANSWERS = int(env("REVIEWAPP_JUDGE_CHUNK", "64"))
-FILE_UPLOAD_TEMP_DIR = env("FILE_UPLOAD_TEMP_DIR") or None
 # Every uploaded file is unpacked, hashed, checked for size and written to
 # the data folder as it arrives: no temporary copy, no second pass
 # (reviewapp.core.uploads).
