@@ -204,7 +204,7 @@ class ReceivingHandler(FileUploadHandler):
     (Receiver), instead of being written to a temporary file and then
     copied and hashed in a second pass."""
 
-    # Bigger than Django's 64 KB: fewer, larger writes, hashes and parts.
+    # Bigger than Django's 64 KB: fewer, larger writes and hash updates.
     chunk_size = 1024 * 1024
 
     def new_file(self, *args, **kwargs):
@@ -224,17 +224,12 @@ class ReceivingHandler(FileUploadHandler):
             content_type_extra=self.content_type_extra,
         )
 
-    def upload_interrupted(self):
-        if receiver := getattr(self, "_receiver", None):
-            receiver.discard()
-
 
 def store_upload(upload, *, text: bool = True, refuse_other_tools: bool = False) -> StoredFile:
-    """Check an uploaded file, received into the data folder (and sent to a
-    store of its own) as it arrived, or, when it came another way (a file
-    made in code), taken in now the same way: gzip-compressed files are
-    unpacked on the way, never held whole. The caller puts the returned
-    file in the store or discards it.
+    """Check an uploaded file, received into the data folder as it arrived,
+    or, when it came another way (a file made in code), taken in now the
+    same way: gzip-compressed files are unpacked on the way, never held
+    whole. The caller puts the returned file in the store or discards it.
 
     Refuses (ApplicationError) a file past the size limit (counted
     uncompressed), an empty one, a gzip file that cannot be read, and one
